@@ -1,0 +1,221 @@
+"""Command line of scripts/tcbench: ``test``, ``run``, ``compare``, ``report``.
+
+Exit codes: 0 success; 1 a regression (compare), a failed benchmark, binary or test step;
+2 bad arguments or unusable input files (one sentence on stderr); 77 no CUDA GPU (run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from tcbench_tools import __version__
+from tcbench_tools.errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, InputError
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tcbench",
+        description="Build, test, run and compare the tcbench Tensor Core benchmarks.",
+        epilog="Exit codes: 0 ok; 1 regression or failure; 2 usage or input error; 77 no GPU.")
+    parser.add_argument("--version", action="version", version=f"tcbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    t = sub.add_parser("test", help="configure, build, ctest and pytest with a CMake preset",
+                       description="cmake --preset P, cmake --build --preset P, ctest --preset P, "
+                                   "then pytest tests/scripts. Prints one verdict line; exit 1 "
+                                   "if any step fails.")
+    t.add_argument("--preset", default="dev", choices=["dev", "ci", "release"],
+                   help="CMake configure/build/test preset (default: dev)")
+    t.add_argument("--jobs", "-j", type=_positive_int, default=None,
+                   help="parallel build jobs (default: number of CPUs)")
+    t.add_argument("--python-only", action="store_true",
+                   help="run only the Python tests (pytest tests/scripts), no CMake")
+
+    r = sub.add_parser(
+        "run", help="build (release preset) and run every benchmark binary",
+        description="Builds with the release preset, runs each build/<preset>/bin/bench_* in "
+                    "turn, writes <out>/<binary>.json and a merged <out>/results.json, and prints "
+                    "the best result per topic and precision. Arguments after '--' go to every "
+                    "binary unchanged (Google Benchmark flags).",
+        epilog="Exit codes: 0 all ran; 1 a binary or benchmark failed; 2 usage error; "
+               "77 no CUDA GPU is visible (nothing measured).")
+    r.add_argument("--quick", action="store_true",
+                   help="a small fixed set of sizes, short minimum time (for CI)")
+    r.add_argument("--filter", metavar="REGEX", help="Google Benchmark --benchmark_filter")
+    r.add_argument("--repetitions", type=_positive_int, metavar="N",
+                   help="repetitions per benchmark (kept, with aggregates)")
+    r.add_argument("--device", metavar="N", help="GPU index (sets CUDA_VISIBLE_DEVICES)")
+    r.add_argument("--out", metavar="DIR", type=Path,
+                   help="output folder (default: results/<YYYYmmdd-HHMMSS>/ in the repository)")
+    r.add_argument("--preset", default="release", help="CMake preset to build (default: release)")
+    r.add_argument("--build", action=argparse.BooleanOptionalAction, default=None,
+                   help="configure and build first (default: yes, unless --bin-dir is given)")
+    r.add_argument("--bin-dir", metavar="DIR", type=Path,
+                   help="folder with the bench_* binaries (default: build/<preset>/bin)")
+    r.add_argument("--bench", metavar="NAME", action="append",
+                   help="run only this binary (bench_<topic> or <topic>); repeatable")
+
+    c = sub.add_parser(
+        "compare", help="compare two runs; exit 1 on a regression",
+        description="Matches benchmarks by name and decides per benchmark whether the candidate "
+                    "regressed: slower than the threshold AND significant (Mann-Whitney U test "
+                    "with >= 5 repetitions on both sides, else beyond 2x the larger coefficient "
+                    "of variation, else the threshold alone). BASELINE and CANDIDATE are result "
+                    "files or folders (a folder means its results.json, or all its *.json).",
+        epilog="Exit codes: 0 no regression; 1 at least one regression or newly failing "
+               "benchmark; 2 usage or input error.")
+    c.add_argument("baseline", metavar="BASELINE")
+    c.add_argument("candidate", metavar="CANDIDATE")
+    c.add_argument("--threshold", default="5", metavar="PCT",
+                   help="slowdown in percent that counts as a regression (default: 5)")
+    c.add_argument("--alpha", type=_alpha, default=None,
+                   help="significance level of the U test (default: 0.05)")
+    c.add_argument("--config", metavar="FILE",
+                   help="JSON or TOML: {\"default\": 5, \"thresholds\": {\"REGEX\": PCT}}")
+    c.add_argument("--normalize-peak", action="store_true",
+                   help="compare pct_of_peak (higher is better) instead of time: across GPUs")
+    c.add_argument("--markdown", metavar="FILE", type=Path,
+                   help="also write the table as Markdown (e.g. $GITHUB_STEP_SUMMARY)")
+
+    p = sub.add_parser(
+        "report", help="cross-GPU report: Markdown, HTML and PNG plots",
+        description="One result file (or folder) per GPU -> report.md (+ PNGs) and a "
+                    "self-contained report.html in --out.")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--out", type=Path, default=Path("report"),
+                   help="output folder (default: report/)")
+    return parser
+
+
+def _repo() -> Path:
+    from tcbench_tools.build_test import repo_root
+
+    return repo_root()
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from tcbench_tools.build_test import run_tests
+
+    return run_tests(args.preset, args.jobs, args.python_only)
+
+
+def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
+    from tcbench_tools import build_test, runner
+
+    repo = _repo()
+    build = args.build if args.build is not None else args.bin_dir is None
+    if build:
+        for title, cmd in (("configure", build_test.configure_args(args.preset)),
+                           ("build", ["cmake", "--build", "--preset", args.preset, "--parallel",
+                                      str(os.cpu_count() or 1)])):
+            print(f"tcbench run: {title} ({args.preset}) ...", flush=True)
+            try:
+                code = subprocess.call(cmd, cwd=repo)
+            except FileNotFoundError:
+                raise InputError("cmake is not installed or not on PATH.") from None
+            if code != 0:
+                print(f"tcbench: the {title} step failed (exit {code}): nothing was run.",
+                      file=sys.stderr)
+                return EXIT_FAIL
+    bin_dir = args.bin_dir or repo / "build" / args.preset / "bin"
+    binaries = runner.discover(bin_dir)
+    if args.bench:
+        wanted = {b if b.startswith("bench_") else f"bench_{b}" for b in args.bench}
+        unknown = wanted - {b.name for b in binaries}
+        if unknown:
+            raise InputError(f"no binary named {', '.join(sorted(unknown))} in {bin_dir} "
+                             f"(there are: {', '.join(b.name for b in binaries)}).")
+        binaries = [b for b in binaries if b.name in wanted]
+    out = args.out or repo / "results" / datetime.now().strftime("%Y%m%d-%H%M%S")
+    opts = runner.RunOptions(out_dir=out, quick=args.quick, filter=args.filter,
+                             repetitions=args.repetitions, device=args.device, extra_args=extra)
+    print(f"tcbench run: {len(binaries)} binaries from {bin_dir}, results to {out}", flush=True)
+    return runner.run_suite(binaries, opts)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from tcbench_tools import compare
+    from tcbench_tools.results import load
+
+    options = compare.Options()
+    if args.config:
+        compare.load_config(args.config, options)
+    if args.threshold != "5" or not args.config:
+        options.threshold = compare.parse_percent(args.threshold, "--threshold")
+    if args.alpha is not None:
+        options.alpha = args.alpha
+    options.normalize_peak = args.normalize_peak
+    baseline, candidate = load(args.baseline), load(args.candidate)
+    comp = compare.compare(baseline, candidate, options)
+    for warning in comp.warnings:
+        print(f"tcbench compare: warning: {warning}", file=sys.stderr)
+    print(compare.render_text(comp))
+    if args.markdown:
+        try:
+            with open(args.markdown, "a" if str(args.markdown).endswith("STEP_SUMMARY") else "w",
+                      encoding="utf-8") as fh:
+                fh.write(compare.render_markdown(comp, args.baseline, args.candidate))
+        except OSError as exc:
+            raise InputError(f"cannot write {args.markdown}: {exc.strerror or exc}.") from None
+    return EXIT_FAIL if comp.failing else EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from tcbench_tools import report
+    from tcbench_tools.results import load
+
+    sets = [load(f) for f in args.files]
+    md, page, images = report.write(sets, args.out)
+    print(f"tcbench report: {len(sets)} runs -> {md}, {page} and {len(images)} plots in {args.out}.")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
+    args = build_parser().parse_args(argv)
+    if extra and args.command != "run":
+        print(f"tcbench: arguments after '--' are only for 'run'.", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.command == "test":
+            return cmd_test(args)
+        if args.command == "run":
+            return cmd_run(args, extra)
+        if args.command == "compare":
+            return cmd_compare(args)
+        return cmd_report(args)
+    except InputError as exc:
+        print(f"tcbench: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("tcbench: interrupted.", file=sys.stderr)
+        return 130

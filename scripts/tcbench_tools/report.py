@@ -1,0 +1,308 @@
+"""``tcbench report FILE...``: one result file per GPU -> a generation comparison.
+
+Writes ``<out>/report.md`` with PNG plots beside it and a self-contained ``<out>/report.html``
+(the same content, plots embedded as base64 data URIs). Per topic and precision it shows each
+GPU's best throughput (median over repetitions of the fastest benchmark), its % of that card's
+peak and its speed-up over FP32 on the same card and topic; a bar chart of peak vs achieved per
+precision; and a line plot of every sweep (benchmarks that differ in one numeric argument, or in
+several that stay equal, as in square m=n=k sweeps), one line per GPU.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcbench_tools import summary
+from tcbench_tools.names import precision_order
+from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
+from tcbench_tools.tables import fmt_num, markdown_table
+
+MIN_SWEEP_POINTS = 3
+_GEMM_METRICS = ("tflops", "tops")
+
+
+# ---------------------------------------------------------------------------------------------
+# A tiny document model, rendered to Markdown and to HTML
+
+
+@dataclass
+class Doc:
+    blocks: list[tuple] = field(default_factory=list)
+
+    def heading(self, level: int, text: str) -> None:
+        self.blocks.append(("h", level, text))
+
+    def para(self, text: str) -> None:
+        self.blocks.append(("p", text))
+
+    def table(self, headers: list[str], rows: list[list[str]], right: set[int]) -> None:
+        self.blocks.append(("table", headers, rows, right))
+
+    def image(self, path: Path, alt: str) -> None:
+        self.blocks.append(("img", path, alt))
+
+    def bullets(self, items: list[str]) -> None:
+        if items:
+            self.blocks.append(("ul", items))
+
+    def markdown(self) -> str:
+        out = []
+        for block in self.blocks:
+            kind = block[0]
+            if kind == "h":
+                out.append("#" * block[1] + " " + block[2])
+            elif kind == "p":
+                out.append(block[1])
+            elif kind == "table":
+                out.append(markdown_table(block[1], block[2], block[3]))
+            elif kind == "img":
+                out.append(f"![{block[2]}]({block[1].name})")
+            elif kind == "ul":
+                out.append("\n".join(f"- {item}" for item in block[1]))
+            out.append("")
+        return "\n".join(out)
+
+    def html(self, title: str) -> str:
+        esc = html.escape
+        body = []
+        for block in self.blocks:
+            kind = block[0]
+            if kind == "h":
+                body.append(f"<h{block[1]}>{esc(block[2])}</h{block[1]}>")
+            elif kind == "p":
+                body.append(f"<p>{_inline_code(esc(block[1]))}</p>")
+            elif kind == "table":
+                _, headers, rows, right = block
+                cls = lambda i: ' class="num"' if i in right else ""  # noqa: E731
+                head = "".join(f"<th{cls(i)}>{esc(h)}</th>" for i, h in enumerate(headers))
+                lines = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(c)}</td>" for i, c in enumerate(r))
+                                + "</tr>" for r in rows)
+                body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{lines}</tbody></table>")
+            elif kind == "img":
+                data = base64.b64encode(block[1].read_bytes()).decode("ascii")
+                body.append(f'<figure><img alt="{esc(block[2])}" src="data:image/png;base64,{data}">'
+                            f"<figcaption>{esc(block[2])}</figcaption></figure>")
+            elif kind == "ul":
+                body.append("<ul>" + "".join(f"<li>{_inline_code(esc(i))}</li>" for i in block[1])
+                            + "</ul>")
+        style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+                 "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;"
+                 "padding:.25em .6em}td.num,th.num{text-align:right}img{max-width:100%}"
+                 "code{background:#f4f4f4;padding:0 .2em}")
+        return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                f"<title>{esc(title)}</title><style>{style}</style></head><body>\n"
+                + "\n".join(body) + "\n</body></html>\n")
+
+
+def _inline_code(text: str) -> str:
+    """The two bits of Markdown the report's own text uses: `code` and **bold**."""
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+
+def unique_labels(sets: list[ResultSet]) -> list[str]:
+    """GPU name from the context (file name without it); repeated names get the file name added."""
+    labels = [rs.label for rs in sets]
+    counts = defaultdict(int)
+    for label in labels:
+        counts[label] += 1
+    out = []
+    for rs, label in zip(sets, labels):
+        out.append(f"{label} ({Path(rs.path).name})" if counts[label] > 1 else label)
+    return out
+
+
+@dataclass
+class Sweep:
+    topic: str
+    variant: str
+    precision: str
+    metric: str
+    axis: str
+    fixed: str  # "n:4096, k:4096" or ""
+    lines: dict[str, list[tuple[float, float]]]
+
+    @property
+    def title(self) -> str:
+        fixed = f" ({self.fixed})" if self.fixed else ""
+        return f"{self.topic}/{self.variant}/{self.precision}{fixed}: " \
+               f"{THROUGHPUT_UNITS[self.metric]} vs {self.axis}"
+
+
+def find_sweeps(sets: list[ResultSet], labels: list[str]) -> list[Sweep]:
+    # (topic, variant, precision, metric) -> [(gpu, args, value)]
+    groups: dict[tuple, list[tuple[str, dict[str, float], float]]] = defaultdict(list)
+    for rs, label in zip(sets, labels):
+        for bench in rs.benchmarks.values():
+            metric = bench.throughput_metric()
+            sample = bench.sample(metric) if metric else None
+            if sample is None:
+                continue
+            p = bench.parsed
+            groups[(p.topic, p.variant, p.precision, metric)].append(
+                (label, p.numeric_args(), sample.center))
+    sweeps = []
+    for (topic, variant, precision, metric), entries in groups.items():
+        names = list(dict.fromkeys(k for _, args, _ in entries for k in args))  # name order
+        varying = [k for k in names if len({args.get(k) for _, args, _ in entries}) > 1]
+        if not varying:
+            continue
+        candidates: list[tuple[str, str, list[tuple[str, float, float]]]] = []
+        if len(varying) > 1:
+            # Square sweeps: every varying argument equal within each benchmark (m = n = k).
+            square = [(g, args[varying[0]], v) for g, args, v in entries
+                      if all(k in args for k in varying)
+                      and len({args[k] for k in varying}) == 1]
+            fixed = ", ".join(f"{k}:{entries[0][1][k]:g}" for k in names
+                              if k not in varying and k in entries[0][1])
+            candidates.append(("=".join(varying), fixed, square))
+        for axis in varying:
+            by_rest: dict[tuple, list[tuple[str, float, float]]] = defaultdict(list)
+            for g, args, v in entries:
+                if axis in args:
+                    rest = tuple((k, args.get(k)) for k in names if k != axis)
+                    by_rest[rest].append((g, args[axis], v))
+            for rest, pts in by_rest.items():
+                fixed = ", ".join(f"{k}:{val:g}" for k, val in rest if val is not None)
+                candidates.append((axis, fixed, pts))
+        for axis, fixed, pts in candidates:
+            lines: dict[str, list[tuple[float, float]]] = defaultdict(list)
+            for g, x, v in pts:
+                lines[g].append((x, v))
+            if max((len({x for x, _ in p}) for p in lines.values()), default=0) >= MIN_SWEEP_POINTS:
+                sweeps.append(Sweep(topic, variant, precision, metric, axis, fixed,
+                                    {g: sorted(p) for g, p in lines.items()}))
+    sweeps.sort(key=lambda s: (s.topic, s.variant, precision_order(s.precision), s.axis, s.fixed))
+    return sweeps
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:80]
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
+    from tcbench_tools import plots  # matplotlib only when a report is made
+
+    labels = unique_labels(sets)
+    best = [summary.best_results(rs) for rs in sets]
+    doc = Doc()
+    images: list[Path] = []
+    doc.heading(1, "tcbench report")
+    doc.para(f"{len(sets)} result file(s). Throughput is the median over repetitions of the best "
+             "benchmark per topic and precision; % of peak is relative to each card's own peak "
+             "(`peak_source` says whether it is the datasheet figure or the max-clock one); "
+             "x FP32 is the speed-up over the best FP32 result of the same topic on the same card.")
+
+    doc.heading(2, "GPUs")
+    keys = ["compute_capability", "sm_count", "driver_version", "cuda_runtime",
+            "cublaslt_version", "peak_source", "tcbench_version", "git_sha"]
+    doc.table(["GPU", "file", *keys],
+              [[label, rs.path, *(str(rs.context.get(k, "-")) for k in keys)]
+               for rs, label in zip(sets, labels)], set())
+
+    # Peak vs best achieved, per precision (GEMM-style throughput only).
+    peak: dict[tuple[str, str], float] = {}
+    achieved: dict[tuple[str, str], float] = {}
+    for rs, label, b in zip(sets, labels, best):
+        for (topic, prec, metric), item in b.items():
+            if metric in _GEMM_METRICS:
+                achieved[(label, prec)] = max(achieved.get((label, prec), 0.0), item.value)
+        for key in rs.context:
+            prec = key[len("peak_"):]
+            if key.startswith("peak_") and prec not in ("gbps", "source") and rs.peak(prec):
+                peak[(label, prec)] = rs.peak(prec)
+    shown = sorted({p for (_, p) in achieved}, key=precision_order)
+    if shown:
+        doc.heading(2, "Peak vs best achieved")
+        headers = ["precision"]
+        for label in labels:
+            headers += [f"{label} peak", f"{label} best", f"{label} %"]
+        rows = []
+        for prec in shown:
+            row = [prec]
+            for label in labels:
+                pk, got = peak.get((label, prec)), achieved.get((label, prec))
+                row += [fmt_num(pk), fmt_num(got),
+                        f"{got / pk * 100:.1f}" if pk and got else "-"]
+            rows.append(row)
+        doc.table(headers, rows, set(range(1, len(headers))))
+        path = plots.peak_vs_achieved(shown, labels, peak, achieved, out_dir / "peak_vs_achieved.png")
+        images.append(path)
+        doc.image(path, "Peak (pale) vs best achieved (solid) per precision and GPU")
+
+    # Per topic, per precision, side by side.
+    topics = sorted({k[0] for b in best for k in b})
+    for topic in topics:
+        doc.heading(2, f"Topic: {topic}")
+        keys_t = sorted({(k[1], k[2]) for b in best for k in b if k[0] == topic},
+                        key=lambda pm: (precision_order(pm[0]), pm[1]))
+        headers = ["precision", "unit"]
+        for label in labels:
+            headers += [f"{label}", f"{label} % peak", f"{label} x FP32"]
+        rows = []
+        for prec, metric in keys_t:
+            row = [prec, THROUGHPUT_UNITS[metric]]
+            for b in best:
+                item = b.get((topic, prec, metric))
+                base = b.get((topic, "fp32", "tflops"))
+                speedup = "-"
+                if item is not None and base is not None and metric in _GEMM_METRICS:
+                    speedup = f"{item.value / base.value:.2f}"
+                row += [fmt_num(item.value) if item else "-",
+                        f"{item.pct_of_peak:.1f}" if item and item.pct_of_peak is not None else "-",
+                        speedup]
+            rows.append(row)
+        doc.table(headers, rows, set(range(2, len(headers))))
+
+    sweeps = find_sweeps(sets, labels)
+    if sweeps:
+        doc.heading(2, "Sweeps")
+        for i, sw in enumerate(sweeps, start=1):
+            name = f"sweep_{i:02d}_{_slug(f'{sw.topic}_{sw.variant}_{sw.precision}_{sw.axis}_{sw.fixed}')}.png"
+            path = plots.sweep(sw.title, sw.axis, THROUGHPUT_UNITS[sw.metric], sw.lines, out_dir / name)
+            images.append(path)
+            doc.heading(3, sw.title)
+            doc.image(path, sw.title)
+
+    doc.heading(2, "Skipped and failed")
+    any_problem = False
+    for rs, label in zip(sets, labels):
+        errors, skips = summary.problems(rs)
+        items = [f"skipped ({n}): {reason}" for reason, n in skips.most_common()]
+        items += [f"FAILED `{name}`: {msg}" for name, msg in errors]
+        if items:
+            any_problem = True
+            doc.para(f"**{label}**")
+            doc.bullets(items)
+    if not any_problem:
+        doc.para("Every benchmark ran on every GPU.")
+    return doc, images
+
+
+def write(sets: list[ResultSet], out_dir: Path) -> tuple[Path, Path, list[Path]]:
+    for rs in sets:
+        if not rs.has_tcbench_context:
+            print(f"tcbench report: warning: {rs.path} has no tcbench context: labelled "
+                  f"{rs.label!r}, and % of peak is only shown where the benchmarks report it.",
+                  file=sys.stderr)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc, images = build(sets, out_dir)
+    md = out_dir / "report.md"
+    md.write_text(doc.markdown())
+    page = out_dir / "report.html"
+    page.write_text(doc.html("tcbench report"))
+    return md, page, images

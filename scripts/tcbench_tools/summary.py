@@ -1,0 +1,83 @@
+"""Best result per topic and precision, and the list of skips and errors, for one run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from tcbench_tools.names import precision_order
+from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
+from tcbench_tools.tables import fmt_num, markdown_table, text_table
+
+
+@dataclass
+class Best:
+    topic: str
+    precision: str
+    metric: str  # tflops, tops or gbps
+    value: float  # median over repetitions of the best benchmark
+    pct_of_peak: float | None
+    benchmark: str
+
+    @property
+    def unit(self) -> str:
+        return THROUGHPUT_UNITS[self.metric]
+
+
+def pct_of_peak(rs: ResultSet, bench, metric: str, value: float) -> float | None:
+    """The benchmark's own pct_of_peak counter, else value / the context's peak."""
+    own = bench.sample("pct_of_peak")
+    if own is not None:
+        return own.center
+    peak = rs.peak("gbps" if metric == "gbps" else bench.parsed.precision)
+    return value / peak * 100.0 if peak else None
+
+
+def best_results(rs: ResultSet) -> dict[tuple[str, str, str], Best]:
+    """(topic, precision, metric) -> the benchmark with the highest median throughput."""
+    best: dict[tuple[str, str, str], Best] = {}
+    for name, bench in rs.benchmarks.items():
+        metric = bench.throughput_metric()
+        if metric is None or not bench.ok:
+            continue
+        sample = bench.sample(metric)
+        if sample is None:
+            continue
+        p = bench.parsed
+        key = (p.topic, p.precision, metric)
+        if key not in best or sample.center > best[key].value:
+            best[key] = Best(p.topic, p.precision, metric, sample.center,
+                             pct_of_peak(rs, bench, metric, sample.center), name)
+    return dict(sorted(best.items(), key=lambda kv: (kv[0][0], precision_order(kv[0][1]), kv[0][2])))
+
+
+def problems(rs: ResultSet) -> tuple[list[tuple[str, str]], Counter]:
+    """([(benchmark, error)], Counter(skip reason -> how many benchmarks))."""
+    errors = [(n, b.error) for n, b in rs.benchmarks.items() if b.failed]
+    skips = Counter(b.skip_reason for b in rs.benchmarks.values() if b.skipped)
+    return errors, skips
+
+
+def render(rs: ResultSet, markdown: bool = False) -> str:
+    best = best_results(rs)
+    headers = ["topic", "precision", "best", "unit", "% of peak", "benchmark"]
+    rows = [[b.topic, b.precision, fmt_num(b.value), b.unit,
+             "-" if b.pct_of_peak is None else f"{b.pct_of_peak:.1f}", b.benchmark]
+            for b in best.values()]
+    table = markdown_table if markdown else text_table
+    total = len(rs.benchmarks)
+    errors, skips = problems(rs)
+    ran = total - len(errors) - sum(skips.values())
+    out = []
+    if rows:
+        out.append(table(headers, rows, right={2, 4}))
+    else:
+        out.append("(no benchmark reported a throughput counter: tflops, tops or gbps)")
+    out.append("")
+    out.append(f"{total} benchmarks: {ran} ran, {sum(skips.values())} skipped, "
+               f"{len(errors)} failed.")
+    for reason, count in skips.most_common():
+        out.append(f"  skipped ({count}): {reason}")
+    for name, message in errors:
+        out.append(f"  FAILED {name}: {message}")
+    return "\n".join(out)
