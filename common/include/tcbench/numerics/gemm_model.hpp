@@ -1,0 +1,68 @@
+// A first-order model of how a GEMM's shape costs Tensor Core efficiency: tile quantization
+// (edge tiles do full work for partial output), wave quantization (the last wave of CTAs leaves
+// SMs idle), and the alignment rules a dimension meets. It predicts the sawtooth the alignment
+// benchmark measures; it does not model memory-boundedness, K-edge waste or split-K.
+//
+// Sources: NVIDIA "Matrix Multiplication Background User's Guide" (Sec. 2.2 Tensor Core
+// requirements, Table 1; Sec. 3.1 tile quantization; Sec. 3.2 wave quantization, the A100
+// example: 108 SMs, 256x128 tiles, one CTA per SM); cuBLAS documentation, "Tensor Core Usage"
+// (dimensions and leading dimensions times element size multiples of 16 bytes).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace tcbench::numerics {
+
+enum class ElementType : std::uint8_t { fp64, fp32, tf32, fp16, bf16, int8, fp8_e4m3, fp8_e5m2 };
+
+// Bytes in memory (TF32 is stored as FP32).
+int element_bytes(ElementType t);
+std::string_view name(ElementType t);
+
+// Which alignment rules one GEMM dimension of `t` elements meets.
+struct AlignmentClass {
+  bool bytes16;   // dim * sizeof(t) is a multiple of 16 bytes: cuBLAS's Tensor Core rule
+  bool bytes128;  // ... of 128 bytes: the guide's "on A100" multiples (64 fp16, 128 int8)
+  bool mult8;
+  bool mult16;
+  bool mult64;
+  bool mult128;
+};
+AlignmentClass classify_alignment(std::int64_t dim, ElementType t);
+
+// The guide's Table 1 multiples, in elements: 16 bytes' worth (FP16 8, INT8 16, TF32 4, FP64 2)
+// and the A100 figure, 128 bytes' worth (FP16 64, INT8 128, TF32 32, FP64 16).
+int efficient_multiple(ElementType t);
+int a100_efficient_multiple(ElementType t);
+
+struct TileShape {
+  std::int64_t m = 256;  // BM: output rows per CTA
+  std::int64_t n = 128;  // BN: output columns per CTA
+};
+
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  ElementType type = ElementType::fp16;
+};
+
+struct GpuShape {
+  int sm_count = 0;
+  int ctas_per_sm = 1;
+};
+
+struct GemmEfficiency {
+  std::int64_t tiles_m = 0, tiles_n = 0, tiles = 0;
+  double tile_efficiency = 0;  // useful M*N over the M*N the launched tiles compute
+  std::int64_t wave_size = 0;  // CTAs resident at once: sm_count * ctas_per_sm
+  std::int64_t waves = 0;      // ceil(tiles / wave_size)
+  double waves_exact = 0;      // tiles / wave_size (cuBLASLt reports this as wavesCount)
+  double wave_efficiency = 0;  // tiles / (waves * wave_size)
+  double predicted_relative_throughput = 0;  // tile_efficiency * wave_efficiency, in (0, 1]
+  AlignmentClass align_m{}, align_n{}, align_k{};
+};
+
+// Throws std::invalid_argument for non-positive dimensions, tiles, SM or CTA counts.
+GemmEfficiency model_gemm(const GemmShape& shape, TileShape tile, GpuShape gpu);
+
+}  // namespace tcbench::numerics

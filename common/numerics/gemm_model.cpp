@@ -1,0 +1,101 @@
+#include "tcbench/numerics/gemm_model.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace tcbench::numerics {
+
+int element_bytes(ElementType t) {
+  switch (t) {
+    case ElementType::fp64:
+      return 8;
+    case ElementType::fp32:
+    case ElementType::tf32:
+      return 4;
+    case ElementType::fp16:
+    case ElementType::bf16:
+      return 2;
+    case ElementType::int8:
+    case ElementType::fp8_e4m3:
+    case ElementType::fp8_e5m2:
+      return 1;
+  }
+  throw std::invalid_argument("element_bytes: unknown element type");
+}
+
+std::string_view name(ElementType t) {
+  switch (t) {
+    case ElementType::fp64:
+      return "fp64";
+    case ElementType::fp32:
+      return "fp32";
+    case ElementType::tf32:
+      return "tf32";
+    case ElementType::fp16:
+      return "fp16";
+    case ElementType::bf16:
+      return "bf16";
+    case ElementType::int8:
+      return "int8";
+    case ElementType::fp8_e4m3:
+      return "fp8_e4m3";
+    case ElementType::fp8_e5m2:
+      return "fp8_e5m2";
+  }
+  return "?";
+}
+
+AlignmentClass classify_alignment(std::int64_t dim, ElementType t) {
+  const std::int64_t bytes = dim * element_bytes(t);
+  return AlignmentClass{bytes % 16 == 0, bytes % 128 == 0, dim % 8 == 0,
+                        dim % 16 == 0,   dim % 64 == 0,    dim % 128 == 0};
+}
+
+int efficient_multiple(ElementType t) {
+  return 16 / element_bytes(t);
+}
+int a100_efficient_multiple(ElementType t) {
+  return 128 / element_bytes(t);
+}
+
+namespace {
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+void require_positive(std::int64_t v, const char* what) {
+  if (v <= 0)
+    throw std::invalid_argument(std::string("model_gemm: ") + what + " must be positive, got " +
+                                std::to_string(v));
+}
+}  // namespace
+
+GemmEfficiency model_gemm(const GemmShape& shape, TileShape tile, GpuShape gpu) {
+  require_positive(shape.m, "M");
+  require_positive(shape.n, "N");
+  require_positive(shape.k, "K");
+  require_positive(tile.m, "tile BM");
+  require_positive(tile.n, "tile BN");
+  require_positive(gpu.sm_count, "SM count");
+  require_positive(gpu.ctas_per_sm, "CTAs per SM");
+
+  GemmEfficiency e;
+  e.tiles_m = ceil_div(shape.m, tile.m);
+  e.tiles_n = ceil_div(shape.n, tile.n);
+  e.tiles = e.tiles_m * e.tiles_n;
+  // Ratios of integers, formed in double: M*N stays exact far beyond any real GEMM.
+  e.tile_efficiency =
+      (static_cast<double>(shape.m) * static_cast<double>(shape.n)) /
+      (static_cast<double>(e.tiles_m * tile.m) * static_cast<double>(e.tiles_n * tile.n));
+  e.wave_size = static_cast<std::int64_t>(gpu.sm_count) * gpu.ctas_per_sm;
+  e.waves = ceil_div(e.tiles, e.wave_size);
+  e.waves_exact = static_cast<double>(e.tiles) / static_cast<double>(e.wave_size);
+  e.wave_efficiency = static_cast<double>(e.tiles) / static_cast<double>(e.waves * e.wave_size);
+  e.predicted_relative_throughput = e.tile_efficiency * e.wave_efficiency;
+  e.align_m = classify_alignment(shape.m, shape.type);
+  e.align_n = classify_alignment(shape.n, shape.type);
+  e.align_k = classify_alignment(shape.k, shape.type);
+  return e;
+}
+
+}  // namespace tcbench::numerics

@@ -1,0 +1,189 @@
+// GEMM efficiency model against NVIDIA's "Matrix Multiplication Background User's Guide":
+// Sec. 3.2's wave-quantization setup (A100: 108 SMs; 256x128 tiles, one CTA per SM, so a wave
+// is 108 tiles; M = 2304, K = 4096, N varied; "utilization will be highest when the number of
+// tiles is an integer multiple of 108 or just below"), Sec. 3.1's tile quantization, and
+// Table 1's dimension multiples. Tile counts below are derived from those parameters.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+
+#include "tcbench/numerics/gemm_model.hpp"
+
+namespace tn = tcbench::numerics;
+
+namespace {
+
+constexpr tn::TileShape kTile256x128{256, 128};
+constexpr tn::GpuShape kA100{108, 1};
+
+tn::GemmEfficiency a100(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return tn::model_gemm({m, n, k, tn::ElementType::fp16}, kTile256x128, kA100);
+}
+
+TEST(GemmModel, GuideWaveExampleOneFullWave) {
+  // M = 2304 is 9 tile rows; N = 1536 is 12 tile columns: 9 x 12 = 108 tiles, one full wave.
+  const auto e = a100(2304, 1536, 4096);
+  EXPECT_EQ(e.tiles_m, 9);
+  EXPECT_EQ(e.tiles_n, 12);
+  EXPECT_EQ(e.tiles, 108);
+  EXPECT_EQ(e.wave_size, 108);
+  EXPECT_EQ(e.waves, 1);
+  EXPECT_DOUBLE_EQ(e.waves_exact, 1.0);
+  EXPECT_DOUBLE_EQ(e.tile_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(e.wave_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(e.predicted_relative_throughput, 1.0);
+}
+
+TEST(GemmModel, GuideWaveExampleOneMoreTileColumnNeedsASecondWave) {
+  // N = 1664: 9 x 13 = 117 tiles, 2 waves, the second 9/108 full.
+  const auto e = a100(2304, 1664, 4096);
+  EXPECT_EQ(e.tiles, 117);
+  EXPECT_EQ(e.waves, 2);
+  EXPECT_DOUBLE_EQ(e.wave_efficiency, 117.0 / 216.0);
+  EXPECT_DOUBLE_EQ(e.tile_efficiency, 1.0);
+  // N = 1537: the same 117 tiles, and the 13th tile column is 1/128 used.
+  const auto f = a100(2304, 1537, 4096);
+  EXPECT_EQ(f.tiles, 117);
+  EXPECT_DOUBLE_EQ(f.tile_efficiency, 1537.0 / 1664.0);
+  EXPECT_LT(f.predicted_relative_throughput, e.predicted_relative_throughput);
+}
+
+TEST(GemmModel, GuideWaveSweepPeaksAtMultiplesOf108Tiles) {
+  // Over N = 128 .. 4096 in tile steps, full efficiency only where 9 * N / 128 is a multiple of
+  // 108 (N = 1536, 3072), and every such point is a local maximum of the sawtooth.
+  for (std::int64_t n = 128; n <= 4096; n += 128) {
+    const auto e = a100(2304, n, 4096);
+    const bool full = e.tiles % 108 == 0;
+    EXPECT_EQ(e.predicted_relative_throughput == 1.0, full) << n;
+    EXPECT_EQ(full, n == 1536 || n == 3072) << n;
+    if (full && n + 128 <= 4096) {
+      EXPECT_LT(a100(2304, n + 128, 4096).predicted_relative_throughput, 1.0);
+    }
+  }
+  // "An integer multiple of 108 or just below": 1408 gives 99 tiles, 92% of one wave.
+  EXPECT_NEAR(a100(2304, 1408, 4096).wave_efficiency, 99.0 / 108.0, 1e-12);
+}
+
+TEST(GemmModel, SquareOutputsOnA100) {
+  // [derived] 1792 x 1792: 7 x 14 = 98 tiles, one wave; 2048 x 1792: 8 x 14 = 112 tiles,
+  // two waves, the second 4/108 (~4%) full.
+  const auto a = a100(1792, 1792, 4096);
+  EXPECT_EQ(a.tiles, 98);
+  EXPECT_EQ(a.waves, 1);
+  EXPECT_DOUBLE_EQ(a.wave_efficiency, 98.0 / 108.0);
+  const auto b = a100(2048, 1792, 4096);
+  EXPECT_EQ(b.tiles, 112);
+  EXPECT_EQ(b.waves, 2);
+  EXPECT_DOUBLE_EQ(b.wave_efficiency, 112.0 / 216.0);
+  EXPECT_NEAR(b.waves_exact - 1.0, 0.037, 0.001);
+}
+
+TEST(GemmModel, TileQuantization) {
+  // One row past a tile boundary launches a whole extra row of tiles: 256 x 256 with 128 x 128
+  // tiles is 4 tiles, 257 x 256 is 6, with 257 * 256 / (384 * 256) of their work useful.
+  const tn::GpuShape big{1000, 1};
+  const auto a = tn::model_gemm({256, 256, 64, tn::ElementType::fp16}, {128, 128}, big);
+  const auto b = tn::model_gemm({257, 256, 64, tn::ElementType::fp16}, {128, 128}, big);
+  EXPECT_EQ(a.tiles, 4);
+  EXPECT_EQ(b.tiles, 6);
+  EXPECT_DOUBLE_EQ(a.tile_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(b.tile_efficiency, 257.0 / 384.0);
+}
+
+TEST(GemmModel, ThirtyTwoVersusThirtyThree) {
+  // FP16 batch (N) 32 vs 33 with a 32-wide tile in N: 33 needs two tile columns, about twice
+  // the tile work for 3% more useful work, and 33 * 2 bytes = 66 breaks the 16-byte rule.
+  const tn::TileShape tile{128, 32};
+  const tn::GpuShape h100{132, 1};
+  const auto a = tn::model_gemm({4096, 32, 4096, tn::ElementType::fp16}, tile, h100);
+  const auto b = tn::model_gemm({4096, 33, 4096, tn::ElementType::fp16}, tile, h100);
+  EXPECT_EQ(a.tiles_n, 1);
+  EXPECT_EQ(b.tiles_n, 2);
+  EXPECT_DOUBLE_EQ(a.tile_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(b.tile_efficiency, 33.0 / 64.0);
+  EXPECT_TRUE(a.align_n.bytes16);
+  EXPECT_TRUE(a.align_n.mult8);
+  EXPECT_TRUE(a.align_n.mult16);
+  EXPECT_FALSE(a.align_n.mult64);
+  EXPECT_FALSE(b.align_n.bytes16);
+  EXPECT_FALSE(b.align_n.mult8);
+  EXPECT_TRUE(a.align_m.bytes128 && a.align_m.mult128);
+  // Weight gradient: the batch is K, and K = 33 breaks the K-contiguous rule the same way.
+  EXPECT_FALSE(tn::model_gemm({4096, 4096, 33, tn::ElementType::fp16}, tile, h100).align_k.bytes16);
+}
+
+TEST(Alignment, ClassesPerElementType) {
+  using T = tn::ElementType;
+  EXPECT_TRUE(tn::classify_alignment(8, T::fp16).bytes16);
+  EXPECT_FALSE(tn::classify_alignment(8, T::int8).bytes16);  // INT8 needs 16 elements
+  EXPECT_TRUE(tn::classify_alignment(16, T::int8).bytes16);
+  EXPECT_TRUE(tn::classify_alignment(16, T::fp8_e4m3).bytes16);
+  EXPECT_TRUE(tn::classify_alignment(4, T::tf32).bytes16);
+  EXPECT_FALSE(tn::classify_alignment(4, T::fp16).bytes16);
+  EXPECT_TRUE(tn::classify_alignment(2, T::fp64).bytes16);
+  EXPECT_TRUE(tn::classify_alignment(4096, T::bf16).mult128);
+  const auto odd = tn::classify_alignment(4095, T::bf16);
+  EXPECT_FALSE(odd.bytes16 || odd.mult8 || odd.mult16 || odd.mult64 || odd.mult128);
+  // GPT-2's vocabulary 50257 vs the padded 50304 = 393 * 128.
+  EXPECT_FALSE(tn::classify_alignment(50257, T::fp16).bytes16);
+  const auto padded = tn::classify_alignment(50304, T::fp16);
+  EXPECT_TRUE(padded.bytes16 && padded.bytes128 && padded.mult64 && padded.mult128);
+  EXPECT_EQ(tn::element_bytes(T::tf32), 4);
+  EXPECT_EQ(tn::element_bytes(T::fp8_e5m2), 1);
+}
+
+TEST(Alignment, GuideTable1Multiples) {
+  using T = tn::ElementType;
+  EXPECT_EQ(tn::efficient_multiple(T::int8), 16);
+  EXPECT_EQ(tn::efficient_multiple(T::fp16), 8);
+  EXPECT_EQ(tn::efficient_multiple(T::tf32), 4);
+  EXPECT_EQ(tn::efficient_multiple(T::fp64), 2);
+  EXPECT_EQ(tn::a100_efficient_multiple(T::int8), 128);
+  EXPECT_EQ(tn::a100_efficient_multiple(T::fp16), 64);
+  EXPECT_EQ(tn::a100_efficient_multiple(T::tf32), 32);
+  EXPECT_EQ(tn::a100_efficient_multiple(T::fp64), 16);
+}
+
+TEST(GemmModel, EfficiencyIsOneExactlyWhenEverythingDivides) {
+  std::mt19937 rng(123);
+  const tn::TileShape tiles[] = {{256, 128}, {128, 128}, {128, 64}, {64, 64}, {128, 256}};
+  const int sms[] = {40, 72, 108, 132, 148};
+  std::uniform_int_distribution<std::int64_t> dim(1, 6000);
+  std::uniform_int_distribution<int> pick(0, 4), ctas(1, 3), aligned(0, 3);
+  for (int i = 0; i < 20000; ++i) {
+    const tn::TileShape t = tiles[pick(rng)];
+    const tn::GpuShape g{sms[pick(rng)], ctas(rng)};
+    std::int64_t m = dim(rng), n = dim(rng);
+    if (aligned(rng) == 0) {  // make a quarter of the cases exactly tile-aligned
+      m = (m / t.m + 1) * t.m;
+      n = (n / t.n + 1) * t.n;
+    }
+    const auto e = tn::model_gemm({m, n, 64, tn::ElementType::bf16}, t, g);
+    ASSERT_GT(e.predicted_relative_throughput, 0.0);
+    ASSERT_LE(e.tile_efficiency, 1.0);
+    ASSERT_LE(e.wave_efficiency, 1.0);
+    ASSERT_LE(e.predicted_relative_throughput, 1.0);
+    ASSERT_GE(e.waves * e.wave_size, e.tiles);
+    ASSERT_LT((e.waves - 1) * e.wave_size, e.tiles);
+    const bool divides = m % t.m == 0 && n % t.n == 0 && e.tiles % e.wave_size == 0;
+    ASSERT_EQ(e.predicted_relative_throughput == 1.0, divides) << m << " " << n;
+  }
+  // A constructed case that fills whole waves: 132 SMs x 2 CTAs = 264 = 12 x 22 tiles.
+  const auto full =
+      tn::model_gemm({12 * 128, 22 * 128, 64, tn::ElementType::fp16}, {128, 128}, {132, 2});
+  EXPECT_EQ(full.tiles, 264);
+  EXPECT_EQ(full.waves, 1);
+  EXPECT_DOUBLE_EQ(full.predicted_relative_throughput, 1.0);
+}
+
+TEST(GemmModel, RejectsNonPositiveInputs) {
+  EXPECT_THROW(tn::model_gemm({0, 1, 1}, {}, {108, 1}), std::invalid_argument);
+  EXPECT_THROW(tn::model_gemm({1, 1, -1}, {}, {108, 1}), std::invalid_argument);
+  EXPECT_THROW(tn::model_gemm({1, 1, 1}, {0, 128}, {108, 1}), std::invalid_argument);
+  EXPECT_THROW(tn::model_gemm({1, 1, 1}, {}, {0, 1}), std::invalid_argument);
+  EXPECT_THROW(tn::model_gemm({1, 1, 1}, {}, {108, 0}), std::invalid_argument);
+}
+
+}  // namespace
