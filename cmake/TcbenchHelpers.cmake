@@ -1,0 +1,65 @@
+# One place that says how a tcbench target is compiled, added and tested.
+
+# Warnings for our own code only (never for third-party headers). -Werror via TCBENCH_WERROR.
+function(tcbench_target_warnings target)
+  set(cxx_warnings -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+  # GCC 12 reports -Wrestrict false positives inside std::string concatenation at -O3
+  # (GCC bug 105329); they are noise, not findings.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    list(APPEND cxx_warnings -Wno-restrict)
+  endif()
+  set(cuda_host_warnings -Wall,-Wextra,-Wshadow)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:${cxx_warnings}>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${cuda_host_warnings}>)
+  if(TCBENCH_WERROR)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+      $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+  endif()
+  # Line info costs nothing at run time and lets profilers map SASS back to source.
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo --expt-relaxed-constexpr>)
+endfunction()
+
+# True when this build is optimized; benchmarks refuse anything else (a Debug benchmark is a lie).
+function(tcbench_build_is_optimized out_var)
+  set(optimized FALSE)
+  if(CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$")
+    set(optimized TRUE)
+  endif()
+  set(${out_var} ${optimized} PARENT_SCOPE)
+endfunction()
+
+# tcbench_add_benchmark(benchmarks/bench_<topic>.cu): one file -> one binary named after it,
+# which is also a CTest smoke test (quick sizes, tiny time budget, 77 = skipped: no GPU).
+function(tcbench_add_benchmark source)
+  get_filename_component(name ${source} NAME_WE)
+  add_executable(${name} ${source})
+  target_link_libraries(${name} PRIVATE tcbench_kernels tcbench_bench_main)
+  tcbench_target_warnings(${name})
+  set_property(GLOBAL APPEND PROPERTY TCBENCH_BENCHMARK_TARGETS ${name})
+  if(TCBENCH_BUILD_TESTS)
+    add_test(NAME smoke.${name}
+             COMMAND ${name} --quick --benchmark_min_time=0.01 --benchmark_repetitions=1)
+    set_tests_properties(smoke.${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS smoke)
+  endif()
+  install(TARGETS ${name} RUNTIME DESTINATION bin)
+endfunction()
+
+# tcbench_add_test(tests/host/test_x.cpp [DEVICE]): one file -> one GoogleTest binary whose
+# cases CTest discovers. DEVICE tests link the kernels and skip themselves without a GPU.
+function(tcbench_add_test source)
+  cmake_parse_arguments(ARG "DEVICE" "PREFIX" "" ${ARGN})
+  get_filename_component(stem ${source} NAME_WE)
+  set(name ${ARG_PREFIX}${stem})
+  add_executable(${name} ${source})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
+  target_link_libraries(${name} PRIVATE tcbench_common GTest::gtest GTest::gtest_main)
+  if(ARG_DEVICE)
+    target_link_libraries(${name} PRIVATE tcbench_kernels)
+  endif()
+  tcbench_target_warnings(${name})
+  # Discovery runs the binary at test time, not build time, so a crash shows up as a failed test.
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+                       PROPERTIES LABELS "${ARG_PREFIX}tests")
+endfunction()
