@@ -1,0 +1,83 @@
+// Error checking for every CUDA-family API tcbench calls.
+//
+// One macro per API. Each stringizes the call, and the thrown tcbench::Error names the status
+// (e.g. "CUBLAS_STATUS_NOT_SUPPORTED"), the call and file:line, so a failure on a user's GPU box
+// can be diagnosed from the message alone. The _NOEXCEPT twins report to stderr instead of
+// throwing; destructors use them.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <curand.h>
+
+#include <source_location>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace tcbench {
+
+// Every failure tcbench reports. what() is a complete sentence for a human.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// No usable CUDA device (no driver, no GPU, or CUDA_VISIBLE_DEVICES hides them all).
+// Benchmarks turn this into one line on stderr and exit code 77; device tests into GTEST_SKIP.
+class NoDevice : public Error {
+ public:
+  using Error::Error;
+};
+
+// Bad input from the user or the caller (sizes, shapes, an unsupported precision).
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+const char* status_name(cudaError_t status) noexcept;
+const char* status_name(cublasStatus_t status) noexcept;
+const char* status_name(curandStatus_t status) noexcept;
+
+namespace detail {
+[[noreturn]] void throw_api_error(std::string_view api, const char* status, std::string_view call,
+                                  const std::source_location& where, std::string_view context);
+void report_api_error(std::string_view api, const char* status, std::string_view call,
+                      const std::source_location& where) noexcept;
+}  // namespace detail
+
+}  // namespace tcbench
+
+// TCB_CUDA(cudaMalloc(&p, n)); extra arguments after the call are streamed into the message
+// as context, e.g. TCB_CUDA_CTX(cudaMalloc(&p, n), "allocating " + std::to_string(n) + " bytes").
+#define TCB_API_CHECK_(api, ok, expr, ctx)                                                \
+  do {                                                                                    \
+    auto tcb_status_ = (expr);                                                            \
+    if (tcb_status_ != (ok)) {                                                            \
+      ::tcbench::detail::throw_api_error(api, ::tcbench::status_name(tcb_status_), #expr, \
+                                         std::source_location::current(), ctx);           \
+    }                                                                                     \
+  } while (false)
+
+#define TCB_API_CHECK_NOEXCEPT_(api, ok, expr)                                             \
+  do {                                                                                     \
+    auto tcb_status_ = (expr);                                                             \
+    if (tcb_status_ != (ok)) {                                                             \
+      ::tcbench::detail::report_api_error(api, ::tcbench::status_name(tcb_status_), #expr, \
+                                          std::source_location::current());                \
+    }                                                                                      \
+  } while (false)
+
+#define TCB_CUDA(expr) TCB_API_CHECK_("CUDA", cudaSuccess, expr, "")
+#define TCB_CUDA_CTX(expr, ctx) TCB_API_CHECK_("CUDA", cudaSuccess, expr, ctx)
+#define TCB_CUDA_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("CUDA", cudaSuccess, expr)
+#define TCB_CUBLAS(expr) TCB_API_CHECK_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr, "")
+#define TCB_CUBLAS_CTX(expr, ctx) TCB_API_CHECK_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr, ctx)
+#define TCB_CUBLAS_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr)
+#define TCB_CURAND(expr) TCB_API_CHECK_("cuRAND", CURAND_STATUS_SUCCESS, expr, "")
+#define TCB_CURAND_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("cuRAND", CURAND_STATUS_SUCCESS, expr)
+
+// A kernel launch is checked twice: the launch itself (bad configuration) here, execution errors
+// at the next synchronizing call.
+#define TCB_CUDA_LAUNCH(ctx) TCB_CUDA_CTX(cudaGetLastError(), ctx)

@@ -1,0 +1,54 @@
+#include "tcbench/timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tcbench {
+
+namespace {
+double percentile_sorted(const std::vector<double>& v, double q) {
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return v[lo] + (v[hi] - v[lo]) * frac;
+}
+}  // namespace
+
+SampleStats compute_stats(std::span<const double> samples) {
+  SampleStats s;
+  s.count = samples.size();
+  if (samples.empty()) return s;
+  std::vector<double> v(samples.begin(), samples.end());
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0.0;
+  s.median = percentile_sorted(v, 0.5);
+  s.p10 = percentile_sorted(v, 0.1);
+  s.p90 = percentile_sorted(v, 0.9);
+  return s;
+}
+
+L2Flusher::L2Flusher(std::size_t l2_bytes) : buffer_(std::max<std::size_t>(2 * l2_bytes, 1)) {}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  // A different value each time, so no part of the memory system can elide the write.
+  ++value_;
+  TCB_CUDA(cudaMemsetAsync(buffer_.get(), value_, buffer_.bytes(), stream));
+}
+
+double GpuTimer::time(cudaStream_t stream, const std::function<void(cudaStream_t)>& work) {
+  start_.record(stream);
+  work(stream);
+  stop_.record(stream);
+  stop_.synchronize();
+  return static_cast<double>(stop_.elapsed_ms_since(start_)) * 1e-3;
+}
+
+}  // namespace tcbench
