@@ -91,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                "benchmark; 2 usage or input error.")
     c.add_argument("baseline", metavar="BASELINE")
     c.add_argument("candidate", metavar="CANDIDATE")
-    c.add_argument("--threshold", default="5", metavar="PCT",
-                   help="slowdown in percent that counts as a regression (default: 5)")
+    c.add_argument("--threshold", default=None, metavar="PCT",
+                   help="slowdown in percent that counts as a regression (default: 5, or the "
+                        "config's default); per-benchmark thresholds in the config still apply")
     c.add_argument("--alpha", type=_alpha, default=None,
                    help="significance level of the U test (default: 0.05)")
     c.add_argument("--config", metavar="FILE",
@@ -165,7 +166,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     options = compare.Options()
     if args.config:
         compare.load_config(args.config, options)
-    if args.threshold != "5" or not args.config:
+    if args.threshold is not None:
         options.threshold = compare.parse_percent(args.threshold, "--threshold")
     if args.alpha is not None:
         options.alpha = args.alpha
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         argv, extra = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
     if extra and args.command != "run":
-        print(f"tcbench: arguments after '--' are only for 'run'.", file=sys.stderr)
+        print("tcbench: arguments after '--' are only for 'run'.", file=sys.stderr)
         return EXIT_USAGE
     try:
         if args.command == "test":

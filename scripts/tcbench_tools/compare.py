@@ -8,8 +8,8 @@ Decision rule (docs/ci.md explains it for users):
   ``cand / base - 1``, for % of peak ``base / cand - 1`` (the same number a time ratio gives).
 * A benchmark **regresses** when ``slowdown > threshold`` (default 5 %, per-benchmark overrides
   from ``--config``) **and** the change is real:
-  - both sides have >= ``MIN_REPETITIONS_UTEST`` (5) raw repetitions: a one-sided Mann-Whitney U
-    test (``scipy.stats.mannwhitneyu``) that the candidate is worse gives ``p < alpha`` (0.05);
+  - both sides have >= ``MIN_REPETITIONS_UTEST`` (5) raw repetitions: a two-sided Mann-Whitney U
+    test (``scipy.stats.mannwhitneyu``) on the two sets of repetitions gives ``p < alpha`` (0.05);
   - otherwise, where at least one side has >= 2 repetitions: the slowdown exceeds the noise band
     ``2 x max(CV_base, CV_cand)``, CV being each side's coefficient of variation (sample stddev /
     mean; Google Benchmark's ``_cv`` aggregate when only aggregates were written);
@@ -164,17 +164,13 @@ def load_config(path: str, options: Options) -> None:
 # The decision
 
 
-def _significance(base: Sample, cand: Sample, slowdown: float, higher_is_better: bool,
-                  alpha: float) -> tuple[bool, str]:
+def _significance(base: Sample, cand: Sample, slowdown: float, alpha: float) -> tuple[bool, str]:
     """Whether a change of ``slowdown`` (either sign) is beyond noise, and why."""
     if (len(base.values) >= MIN_REPETITIONS_UTEST and len(cand.values) >= MIN_REPETITIONS_UTEST):
-        worse = slowdown > 0
-        # "candidate worse" is larger time, or smaller % of peak.
-        if worse != higher_is_better:
-            alternative = "greater"
-        else:
-            alternative = "less"
-        p = float(stats.mannwhitneyu(cand.values, base.values, alternative=alternative).pvalue)
+        # Two-sided, as Google Benchmark's compare.py: "the two runs differ"; the medians give
+        # the direction. A same-distribution pair then passes as a regression with probability
+        # at most alpha / 2 (and only if its medians also differ by more than the threshold).
+        p = float(stats.mannwhitneyu(cand.values, base.values, alternative="two-sided").pvalue)
         return p < alpha, f"U test p={p:.3g}"
     cvs = [s.cv for s in (base, cand) if s.cv is not None and s.count >= 2]
     if cvs:
@@ -199,7 +195,7 @@ def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row
     slowdown = (1.0 / ratio - 1.0) if higher_is_better else (ratio - 1.0)
     speedup = (ratio - 1.0) if higher_is_better else (1.0 / ratio - 1.0)
     row = Row(name, UNCHANGED, base.center, cand.center, slowdown, threshold)
-    significant, row.basis = _significance(base, cand, slowdown, higher_is_better, options.alpha)
+    significant, row.basis = _significance(base, cand, slowdown, options.alpha)
     if slowdown > threshold:
         row.status = REGRESSED if significant else NOISE
     elif speedup > threshold:

@@ -194,7 +194,12 @@ def _group(path: Path, rows: list) -> dict[str, Benchmark]:
 
 
 def load_file(path: Path) -> ResultSet:
-    doc = _read_json(path)
+    return parse_doc(_read_json(path), path)
+
+
+def parse_doc(doc: object, path: str | Path = "<memory>") -> ResultSet:
+    """Check that ``doc`` (parsed JSON) is Google Benchmark output and group its rows."""
+    path = Path(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise InputError(f"{path} is not Google Benchmark output (no 'benchmarks' list).")
     context = doc.get("context")

@@ -174,7 +174,8 @@ def merge(outcomes: list[Outcome], out_path: Path) -> Path | None:
     return out_path
 
 
-def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO = sys.stdout) -> int:
+def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = None) -> int:
+    stream = stream or sys.stdout
     opts.out_dir.mkdir(parents=True, exist_ok=True)
     (opts.out_dir / "logs").mkdir(exist_ok=True)
     progress = Progress(stream, len(binaries))

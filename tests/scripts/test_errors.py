@@ -1,0 +1,113 @@
+"""Every input error: one sentence on stderr, exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, REPO, fixture
+
+GOOD = str(fixture("gpu_a.json"))
+
+
+def tcbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The tools as a separate process (the same interpreter scripts/tcbench execs)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"))
+    return subprocess.run([sys.executable, "-m", "tcbench_tools", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=120)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("tcbench: ") and lines[0].endswith(".")
+    for needle in needles:
+        assert needle in lines[0]
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("bad")
+    files = {
+        "not_json": FIXTURES / "bad" / "not_json.json",
+        "not_gbench": FIXTURES / "bad" / "not_gbench.json",
+        "empty": FIXTURES / "bad" / "empty.json",
+        "list": d / "list.json",
+        "no_name": d / "no_name.json",
+        "binary": d / "binary.json",
+        "empty_dir": d / "empty_dir",
+    }
+    files["list"].write_text("[1, 2]")
+    files["no_name"].write_text(json.dumps({"context": {}, "benchmarks": [{"real_time": 1}]}))
+    files["binary"].write_bytes(b"\xff\xfe\x00garbage")
+    files["empty_dir"].mkdir()
+    return files
+
+
+@pytest.mark.parametrize("command", ["compare-baseline", "compare-candidate", "report"])
+@pytest.mark.parametrize("case,needle", [
+    ("missing", "no such file or folder"),
+    ("not_json", "is not JSON (Expecting value at line 2"),
+    ("not_gbench", "is not Google Benchmark output (no 'benchmarks' list)"),
+    ("empty", "holds no benchmarks"),
+    ("list", "is not Google Benchmark output"),
+    ("no_name", "has no name"),
+    ("binary", "is not JSON (it is not UTF-8 text)"),
+    ("empty_dir", "no results.json and no *.json files"),
+])
+def test_bad_input_files(bad_files, tmp_path, command, case, needle):
+    path = str(tmp_path / "absent.json") if case == "missing" else str(bad_files[case])
+    if command == "compare-baseline":
+        proc = tcbench("compare", path, GOOD)
+    elif command == "compare-candidate":
+        proc = tcbench("compare", GOOD, path)
+    else:
+        proc = tcbench("report", GOOD, path, "--out", str(tmp_path / "r"))
+    assert_one_line_error(proc, needle)
+
+
+@pytest.mark.parametrize("name,text,needle", [
+    ("bad_regex.json", json.dumps({"fp16[": 5}), "is not a valid regular expression"),
+    ("bad_value.json", json.dumps({"fp16": "fast"}), "is not a percentage"),
+    ("negative.json", json.dumps({"fp16": -3}), "must be a percentage above 0"),
+    ("bad.json", "{nope", "is not valid JSON"),
+    ("bad.toml", "[thresholds\n", "is not valid TOML"),
+    ("unknown.json", json.dumps({"thresholds": {}, "limit": 3}), "unknown key(s) limit"),
+    ("alpha.json", json.dumps({"thresholds": {}, "alpha": 2}), "alpha must be a number"),
+])
+def test_bad_config_files(tmp_path, name, text, needle):
+    config = tmp_path / name
+    config.write_text(text)
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(config)), needle)
+
+
+def test_missing_config_and_bad_threshold(tmp_path):
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(tmp_path / "x.json")),
+                          "cannot read the config file")
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--threshold", "abc"),
+                          "--threshold: 'abc' is not a percentage")
+
+
+def test_usage_errors_exit_2_without_traceback():
+    for args in (["compare", GOOD], ["frobnicate"], ["run", "--repetitions", "0"], []):
+        proc = tcbench(*args)
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr
+        assert "usage: tcbench" in proc.stderr
+
+
+def test_duplicate_benchmarks_in_a_folder(tmp_path):
+    (tmp_path / "a.json").write_text(fixture("gpu_a.json").read_text())
+    (tmp_path / "b.json").write_text(fixture("gpu_a.json").read_text())
+    assert_one_line_error(tcbench("compare", str(tmp_path), GOOD), "appears in both")
+
+
+def test_markdown_to_unwritable_place(tmp_path):
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--markdown",
+                                  str(tmp_path / "no" / "such" / "dir.md")), "cannot write")
