@@ -41,7 +41,7 @@ print("console output of", TOPIC)
 
 def make_fake(bin_dir: Path, name: str, mode: str = "ok", topic: str = "",
               source: str = "gpu_a.json") -> Path:
-    bin_dir.mkdir(exist_ok=True)
+    bin_dir.mkdir(parents=True, exist_ok=True)
     path = bin_dir / name
     path.write_text(FAKE.format(python=sys.executable, mode=mode, topic=topic,
                                 source=str(fixture(source))))

@@ -1,0 +1,88 @@
+"""tcbench test and the build step of tcbench run: the commands they issue and their verdicts
+(subprocess calls are recorded, nothing is compiled)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from test_run import make_fake
+
+from tcbench_tools import build_test
+
+
+@pytest.fixture
+def calls(monkeypatch, tmp_path):
+    """Record every subprocess.call; exit codes come from ``codes`` by the command's first words."""
+    record: list[list[str]] = []
+    codes: dict[str, int] = {}
+
+    def fake_call(cmd, cwd=None):
+        record.append(list(cmd))
+        key = " ".join(cmd[:2]) if cmd[0] != sys.executable else "pytest"
+        return codes.get(key, 0)
+
+    monkeypatch.setattr("subprocess.call", fake_call)
+    monkeypatch.setenv("TCBENCH_REPO", str(tmp_path))
+    return record, codes
+
+
+def test_test_runs_configure_build_ctest_pytest(calls, capsys):
+    record, _ = calls
+    assert build_test.run_tests("dev", None, python_only=False) == 0
+    configure, build, ctest, pytest_cmd = record
+    assert configure[:3] == ["cmake", "--preset", "dev"]
+    assert f"-DPython3_EXECUTABLE={sys.executable}" in configure
+    tool = build_test.cuobjdump()
+    assert tool is not None and tool.name == "cuobjdump"  # from nvidia-cuda-cuobjdump
+    assert f"-DTCBENCH_CUOBJDUMP={tool}" in configure
+    assert build[:4] == ["cmake", "--build", "--preset", "dev"] and "--parallel" in build
+    assert ctest == ["ctest", "--preset", "dev"]
+    assert pytest_cmd == [sys.executable, "-m", "pytest", "tests/scripts"]
+    assert capsys.readouterr().out.strip().splitlines()[-1] == \
+        "tcbench test (dev): PASSED (configure, build, ctest, pytest)."
+
+
+def test_test_stops_the_cpp_side_at_the_first_failure_but_runs_pytest(calls, capsys):
+    record, codes = calls
+    codes["cmake --build"] = 1
+    assert build_test.run_tests("ci", 2, python_only=False) == 1
+    assert [c[0] for c in record] == ["cmake", "cmake", sys.executable]
+    assert "--parallel" in record[1] and "2" in record[1]
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == ("tcbench test (ci): FAILED: build (exit 1); not run: ctest; "
+                    "passed: configure, pytest.")
+
+
+def test_test_fails_when_pytest_fails(calls, capsys):
+    _, codes = calls
+    codes["pytest"] = 1
+    assert build_test.run_tests("release", None, python_only=True) == 1
+    assert "FAILED: pytest (exit 1)" in capsys.readouterr().out
+
+
+def test_run_builds_the_release_preset_then_runs_its_binaries(calls, cli, tmp_path):
+    record, _ = calls
+    make_fake(tmp_path / "build" / "release" / "bin", "bench_int8_gemm", topic="int8_gemm")
+    code, out, err = cli("run", "--out", tmp_path / "o")
+    assert code == 0, err
+    assert record[0][:3] == ["cmake", "--preset", "release"]
+    assert record[1][:4] == ["cmake", "--build", "--preset", "release"]
+    assert "[1/1] bench_int8_gemm: done" in out
+
+
+def test_run_stops_when_the_build_fails(calls, cli, tmp_path):
+    _, codes = calls
+    codes["cmake --build"] = 2
+    code, _, err = cli("run", "--out", tmp_path / "o")
+    assert code == 1
+    assert "the build step failed (exit 2): nothing was run." in err
+
+
+def test_run_no_build_uses_the_preset_bin_dir(calls, cli, tmp_path):
+    record, _ = calls
+    make_fake(tmp_path / "build" / "dev" / "bin", "bench_int8_gemm", topic="int8_gemm")
+    code, out, _ = cli("run", "--no-build", "--preset", "dev", "--out", tmp_path / "o")
+    assert code == 0
+    assert record == []
+    assert "bench_int8_gemm: done" in out
