@@ -155,7 +155,8 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     out = args.out or repo / "results" / datetime.now().strftime("%Y%m%d-%H%M%S")
     opts = runner.RunOptions(out_dir=out, quick=args.quick, filter=args.filter,
                              repetitions=args.repetitions, device=args.device, extra_args=extra)
-    print(f"tcbench run: {len(binaries)} binaries from {bin_dir}, results to {out}", flush=True)
+    count = f"{len(binaries)} binar{'y' if len(binaries) == 1 else 'ies'}"
+    print(f"tcbench run: {count} from {bin_dir}, results to {out}", flush=True)
     return runner.run_suite(binaries, opts)
 
 

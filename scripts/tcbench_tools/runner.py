@@ -231,7 +231,7 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
         stream.write(f"No results were written; logs in {opts.out_dir / 'logs'}.\n")
     stream.flush()
     if failed or bench_failures:
-        print(f"tcbench run: {len(failed)} binaries and {bench_failures} benchmarks failed.",
-              file=sys.stderr)
+        print(f"tcbench run: failed: {len(failed)} of {len(outcomes)} binaries, "
+              f"{bench_failures} benchmarks.", file=sys.stderr)
         return EXIT_FAIL
     return EXIT_OK
