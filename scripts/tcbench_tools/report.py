@@ -300,6 +300,8 @@ def write(sets: list[ResultSet], out_dir: Path) -> tuple[Path, Path, list[Path]]
                   f"{rs.label!r}, and % of peak is only shown where the benchmarks report it.",
                   file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in [*out_dir.glob("sweep_*.png"), out_dir / "peak_vs_achieved.png"]:
+        stale.unlink(missing_ok=True)  # plots of an earlier report in the same folder
     doc, images = build(sets, out_dir)
     md = out_dir / "report.md"
     md.write_text(doc.markdown())

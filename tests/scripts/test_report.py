@@ -123,3 +123,11 @@ def test_same_gpu_twice_gets_distinct_labels(cli, tmp_path):
     assert code == 0
     md = (tmp_path / "report.md").read_text()
     assert "Fixture GPU A (gpu_a.json)" in md and "Fixture GPU A (gpu_a_single.json)" in md
+
+
+def test_rewriting_a_report_folder_drops_stale_plots(cli, tmp_path):
+    (tmp_path / "sweep_99_old.png").write_bytes(b"old")
+    code, _, _ = cli("report", fixture("gpu_a.json"), "--out", tmp_path)
+    assert code == 0
+    assert not (tmp_path / "sweep_99_old.png").exists()
+    assert (tmp_path / "peak_vs_achieved.png").is_file()
