@@ -60,6 +60,6 @@ function(tcbench_add_test source)
   endif()
   tcbench_target_warnings(${name})
   # Discovery runs the binary at test time, not build time, so a crash shows up as a failed test.
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 TEST_PREFIX ${name}.
                        PROPERTIES LABELS "${ARG_PREFIX}tests")
 endfunction()
