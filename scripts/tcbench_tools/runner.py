@@ -186,7 +186,7 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
         if outcome.code == EXIT_NO_GPU:
             progress.done(index, outcome, "no GPU")
             measured = [o for o in outcomes if o.json_path]
-            reason = outcome.message or "the binary exited with code 77"
+            reason = (outcome.message or "the binary exited with code 77").rstrip(".")
             if measured:
                 merged = merge(outcomes, opts.out_dir / "results.json")
                 print(f"tcbench: no CUDA GPU is visible any more ({reason}): stopped after "
