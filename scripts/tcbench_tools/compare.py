@@ -13,7 +13,11 @@ Decision rule (docs/ci.md explains it for users):
   - otherwise, where at least one side has >= 2 repetitions: the slowdown exceeds the noise band
     ``2 x max(CV_base, CV_cand)``, CV being each side's coefficient of variation (sample stddev /
     mean; Google Benchmark's ``_cv`` aggregate when only aggregates were written);
-  - with a single sample on each side nothing measures the noise: the threshold alone decides.
+  - with a single sample on each side, tcbench's in-run spread counter ``spread_pct``
+    ((p90 - p10) / median over the run's timed iterations) measures the noise: the band is
+    ``2 x max(spread) / 2.563`` (2.563 = (p90 - p10) / sigma of a normal distribution);
+  - with a single sample and no spread counter (plain Google Benchmark output) nothing measures
+    the noise: the threshold alone decides.
 * Improvements use the same rule in the other direction. A change beyond the threshold that
   fails the significance test is reported as ``noise``.
 * A benchmark that ran in the baseline and fails (an error that is not ``skipped:``) in the
@@ -164,7 +168,8 @@ def load_config(path: str, options: Options) -> None:
 # The decision
 
 
-def _significance(base: Sample, cand: Sample, slowdown: float, alpha: float) -> tuple[bool, str]:
+def _significance(base: Sample, cand: Sample, slowdown: float, alpha: float,
+                  within_run_cvs: list[float] | None = None) -> tuple[bool, str]:
     """Whether a change of ``slowdown`` (either sign) is beyond noise, and why."""
     if (len(base.values) >= MIN_REPETITIONS_UTEST and len(cand.values) >= MIN_REPETITIONS_UTEST):
         # Two-sided, as Google Benchmark's compare.py: "the two runs differ"; the medians give
@@ -176,7 +181,26 @@ def _significance(base: Sample, cand: Sample, slowdown: float, alpha: float) -> 
     if cvs:
         band = NOISE_FACTOR * max(cvs)
         return abs(slowdown) > band, f"noise band {band * 100:.1f}%"
+    if within_run_cvs:
+        band = NOISE_FACTOR * max(within_run_cvs)
+        return abs(slowdown) > band, f"in-run noise band {band * 100:.1f}%"
     return True, "threshold only (1 sample each)"
+
+
+# (p90 - p10) of a normal distribution, in standard deviations: turns tcbench's spread_pct
+# counter into a coefficient of variation.
+P10_P90_SIGMAS = float(2 * stats.norm.ppf(0.9))
+
+
+def _within_run_cvs(*benches: Benchmark) -> list[float]:
+    """Each side's in-run CV from its spread_pct counter, when every side has one."""
+    cvs = []
+    for bench in benches:
+        spread = bench.sample("spread_pct")
+        if spread is None:
+            return []
+        cvs.append(spread.center / 100.0 / P10_P90_SIGMAS)
+    return cvs
 
 
 def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row:
@@ -195,7 +219,8 @@ def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row
     slowdown = (1.0 / ratio - 1.0) if higher_is_better else (ratio - 1.0)
     speedup = (ratio - 1.0) if higher_is_better else (1.0 / ratio - 1.0)
     row = Row(name, UNCHANGED, base.center, cand.center, slowdown, threshold)
-    significant, row.basis = _significance(base, cand, slowdown, options.alpha)
+    significant, row.basis = _significance(base, cand, slowdown, options.alpha,
+                                           _within_run_cvs(b, c))
     if slowdown > threshold:
         row.status = REGRESSED if significant else NOISE
     elif speedup > threshold:

@@ -258,3 +258,20 @@ def test_folders_mean_their_results_json(cli, tmp_path):
     (tmp_path / "base" / "bench_other.json").write_text("not even json")  # ignored
     code, out, _ = cli("compare", tmp_path / "base", fixture("gpu_a.json"))
     assert code == 0
+
+
+def _with_spread(doc: dict, name: str, spread_pct: float) -> dict:
+    for row in doc["benchmarks"]:
+        if row["run_name"].removesuffix("/manual_time") == name:
+            row["spread_pct"] = spread_pct
+    return doc
+
+
+def test_single_samples_use_tcbench_in_run_spread_as_noise():
+    template = load_doc("gpu_a.json")
+    for spread, expected in ((40.0, compare.NOISE), (1.0, compare.REGRESSED)):
+        base = parse_doc(_with_spread(with_times(template, {FP16: [1.0e-3]}), FP16, spread))
+        cand = parse_doc(_with_spread(with_times(template, {FP16: [1.10e-3]}), FP16, spread))
+        row = next(r for r in compare.compare(base, cand, compare.Options()).rows if r.name == FP16)
+        assert row.status == expected, (spread, row.basis)
+        assert row.basis.startswith("in-run noise band")
