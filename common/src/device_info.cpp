@@ -64,6 +64,12 @@ DeviceInfo require_device() {
   if (status != cudaSuccess) {
     // Clear the sticky error so later calls are not confused by it.
     (void)cudaGetLastError();
+    int driver = 0;
+    // Without a driver the runtime says "insufficient driver", which reads like a version
+    // problem; a driver version of 0 tells the two cases apart.
+    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+      throw NoDevice(std::string("no CUDA GPU available: no NVIDIA driver is loaded (") +
+                     cudaGetErrorName(status) + ")");
     throw NoDevice(std::string("no CUDA GPU available: ") + cudaGetErrorName(status) + " (" +
                    cudaGetErrorString(status) + ")");
   }

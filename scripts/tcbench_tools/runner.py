@@ -187,6 +187,8 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
             progress.done(index, outcome, "no GPU")
             measured = [o for o in outcomes if o.json_path]
             reason = (outcome.message or "the binary exited with code 77").rstrip(".")
+            # The binaries end their own line with "; nothing to measure"; say it once.
+            reason = reason.removesuffix("; nothing to measure")
             if measured:
                 merged = merge(outcomes, opts.out_dir / "results.json")
                 print(f"tcbench: no CUDA GPU is visible any more ({reason}): stopped after "
