@@ -129,6 +129,9 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     from tcbench_tools import build_test, runner
 
     repo = _repo()
+    # An installed bundle (cmake --install / CPack) has bin/ and no sources: run what it ships.
+    if args.bin_dir is None and not (repo / "CMakeLists.txt").exists() and (repo / "bin").is_dir():
+        args.bin_dir = repo / "bin"
     build = args.build if args.build is not None else args.bin_dir is None
     if build:
         for title, cmd in (("configure", build_test.configure_args(args.preset)),

@@ -186,3 +186,14 @@ def test_default_out_dir_is_timestamped_under_results(cli, tmp_path, monkeypatch
     dirs = list((tmp_path / "results").iterdir())
     assert len(dirs) == 1 and len(dirs[0].name) == len("20260101-000000")
     assert (dirs[0] / "results.json").is_file()
+
+
+def test_an_installed_bundle_runs_its_own_binaries_without_building(cli, tmp_path, monkeypatch):
+    # cmake --install lays out bin/ and scripts/ with no sources: run must not try to configure.
+    bundle = tmp_path / "bundle"
+    make_fake(bundle / "bin", "bench_fp16_vs_fp32", topic="fp16_vs_fp32")
+    monkeypatch.setenv("TCBENCH_REPO", str(bundle))
+    code, out, err = cli("run", "--out", tmp_path / "out")
+    assert code == 0, err
+    assert "configure" not in out + err
+    assert (tmp_path / "out" / "results.json").is_file()
