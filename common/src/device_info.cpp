@@ -43,18 +43,22 @@ std::vector<std::pair<std::string, std::string>> DeviceInfo::context() const {
       {"cublaslt_version", std::to_string(cublaslt_version)},
       {"peak_gbps", format_number(peak_gbps())},
   };
-  bool any_datasheet = false;
+  // pct_of_peak divides by the datasheet figure for known products (comparable with published
+  // numbers) and by the max-clock model otherwise; the result file says which, per precision and
+  // for the run as a whole ("mixed" when a datasheet lists only some precisions).
+  int datasheet = 0, model = 0;
   for (Precision p : kAllPrecisions) {
     const Peak pk = peak(p);
     if (!pk.supported) continue;
     const std::string key = "peak_" + std::string(name(p));
     kv.emplace_back(key, format_number(pk.denominator()));
     kv.emplace_back(key + "_max_clock", format_number(pk.max_clock));
-    any_datasheet = any_datasheet || pk.datasheet.has_value();
+    kv.emplace_back(key + "_source", pk.datasheet ? "datasheet" : "max-clock");
+    ++(pk.datasheet ? datasheet : model);
   }
-  // pct_of_peak divides by the datasheet figure for known products (comparable with published
-  // numbers) and by the max-clock model otherwise; the result file says which.
-  kv.emplace_back("peak_source", any_datasheet ? "datasheet" : "max-clock");
+  kv.emplace_back("peak_source", model == 0 && datasheet > 0 ? "datasheet"
+                                 : datasheet == 0            ? "max-clock"
+                                                             : "mixed");
   return kv;
 }
 
