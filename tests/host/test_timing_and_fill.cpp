@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -144,6 +146,45 @@ TEST(DeviceInfoTest, NoGpuBecomesNoDeviceWithAReason) {
 TEST(DeviceInfoTest, VersionsFormat) {
   EXPECT_EQ(format_cuda_version(13000), "13.0");
   EXPECT_EQ(format_cuda_version(12090), "12.9");
+}
+
+}  // namespace
+}  // namespace tcbench
+
+namespace tcbench {
+namespace {
+
+// The run context (DESIGN 6) is built from DeviceInfo alone, so it is testable without a GPU.
+TEST(DeviceInfoTest, ContextCarriesTheSchemaKeys) {
+  DeviceInfo info;
+  info.spec = GpuSpec{"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980.0, 2619.0, 5120};
+  info.l2_bytes = 50 * 1024 * 1024;
+  info.driver_version = 13000;
+  info.runtime_version = 13000;
+  info.cublaslt_version = 130000;
+  std::map<std::string, std::string> kv;
+  for (const auto& [k, v] : info.context()) kv[k] = v;
+  for (const char* key : {"gpu_name", "compute_capability", "sm_count", "sm_clock_mhz",
+                          "mem_clock_mhz", "mem_bus_bits", "l2_bytes", "driver_version",
+                          "cuda_runtime", "cublaslt_version", "peak_gbps", "peak_source",
+                          "peak_fp16", "peak_fp16_max_clock", "peak_fp16_source", "peak_fp32"})
+    EXPECT_TRUE(kv.count(key)) << "missing context key " << key;
+  EXPECT_EQ(kv["compute_capability"], "9.0");
+  EXPECT_EQ(kv["driver_version"], "13.0");
+  // Datasheet denominator for a known product (989.4 TFLOP/s dense FP16, H100 SXM datasheet),
+  // the max-clock model beside it (132 x 4096 x 1.98 GHz = 1070.5).
+  EXPECT_NEAR(std::stod(kv["peak_fp16"]), 989.4, 5.0);
+  EXPECT_NEAR(std::stod(kv["peak_fp16_max_clock"]), 1070.5, 1.0);
+  EXPECT_EQ(kv["peak_fp16_source"], "datasheet");
+  EXPECT_NE(kv["peak_source"], "max-clock");
+
+  DeviceInfo unknown = info;
+  unknown.spec.name = "Some Future GPU";
+  std::map<std::string, std::string> kv2;
+  for (const auto& [k, v] : unknown.context()) kv2[k] = v;
+  EXPECT_EQ(kv2["peak_fp16_source"], "max-clock");
+  EXPECT_EQ(kv2["peak_source"], "max-clock");
+  EXPECT_EQ(kv2["peak_fp16"], kv2["peak_fp16_max_clock"]);
 }
 
 }  // namespace
