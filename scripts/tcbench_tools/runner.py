@@ -80,19 +80,66 @@ def _last_line(path: Path) -> str:
     return lines[-1] if lines else ""
 
 
+LIST_TIMEOUT = 120  # seconds for --benchmark_list_tests (device init and registration only)
+NON_TTY_EVERY = 30  # seconds between progress lines when the output is a log, not a terminal
+
+
+def list_benchmarks(binary: Path, opts: RunOptions, env: dict) -> set[str] | None:
+    """The names this run of ``binary`` will execute, for progress counts; None when the binary
+    cannot list them (the real run then reports why)."""
+    cmd = [str(binary), "--benchmark_list_tests=true"]
+    if opts.filter:
+        cmd.append(f"--benchmark_filter={opts.filter}")
+    if opts.quick:
+        cmd.append("--quick")
+    try:
+        proc = subprocess.run(cmd + opts.extra_args, capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL, timeout=LIST_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    names = {line.strip() for line in proc.stdout.splitlines() if line.strip()}
+    return {n.removesuffix("/manual_time") for n in names} or None
+
+
+def finished_benchmarks(out_log: Path, names: set[str]) -> int:
+    """How many of ``names`` Google Benchmark's console output already reports."""
+    try:
+        text = out_log.read_text(errors="replace")
+    except OSError:
+        return 0
+    seen = set()
+    for line in text.splitlines():
+        token = line.split(" ", 1)[0]
+        base = token.split("/manual_time", 1)[0]
+        if base in names:
+            seen.add(base)
+    return len(seen)
+
+
 class Progress:
-    """One status line, rewritten in place on a terminal; start and end lines otherwise."""
+    """One status line, rewritten in place on a terminal; start, end and periodic lines
+    otherwise. Inside a binary it counts finished benchmarks when the binary could list them."""
 
     def __init__(self, stream: TextIO, total: int):
         self.stream, self.total = stream, total
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.started = time.monotonic()
+        self.last_line = 0.0
 
-    def tick(self, index: int, name: str, seconds: float) -> None:
+    def tick(self, index: int, name: str, seconds: float, done: int | None = None,
+             of: int | None = None) -> None:
+        inner = f"  {done}/{of} benchmarks" if of else ""
         if self.tty:
             left = self.total - index
-            self.stream.write(f"\r[{index}/{self.total}] {name}  {_clock(seconds)}  "
+            self.stream.write(f"\r[{index}/{self.total}] {name}{inner}  {_clock(seconds)}  "
                               f"({left} left after this, total {_clock(time.monotonic() - self.started)})\033[K")
+            self.stream.flush()
+        elif seconds - self.last_line >= NON_TTY_EVERY:
+            self.last_line = seconds
+            self.stream.write(f"[{index}/{self.total}] {name}:{inner or ' running'}, "
+                              f"{_clock(seconds)} elapsed\n")
             self.stream.flush()
 
     def start(self, index: int, name: str) -> None:
@@ -118,6 +165,8 @@ def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> O
     if opts.device is not None:
         env["CUDA_VISIBLE_DEVICES"] = opts.device
     progress.start(index, name)
+    progress.last_line = 0.0
+    names = list_benchmarks(binary, opts, env)
     begin = time.monotonic()
     out_log, err_log = logs / f"{name}.stdout.log", logs / f"{name}.stderr.log"
     with open(out_log, "wb") as out, open(err_log, "wb") as err:
@@ -131,7 +180,9 @@ def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> O
                 code = proc.wait(timeout=0.5)
                 break
             except subprocess.TimeoutExpired:
-                progress.tick(index, name, time.monotonic() - begin)
+                done = finished_benchmarks(out_log, names) if names else None
+                progress.tick(index, name, time.monotonic() - begin, done,
+                              len(names) if names else None)
     outcome = Outcome(name, code, time.monotonic() - begin)
     if code == 0 and json_path.is_file() and json_path.stat().st_size > 0:
         outcome.json_path = json_path

@@ -197,3 +197,35 @@ def test_an_installed_bundle_runs_its_own_binaries_without_building(cli, tmp_pat
     assert code == 0, err
     assert "configure" not in out + err
     assert (tmp_path / "out" / "results.json").is_file()
+
+
+def test_progress_counts_finished_benchmarks_from_the_console_output(tmp_path):
+    from tcbench_tools import runner
+
+    log = tmp_path / "out.log"
+    log.write_text(
+        "Run on (2 X 3000 MHz CPU s)\n"
+        "-----------------------------------------------------------\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time   0.010 ms  tflops=3.3\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time   0.011 ms  tflops=3.1\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time_median 0.010 ms\n"
+        "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/manual_time ERROR OCCURRED: 'skipped: x'\n")
+    names = {"fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256",
+             "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256",
+             "fp16_vs_fp32/simt/fp32/m:256/n:256/k:256"}
+    assert runner.finished_benchmarks(log, names) == 2
+    assert runner.finished_benchmarks(tmp_path / "missing.log", names) == 0
+
+
+def test_listing_uses_the_binary_and_survives_one_that_cannot_list(tmp_path):
+    from tcbench_tools import runner
+
+    lister = tmp_path / "bench_list"
+    lister.write_text(f"#!{sys.executable}\nimport sys\n"
+                      "assert '--benchmark_list_tests=true' in sys.argv and '--quick' in sys.argv\n"
+                      "print('a/b/fp16/m:1/manual_time')\nprint('a/b/fp32/m:1/manual_time')\n")
+    lister.chmod(0o755)
+    opts = runner.RunOptions(out_dir=tmp_path, quick=True)
+    assert runner.list_benchmarks(lister, opts, dict(os.environ)) == {"a/b/fp16/m:1", "a/b/fp32/m:1"}
+    broken = make_fake(tmp_path / "bin", "bench_crash", mode="crash")
+    assert runner.list_benchmarks(broken, opts, dict(os.environ)) is None
