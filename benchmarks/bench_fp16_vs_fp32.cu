@@ -18,6 +18,7 @@
 #include <cuda_fp16.h>
 
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace tcbench::bench {
@@ -42,34 +43,11 @@ std::vector<Shape> shapes(bool quick) {
   return s;
 }
 
-// Storage types of each precision: inputs and output.
+// Storage type of each precision's inputs and output: FP32 data for fp32 and tf32 (TF32 is a
+// compute mode), 16-bit data otherwise.
 template <Precision P>
-struct Types;
-template <>
-struct Types<Precision::fp32> {
-  using In = float;
-  using Out = float;
-};
-template <>
-struct Types<Precision::tf32> {
-  using In = float;
-  using Out = float;
-};
-template <>
-struct Types<Precision::fp16> {
-  using In = __half;
-  using Out = __half;
-};
-template <>
-struct Types<Precision::fp16_acc16> {
-  using In = __half;
-  using Out = __half;
-};
-template <>
-struct Types<Precision::bf16> {
-  using In = __nv_bfloat16;
-  using Out = __nv_bfloat16;
-};
+using Element = std::conditional_t<P == Precision::fp32 || P == Precision::tf32, float,
+                                   std::conditional_t<P == Precision::bf16, __nv_bfloat16, __half>>;
 
 // Process-wide resources, created on first use (after the device check). Deliberately never
 // destroyed: the CUDA runtime unloads at exit, and destroying handles after it would only print
@@ -101,8 +79,8 @@ std::string_view impl_name(Impl i) {
 
 template <Precision P>
 void run_gemm(benchmark::State& state, const DeviceInfo& dev, Impl impl, Shape shape) {
-  using In = typename Types<P>::In;
-  using Out = typename Types<P>::Out;
+  using In = Element<P>;
+  using Out = Element<P>;
   // Support is decided by the path's own rules (cuBLASLt spec validation, the WMMA kernel's
   // requirements), not by the peak table, so a GPU newer than the table still gets measured,
   // only without pct_of_peak.
