@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <map>
+#include <mutex>
 
 namespace tcbench::bench {
 namespace {

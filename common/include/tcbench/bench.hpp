@@ -9,6 +9,7 @@
 #include "tcbench/error.hpp"
 #include "tcbench/precision.hpp"
 #include "tcbench/timing.hpp"
+#include "tcbench/verify.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -62,6 +63,11 @@ void report_compute(benchmark::State& state, const DeviceInfo& dev, Precision p,
 // gbps from bytes moved per run and the median sample, with pct_of_peak vs DRAM bandwidth.
 void report_bandwidth(benchmark::State& state, const DeviceInfo& dev, double bytes,
                       const SampleStats& seconds);
+
+// Google Benchmark calls a benchmark function several times (to size the iteration count, and
+// once per repetition). Inputs are deterministic, so the verification of `key` is done on the
+// first call and its result reused after; a failed verification is not cached (it throws).
+VerifyStats verify_once(const std::string& key, const std::function<VerifyStats()>& check);
 
 // Number of benchmarks that ended in a real error (not a skip) so far.
 int error_count();
