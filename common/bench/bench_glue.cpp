@@ -14,6 +14,19 @@ int error_count() {
   return g_errors.load();
 }
 
+VerifyStats verify_once(const std::string& key, const std::function<VerifyStats()>& check) {
+  static std::mutex mutex;
+  static std::map<std::string, VerifyStats> done;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = done.find(key); it != done.end()) return it->second;
+  }
+  const VerifyStats stats = check();
+  const std::lock_guard<std::mutex> lock(mutex);
+  done.emplace(key, stats);
+  return stats;
+}
+
 benchmark::internal::Benchmark* register_gpu_benchmark(
     const std::string& name, std::function<void(benchmark::State&)> body) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [body, name](benchmark::State& state) {
