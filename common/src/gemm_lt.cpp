@@ -285,6 +285,22 @@ void MatmulDescTraits::destroy(handle_type h) noexcept {
 void MatrixLayoutTraits::destroy(handle_type h) noexcept {
   TCB_CUBLAS_NOEXCEPT(cublasLtMatrixLayoutDestroy(h));
 }
+cublasStatus_t MatmulDescTraits::set(handle_type h, attribute_type a, const void* buf,
+                                     std::size_t size) {
+  return cublasLtMatmulDescSetAttribute(h, a, buf, size);
+}
+cublasStatus_t MatmulDescTraits::get(handle_type h, attribute_type a, void* buf, std::size_t size,
+                                     std::size_t* written) {
+  return cublasLtMatmulDescGetAttribute(h, a, buf, size, written);
+}
+cublasStatus_t MatrixLayoutTraits::set(handle_type h, attribute_type a, const void* buf,
+                                       std::size_t size) {
+  return cublasLtMatrixLayoutSetAttribute(h, a, buf, size);
+}
+cublasStatus_t MatrixLayoutTraits::get(handle_type h, attribute_type a, void* buf, std::size_t size,
+                                       std::size_t* written) {
+  return cublasLtMatrixLayoutGetAttribute(h, a, buf, size, written);
+}
 void MatmulPreferenceTraits::destroy(handle_type h) noexcept {
   TCB_CUBLAS_NOEXCEPT(cublasLtMatmulPreferenceDestroy(h));
 }
@@ -299,41 +315,11 @@ MatmulDesc::MatmulDesc(cublasComputeType_t compute, cudaDataType_t scale) {
                  "compute " + compute_type_name(compute) + ", scale " + data_type_name(scale));
 }
 
-void MatmulDesc::set_raw(cublasLtMatmulDescAttributes_t attr, const void* buf, std::size_t size) {
-  TCB_CUBLAS_CTX(cublasLtMatmulDescSetAttribute(h_, attr, buf, size),
-                 "matmul desc attribute " + std::to_string(static_cast<int>(attr)));
-}
-
-void MatmulDesc::get_raw(cublasLtMatmulDescAttributes_t attr, void* buf, std::size_t size) const {
-  std::size_t written = 0;
-  TCB_CUBLAS_CTX(cublasLtMatmulDescGetAttribute(h_, attr, buf, size, &written),
-                 "matmul desc attribute " + std::to_string(static_cast<int>(attr)));
-  if (written != size)
-    throw Error("matmul desc attribute " + std::to_string(static_cast<int>(attr)) + " holds " +
-                std::to_string(written) + " bytes, read as " + std::to_string(size));
-}
-
 MatrixLayout::MatrixLayout(cudaDataType_t type, std::uint64_t rows, std::uint64_t cols,
                            std::int64_t ld) {
   TCB_CUBLAS_CTX(cublasLtMatrixLayoutCreate(&h_, type, rows, cols, ld),
                  data_type_name(type) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
                      " ld=" + std::to_string(ld));
-}
-
-void MatrixLayout::set_raw(cublasLtMatrixLayoutAttribute_t attr, const void* buf,
-                           std::size_t size) {
-  TCB_CUBLAS_CTX(cublasLtMatrixLayoutSetAttribute(h_, attr, buf, size),
-                 "matrix layout attribute " + std::to_string(static_cast<int>(attr)));
-}
-
-void MatrixLayout::get_raw(cublasLtMatrixLayoutAttribute_t attr, void* buf,
-                           std::size_t size) const {
-  std::size_t written = 0;
-  TCB_CUBLAS_CTX(cublasLtMatrixLayoutGetAttribute(h_, attr, buf, size, &written),
-                 "matrix layout attribute " + std::to_string(static_cast<int>(attr)));
-  if (written != size)
-    throw Error("matrix layout attribute " + std::to_string(static_cast<int>(attr)) + " holds " +
-                std::to_string(written) + " bytes, read as " + std::to_string(size));
 }
 
 MatmulPreference::MatmulPreference(std::size_t max_workspace_bytes) {

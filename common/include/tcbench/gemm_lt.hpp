@@ -69,13 +69,52 @@ struct LtHandleTraits {
   using handle_type = cublasLtHandle_t;
   static void destroy(handle_type h) noexcept;
 };
+// Descriptors with attributes also say how to set and read them (and what to call them in errors).
 struct MatmulDescTraits {
   using handle_type = cublasLtMatmulDesc_t;
+  using attribute_type = cublasLtMatmulDescAttributes_t;
+  static constexpr const char* kWhat = "matmul desc attribute";
   static void destroy(handle_type h) noexcept;
+  static cublasStatus_t set(handle_type h, attribute_type a, const void* buf, std::size_t size);
+  static cublasStatus_t get(handle_type h, attribute_type a, void* buf, std::size_t size,
+                            std::size_t* written);
 };
 struct MatrixLayoutTraits {
   using handle_type = cublasLtMatrixLayout_t;
+  using attribute_type = cublasLtMatrixLayoutAttribute_t;
+  static constexpr const char* kWhat = "matrix layout attribute";
   static void destroy(handle_type h) noexcept;
+  static cublasStatus_t set(handle_type h, attribute_type a, const void* buf, std::size_t size);
+  static cublasStatus_t get(handle_type h, attribute_type a, void* buf, std::size_t size,
+                            std::size_t* written);
+};
+
+// Typed attribute access shared by MatmulDesc and MatrixLayout; attribute() throws if the stored
+// size differs from T.
+template <typename Traits>
+class LtDescriptor : public LtOwner<Traits> {
+ public:
+  using attribute_type = typename Traits::attribute_type;
+  using LtOwner<Traits>::LtOwner;
+  template <typename T>
+  void set_attribute(attribute_type attr, const T& value) {
+    TCB_CUBLAS_CTX(Traits::set(this->h_, attr, &value, sizeof(T)), describe(attr));
+  }
+  template <typename T>
+  T attribute(attribute_type attr) const {
+    T value{};
+    std::size_t written = 0;
+    TCB_CUBLAS_CTX(Traits::get(this->h_, attr, &value, sizeof(T), &written), describe(attr));
+    if (written != sizeof(T))
+      throw Error(describe(attr) + " holds " + std::to_string(written) + " bytes, read as " +
+                  std::to_string(sizeof(T)));
+    return value;
+  }
+
+ private:
+  static std::string describe(attribute_type attr) {
+    return std::string(Traits::kWhat) + " " + std::to_string(static_cast<int>(attr));
+  }
 };
 struct MatmulPreferenceTraits {
   using handle_type = cublasLtMatmulPreference_t;
@@ -92,46 +131,18 @@ class LtHandle : public detail::LtOwner<detail::LtHandleTraits> {
   explicit LtHandle(cublasLtHandle_t adopt) noexcept : LtOwner(adopt) {}
 };
 
-// Typed attribute access; attribute value types follow cublasLt.h (e.g. TRANSA is int32_t,
-// FAST_ACCUM int8_t, scale pointers void*). attribute() throws if the stored size differs from T.
-class MatmulDesc : public detail::LtOwner<detail::MatmulDescTraits> {
+// Attribute value types follow cublasLt.h (e.g. TRANSA is int32_t, FAST_ACCUM int8_t, scale
+// pointers void*).
+class MatmulDesc : public detail::LtDescriptor<detail::MatmulDescTraits> {
  public:
   MatmulDesc() = default;
   MatmulDesc(cublasComputeType_t compute, cudaDataType_t scale);
-  template <typename T>
-  void set_attribute(cublasLtMatmulDescAttributes_t attr, const T& value) {
-    set_raw(attr, &value, sizeof(T));
-  }
-  template <typename T>
-  T attribute(cublasLtMatmulDescAttributes_t attr) const {
-    T value{};
-    get_raw(attr, &value, sizeof(T));
-    return value;
-  }
-
- private:
-  void set_raw(cublasLtMatmulDescAttributes_t attr, const void* buf, std::size_t size);
-  void get_raw(cublasLtMatmulDescAttributes_t attr, void* buf, std::size_t size) const;
 };
 
-class MatrixLayout : public detail::LtOwner<detail::MatrixLayoutTraits> {
+class MatrixLayout : public detail::LtDescriptor<detail::MatrixLayoutTraits> {
  public:
   MatrixLayout() = default;
   MatrixLayout(cudaDataType_t type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld);
-  template <typename T>
-  void set_attribute(cublasLtMatrixLayoutAttribute_t attr, const T& value) {
-    set_raw(attr, &value, sizeof(T));
-  }
-  template <typename T>
-  T attribute(cublasLtMatrixLayoutAttribute_t attr) const {
-    T value{};
-    get_raw(attr, &value, sizeof(T));
-    return value;
-  }
-
- private:
-  void set_raw(cublasLtMatrixLayoutAttribute_t attr, const void* buf, std::size_t size);
-  void get_raw(cublasLtMatrixLayoutAttribute_t attr, void* buf, std::size_t size) const;
 };
 
 class MatmulPreference : public detail::LtOwner<detail::MatmulPreferenceTraits> {
