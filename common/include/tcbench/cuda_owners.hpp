@@ -83,57 +83,52 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
-class Stream {
+namespace detail {
+// Move-only ownership of a runtime handle; Destroy reports failures without throwing, so the
+// destructor stays noexcept.
+template <typename Handle, cudaError_t (*Destroy)(Handle)>
+class CudaHandle {
  public:
-  Stream() { TCB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  Stream(Stream&& o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
-  Stream& operator=(Stream&& o) noexcept {
+  CudaHandle() = default;
+  CudaHandle(const CudaHandle&) = delete;  // two owners would destroy the handle twice
+  CudaHandle& operator=(const CudaHandle&) = delete;
+  CudaHandle(CudaHandle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  CudaHandle& operator=(CudaHandle&& o) noexcept {
     if (this != &o) {
-      if (stream_) TCB_CUDA_NOEXCEPT(cudaStreamDestroy(stream_));
-      stream_ = std::exchange(o.stream_, nullptr);
+      reset();
+      h_ = std::exchange(o.h_, nullptr);
     }
     return *this;
   }
-  ~Stream() {
-    if (stream_) TCB_CUDA_NOEXCEPT(cudaStreamDestroy(stream_));
-  }
-  cudaStream_t get() const noexcept { return stream_; }
-  void synchronize() const { TCB_CUDA(cudaStreamSynchronize(stream_)); }
+  ~CudaHandle() { reset(); }
+  Handle get() const noexcept { return h_; }
 
- private:
-  cudaStream_t stream_ = nullptr;
+ protected:
+  void reset() noexcept {
+    if (h_) TCB_CUDA_NOEXCEPT(Destroy(h_));
+    h_ = nullptr;
+  }
+  Handle h_ = nullptr;
+};
+}  // namespace detail
+
+class Stream : public detail::CudaHandle<cudaStream_t, cudaStreamDestroy> {
+ public:
+  Stream() { TCB_CUDA(cudaStreamCreateWithFlags(&h_, cudaStreamNonBlocking)); }
+  void synchronize() const { TCB_CUDA(cudaStreamSynchronize(h_)); }
 };
 
-class Event {
+class Event : public detail::CudaHandle<cudaEvent_t, cudaEventDestroy> {
  public:
-  Event() { TCB_CUDA(cudaEventCreate(&event_)); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  Event(Event&& o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
-  Event& operator=(Event&& o) noexcept {
-    if (this != &o) {
-      if (event_) TCB_CUDA_NOEXCEPT(cudaEventDestroy(event_));
-      event_ = std::exchange(o.event_, nullptr);
-    }
-    return *this;
-  }
-  ~Event() {
-    if (event_) TCB_CUDA_NOEXCEPT(cudaEventDestroy(event_));
-  }
-  cudaEvent_t get() const noexcept { return event_; }
-  void record(cudaStream_t stream) { TCB_CUDA(cudaEventRecord(event_, stream)); }
-  void synchronize() const { TCB_CUDA(cudaEventSynchronize(event_)); }
+  Event() { TCB_CUDA(cudaEventCreate(&h_)); }
+  void record(cudaStream_t stream) { TCB_CUDA(cudaEventRecord(h_, stream)); }
+  void synchronize() const { TCB_CUDA(cudaEventSynchronize(h_)); }
   // Milliseconds from `start` to this event; both must have completed.
   float elapsed_ms_since(const Event& start) const {
     float ms = 0.0f;
-    TCB_CUDA(cudaEventElapsedTime(&ms, start.event_, event_));
+    TCB_CUDA(cudaEventElapsedTime(&ms, start.h_, h_));
     return ms;
   }
-
- private:
-  cudaEvent_t event_ = nullptr;
 };
 
 }  // namespace tcbench
