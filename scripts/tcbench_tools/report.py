@@ -278,6 +278,15 @@ def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
             doc.heading(3, sw.title)
             doc.image(path, sw.title)
 
+    # Topic sections (tcbench_tools/sections/<topic>.py): the plots and tables each concept needs.
+    from tcbench_tools import sections
+
+    present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}
+    for mod in sections.modules():
+        if mod.TOPIC in present:
+            doc.heading(2, mod.TITLE)
+            images += mod.render(doc, sets, labels, out_dir)
+
     doc.heading(2, "Skipped and failed")
     any_problem = False
     for rs, label in zip(sets, labels):
@@ -300,7 +309,8 @@ def write(sets: list[ResultSet], out_dir: Path) -> tuple[Path, Path, list[Path]]
                   f"{rs.label!r}, and % of peak is only shown where the benchmarks report it.",
                   file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in [*out_dir.glob("sweep_*.png"), out_dir / "peak_vs_achieved.png"]:
+    for stale in [*out_dir.glob("sweep_*.png"), *out_dir.glob("section_*.png"),
+                  out_dir / "peak_vs_achieved.png"]:
         stale.unlink(missing_ok=True)  # plots of an earlier report in the same folder
     doc, images = build(sets, out_dir)
     md = out_dir / "report.md"
