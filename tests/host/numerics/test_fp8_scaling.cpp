@@ -7,6 +7,9 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <algorithm>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -185,6 +188,33 @@ TEST(DelayedVersusCurrent, DelayedLagsBehindGrowingActivations) {
   }
   EXPECT_GT(delayed_overflow, 0u);
   EXPECT_EQ(current_overflow, 0u);
+}
+
+// The integer encoding the amax kernels merge with atomicMax must order like amax_step.
+TEST(AmaxBits, MaxOfBitsIsAmaxStep) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<std::uint32_t> bits;
+  std::vector<float> xs = {0.0f, -0.0f, 1.0f,    -448.0f,   INFINITY, -INFINITY,
+                           NAN,  -NAN,  FLT_MIN, 0x1p-149f, FLT_MAX};
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint32_t b = bits(rng);
+    float f;
+    std::memcpy(&f, &b, sizeof f);
+    xs.push_back(f);
+  }
+  for (std::size_t i = 0; i + 1 < xs.size(); ++i) {
+    const float a = tn::amax_step(0.0f, xs[i]), b = tn::amax_step(0.0f, xs[i + 1]);
+    const float want = tn::amax_step(a, b);
+    const float got = tn::amax_from_bits(std::max(tn::amax_to_bits(a), tn::amax_to_bits(b)));
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(got)) << xs[i] << " " << xs[i + 1];
+    else
+      EXPECT_EQ(got, want) << xs[i] << " " << xs[i + 1];
+  }
+  EXPECT_EQ(tn::amax_to_bits(0.0f), 0u);  // the value a zeroed accumulator holds
+  EXPECT_EQ(tn::amax_to_bits(-0.0f), 0u);
+  EXPECT_EQ(tn::amax_to_bits(INFINITY), 0x7f800000u);
+  EXPECT_EQ(tn::amax_to_bits(-NAN), tn::kAmaxNanBits);
 }
 
 }  // namespace

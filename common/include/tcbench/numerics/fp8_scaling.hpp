@@ -57,6 +57,32 @@ TCB_HD inline float current_scale_from_amax(float amax, float fp8_max, float ama
   return sf;
 }
 
+// amax as an unsigned integer whose order is the order of amax_step, so that a kernel can merge
+// partial amaxes with one atomicMax on the bits: a non-negative float's IEEE pattern grows with
+// its value, +Inf is 0x7f800000, and every NaN is mapped to 0x7fc00000, above all of them
+// (NaN stays sticky, as amax_step has it). `a` is an amax (|x| >= 0, or NaN).
+inline constexpr unsigned kAmaxNanBits = 0x7fc00000u;
+TCB_HD inline unsigned amax_to_bits(float a) {
+  if (is_nan(a)) return kAmaxNanBits;
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(fabsf(a));
+#else
+  const float m = fabsf(a);
+  unsigned u = 0;
+  __builtin_memcpy(&u, &m, sizeof u);
+  return u;
+#endif
+}
+TCB_HD inline float amax_from_bits(unsigned bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float f = 0;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
+
 enum class AmaxReduction : std::uint8_t { max, most_recent };
 
 struct DelayedScalingConfig {

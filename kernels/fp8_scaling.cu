@@ -1,0 +1,182 @@
+// FP8 per-tensor scaling kernels: amax reduction, scaled saturating cast, the delayed-scaling
+// cast that records amax in the same pass, and the one-thread scale update.
+//
+// Memory-bound by design: each thread moves four floats (one float4 load) and stores four FP8
+// bytes (one 32-bit store) per iteration of a grid-stride loop over a grid of at most 8 blocks
+// per SM, so per-block amax partials reach memory with few atomics. The element work is the
+// numerics headers' code; on sm_89+ nvcc turns the satfinite cast into the hardware
+// cvt.rn.satfinite.e4m3x2/e5m2x2.f32 (SASS F2FP), which tests/sass/sass_rules.json checks.
+#include "tcbench/error.hpp"
+#include "tcbench/kernels/fp8_scaling.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace tcbench::kernels {
+namespace {
+
+namespace tn = tcbench::numerics;
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+// Block-wide NaN-sticky max, merged into *amax_bits by one atomic per block.
+__device__ void merge_block_amax(float acc, unsigned* amax_bits) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    acc = tn::amax_step(acc, __shfl_xor_sync(0xffffffffu, acc, offset));
+  __shared__ float warp_amax[kWarps];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_amax[warp] = acc;
+  __syncthreads();
+  if (warp == 0) {
+    acc = lane < kWarps ? warp_amax[lane] : 0.0f;
+    for (int offset = kWarps / 2; offset > 0; offset /= 2)
+      acc = tn::amax_step(acc, __shfl_xor_sync(0xffffffffu, acc, offset));
+    if (lane == 0 && tn::amax_to_bits(acc) != 0u) atomicMax(amax_bits, tn::amax_to_bits(acc));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    fp8_amax_kernel(const float* __restrict__ x, std::size_t n, unsigned* __restrict__ amax_bits) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const std::size_t n4 = n / 4;
+  float acc = 0.0f;
+  for (std::size_t i = first; i < n4; i += stride) {
+    const float4 v = reinterpret_cast<const float4*>(x)[i];
+    acc = tn::amax_step(tn::amax_step(tn::amax_step(tn::amax_step(acc, v.x), v.y), v.z), v.w);
+  }
+  for (std::size_t i = 4 * n4 + first; i < n; i += stride) acc = tn::amax_step(acc, x[i]);
+  merge_block_amax(acc, amax_bits);
+}
+
+// Four FP8 bytes in memory order, as one 32-bit store.
+template <tn::Fp8Format F, tn::Saturation S>
+__device__ inline std::uint32_t cast4(float4 v, float scale) {
+  return static_cast<std::uint32_t>(tn::scaled_cast_fp8(v.x, scale, F, S)) |
+         static_cast<std::uint32_t>(tn::scaled_cast_fp8(v.y, scale, F, S)) << 8 |
+         static_cast<std::uint32_t>(tn::scaled_cast_fp8(v.z, scale, F, S)) << 16 |
+         static_cast<std::uint32_t>(tn::scaled_cast_fp8(v.w, scale, F, S)) << 24;
+}
+
+// kRecord: also merge amax(x) into *amax_bits (the delayed-scaling pass).
+template <tn::Fp8Format F, tn::Saturation S, bool kRecord>
+__global__ void __launch_bounds__(kThreads)
+    fp8_cast_kernel(const float* __restrict__ x, std::size_t n, const float* __restrict__ scale_ptr,
+                    __nv_fp8_storage_t* __restrict__ out, unsigned* __restrict__ amax_bits) {
+  const float scale = *scale_ptr;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const std::size_t n4 = n / 4;
+  float acc = 0.0f;
+  for (std::size_t i = first; i < n4; i += stride) {
+    const float4 v = reinterpret_cast<const float4*>(x)[i];
+    reinterpret_cast<std::uint32_t*>(out)[i] = cast4<F, S>(v, scale);
+    if constexpr (kRecord)
+      acc = tn::amax_step(tn::amax_step(tn::amax_step(tn::amax_step(acc, v.x), v.y), v.z), v.w);
+  }
+  for (std::size_t i = 4 * n4 + first; i < n; i += stride) {
+    out[i] = tn::scaled_cast_fp8(x[i], scale, F, S);
+    if constexpr (kRecord) acc = tn::amax_step(acc, x[i]);
+  }
+  if constexpr (kRecord) merge_block_amax(acc, amax_bits);
+}
+
+__global__ void fp8_compute_scale_kernel(const unsigned* __restrict__ amax_bits, ScaleRule rule,
+                                         float fp8_max, int margin, float* __restrict__ scale,
+                                         float* __restrict__ scale_inv) {
+  const float amax = tn::amax_from_bits(*amax_bits);
+  const float s = rule == ScaleRule::delayed
+                      ? tn::delayed_scale_from_amax(amax, fp8_max, margin, *scale)
+                      : tn::current_scale_from_amax(amax, fp8_max);
+  *scale = s;
+  *scale_inv = 1.0f / s;
+}
+
+int grid_for(std::size_t n) {
+  int device = 0, sms = 0;
+  TCB_CUDA(cudaGetDevice(&device));
+  TCB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::size_t want = (n / 4 + kThreads - 1) / kThreads;
+  const std::size_t cap = static_cast<std::size_t>(8) * static_cast<std::size_t>(sms);
+  return static_cast<int>(want < 1 ? 1 : (want < cap ? want : cap));
+}
+
+void check_pointers(const char* what, const float* x, std::size_t n, const void* out) {
+  const auto in_addr = reinterpret_cast<std::uintptr_t>(x);
+  const auto out_addr = reinterpret_cast<std::uintptr_t>(out);
+  if (x == nullptr || in_addr % kFp8CastInAlign != 0 ||
+      (out != nullptr && out_addr % kFp8CastOutAlign != 0))
+    throw InvalidArgument(std::string(what) + ": x must be a non-null " +
+                          std::to_string(kFp8CastInAlign) + "-byte aligned device pointer and " +
+                          "out " + std::to_string(kFp8CastOutAlign) +
+                          "-byte aligned; got n=" + std::to_string(n));
+}
+
+template <bool kRecord>
+void launch_cast(const char* what, const float* x, std::size_t n, const float* scale,
+                 tn::Fp8Format f, tn::Saturation sat, __nv_fp8_storage_t* out, unsigned* amax_bits,
+                 cudaStream_t stream) {
+  check_pointers(what, x, n, out);
+  if (scale == nullptr || out == nullptr || (kRecord && amax_bits == nullptr))
+    throw InvalidArgument(std::string(what) + ": scale, out" + (kRecord ? " and amax" : "") +
+                          " must be device pointers; got a null one (n=" + std::to_string(n) + ")");
+  if (n == 0) return;
+  const int grid = grid_for(n);
+  using tn::Fp8Format;
+  using tn::Saturation;
+  if (f == Fp8Format::e4m3 && sat == Saturation::satfinite)
+    fp8_cast_kernel<Fp8Format::e4m3, Saturation::satfinite, kRecord>
+        <<<grid, kThreads, 0, stream>>>(x, n, scale, out, amax_bits);
+  else if (f == Fp8Format::e5m2 && sat == Saturation::satfinite)
+    fp8_cast_kernel<Fp8Format::e5m2, Saturation::satfinite, kRecord>
+        <<<grid, kThreads, 0, stream>>>(x, n, scale, out, amax_bits);
+  else if (f == Fp8Format::e4m3)
+    fp8_cast_kernel<Fp8Format::e4m3, Saturation::none, kRecord>
+        <<<grid, kThreads, 0, stream>>>(x, n, scale, out, amax_bits);
+  else
+    fp8_cast_kernel<Fp8Format::e5m2, Saturation::none, kRecord>
+        <<<grid, kThreads, 0, stream>>>(x, n, scale, out, amax_bits);
+  TCB_CUDA_LAUNCH(std::string(what) + " n=" + std::to_string(n));
+}
+
+}  // namespace
+
+void reset_amax(unsigned* amax_bits, cudaStream_t stream) {
+  TCB_CUDA_CTX(cudaMemsetAsync(amax_bits, 0, sizeof(unsigned), stream), "reset_amax");
+}
+
+void amax_reduce(const float* x, std::size_t n, unsigned* amax_bits, cudaStream_t stream) {
+  check_pointers("amax_reduce", x, n, nullptr);
+  if (amax_bits == nullptr)
+    throw InvalidArgument(
+        "amax_reduce: amax_bits must be a device pointer; got null (n=" + std::to_string(n) + ")");
+  if (n == 0) return;
+  fp8_amax_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, n, amax_bits);
+  TCB_CUDA_LAUNCH("amax_reduce n=" + std::to_string(n));
+}
+
+void scaled_cast(const float* x, std::size_t n, const float* scale, numerics::Fp8Format f,
+                 numerics::Saturation sat, __nv_fp8_storage_t* out, cudaStream_t stream) {
+  launch_cast<false>("scaled_cast", x, n, scale, f, sat, out, nullptr, stream);
+}
+
+void scaled_cast_record_amax(const float* x, std::size_t n, const float* scale,
+                             numerics::Fp8Format f, __nv_fp8_storage_t* out, unsigned* amax_bits,
+                             cudaStream_t stream) {
+  launch_cast<true>("scaled_cast_record_amax", x, n, scale, f, numerics::Saturation::satfinite, out,
+                    amax_bits, stream);
+}
+
+void compute_scale(const unsigned* amax_bits, ScaleRule rule, float fp8_max, int margin,
+                   float* scale, float* scale_inv, cudaStream_t stream) {
+  if (amax_bits == nullptr || scale == nullptr || scale_inv == nullptr)
+    throw InvalidArgument("compute_scale: amax, scale and scale_inv must be device pointers");
+  if (!(fp8_max > 0.0f) || margin < 0)
+    throw InvalidArgument("compute_scale: fp8_max must be positive and margin >= 0; got fp8_max=" +
+                          std::to_string(fp8_max) + " margin=" + std::to_string(margin));
+  fp8_compute_scale_kernel<<<1, 1, 0, stream>>>(amax_bits, rule, fp8_max, margin, scale, scale_inv);
+  TCB_CUDA_LAUNCH("compute_scale");
+}
+
+}  // namespace tcbench::kernels

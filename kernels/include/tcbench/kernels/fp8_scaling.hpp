@@ -1,0 +1,53 @@
+// The GPU side of FP8 per-tensor scaling (recipes in tcbench/numerics/fp8_scaling.hpp):
+//   current scaling: amax_reduce, compute_scale(current), scaled_cast      (two passes over x)
+//   delayed scaling: scaled_cast_record_amax with last step's scale, then
+//                    compute_scale(delayed) for the next step              (one pass over x)
+// Every kernel is a loop around the host-tested element functions (scaled_cast_fp8, amax_step,
+// amax_to_bits, delayed/current_scale_from_amax), so its results are bit-for-bit the host's.
+//
+// Scales live in device memory, as in Transformer Engine, so the whole pipeline (amax, scale,
+// cast, GEMM with scale_inv as cuBLASLt's A/B_SCALE_POINTER) runs without a host round trip.
+// An amax accumulator is one `unsigned` holding amax_to_bits(amax); zero it before a pass
+// (reset_amax) and read it with amax_from_bits.
+#pragma once
+
+#include "tcbench/numerics/fp8_scaling.hpp"
+
+#include <cuda_fp8.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace tcbench::kernels {
+
+// Alignment the kernels require (cudaMalloc gives 256 bytes): x 16 bytes (float4 loads), out 4
+// bytes (four FP8 values per store). The launchers throw InvalidArgument otherwise.
+inline constexpr std::size_t kFp8CastInAlign = 16, kFp8CastOutAlign = 4;
+
+void reset_amax(unsigned* amax_bits, cudaStream_t stream);
+
+// *amax_bits = max(*amax_bits, amax_to_bits(max |x|)), NaN sticky.
+void amax_reduce(const float* x, std::size_t n, unsigned* amax_bits, cudaStream_t stream);
+
+// out[i] = scaled_cast_fp8(x[i], *scale, f, sat).
+void scaled_cast(const float* x, std::size_t n, const float* scale, numerics::Fp8Format f,
+                 numerics::Saturation sat, __nv_fp8_storage_t* out, cudaStream_t stream);
+
+// The delayed-scaling pass: the satfinite cast of scaled_cast with `scale` (last step's) while
+// merging this tensor's amax into *amax_bits, in one read of x.
+void scaled_cast_record_amax(const float* x, std::size_t n, const float* scale,
+                             numerics::Fp8Format f, __nv_fp8_storage_t* out, unsigned* amax_bits,
+                             cudaStream_t stream);
+
+enum class ScaleRule { delayed, current };
+
+// One thread: amax = amax_from_bits(*amax_bits);
+//   delayed: *scale = delayed_scale_from_amax(amax, fp8_max, margin, *scale)  (TE: keeps the
+//            previous scale for amax 0/Inf/NaN)
+//   current: *scale = current_scale_from_amax(amax, fp8_max)                  (1 for 0/Inf/NaN)
+// and *scale_inv = 1 / *scale (what cuBLASLt's A/B_SCALE_POINTER takes). `margin` is ignored
+// for current scaling.
+void compute_scale(const unsigned* amax_bits, ScaleRule rule, float fp8_max, int margin,
+                   float* scale, float* scale_inv, cudaStream_t stream);
+
+}  // namespace tcbench::kernels
