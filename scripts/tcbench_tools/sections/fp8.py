@@ -1,0 +1,245 @@
+"""Report section for bench_fp8: FP8 vs BF16 speed-up per shape, the cost of scaling, and the
+per-layer precision selection of a transformer block (docs/concepts/fp8-scaling.md).
+
+Benchmark names it reads (``fp8/<variant>/<precision>/<args>``):
+
+- ``fp8/gemm_<a>x<b>_<d>/fp8/m:M/n:N/k:K/accum:fast|split[/layer:L]``: FP8 cuBLASLt GEMMs with
+  ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``, ``rel_error`` (vs the quantized inputs) and
+  ``rel_error_unquantized`` (vs FP32 of the original inputs); ``fp8/gemm/bf16|fp16/...`` beside.
+- ``fp8/recipe_<kernel>/fp8/n:N``: scaling kernels with ``gbps`` and ``pct_of_peak``.
+- ``fp8/overhead_<recipe>/fp8/m:M/n:N/k:K``: ``overhead_pct`` of quantizing A and B vs the GEMM.
+- ``fp8/layer_<layer>/<precision>/h:H/t:T[/recipe:R]``: one layer of the block in one precision:
+  ``time_us``, ``rel_error_unquantized``, ``selected`` (1 if the selector chose it).
+- ``fp8/block/bf16|fp8|selected/h:H/t:T``: ``block_time_us``, ``speedup_vs_bf16``,
+  ``block_rel_error``; the selected row's label names each layer's choice.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+
+from tcbench_tools.tables import fmt_num  # noqa: E402
+
+TOPIC = "fp8"
+TITLE = "FP8: speed, accuracy cost, scaling overhead, precision per layer"
+
+HEADLINE = ("gemm_e4m3xe4m3_bf16", "fast")  # Transformer Engine's forward GEMM: fast accumulation
+LAYERS = ("qkv", "attn_out", "mlp_up", "mlp_down")
+OPTIONS = (("bf16", ""), ("fp16", ""), ("fp8", "delayed"), ("fp8", "current"))
+
+
+def _value(bench, metric):
+    sample = bench.sample(metric)
+    return sample.center if sample is not None else None
+
+
+def _fp8_rows(rs):
+    return [b for b in rs.benchmarks.values() if b.parsed.topic == TOPIC]
+
+
+def _fmt_err(x):
+    return "-" if x is None else f"{x:.2e}"
+
+
+def _fmt_x(x):
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _shape_key(args):
+    return tuple(int(float(args[k])) for k in ("m", "n", "k")) + (args.get("layer", ""),)
+
+
+def _gemm_table(doc, rs, label):
+    """FP8 (headline variant) beside BF16 per shape; returns {(m,n,k,layer): speed-up}."""
+    bf16, fp16, fp8 = {}, {}, {}
+    for b in _fp8_rows(rs):
+        p = b.parsed
+        if not b.ok or not {"m", "n", "k"} <= p.args.keys():
+            continue
+        key = _shape_key(p.args)
+        if p.variant == "gemm" and p.precision == "bf16":
+            bf16[key] = b
+        elif p.variant == "gemm" and p.precision == "fp16":
+            fp16[key] = b
+        elif (p.variant, p.args.get("accum")) == HEADLINE:
+            fp8[key] = b
+    if not fp8:
+        return {}
+    doc.heading(3, f"{label}: FP8 (E4M3 x E4M3 -> BF16, fast accumulation) vs BF16")
+    rows, speedups = [], {}
+    for key in sorted(fp8, key=lambda k: (k[3] != "", k[3], k[:3])):
+        f = fp8[key]
+        bt = _value(bf16[key], "tflops") if key in bf16 else None
+        ht = _value(fp16[key], "tflops") if key in fp16 else None
+        ft = _value(f, "tflops")
+        speedup = _value(f, "speedup_vs_bf16")
+        if speedup is None and bt and ft:
+            speedup = ft / bt
+        speedups[key] = speedup
+        pct = _value(f, "pct_of_peak")
+        rows.append([f"{key[0]}x{key[1]}x{key[2]}", key[3] or "square", fmt_num(bt), fmt_num(ht),
+                     fmt_num(ft), "-" if pct is None else f"{pct:.1f}", _fmt_x(speedup),
+                     _fmt_err(_value(f, "rel_error")), _fmt_err(_value(f, "rel_error_unquantized"))])
+    doc.table(["m x n x k", "layer", "BF16 TFLOP/s", "FP16 TFLOP/s", "FP8 TFLOP/s",
+               "% FP8 peak", "x BF16", "error (quantized inputs)", "error (FP32 inputs)"],
+              rows, set(range(2, 9)))
+    return speedups
+
+
+def _variant_table(doc, rs, label):
+    """Every FP8 variant at the largest square that has them."""
+    by_shape = defaultdict(list)
+    for b in _fp8_rows(rs):
+        p = b.parsed
+        if b.ok and p.variant.startswith("gemm_") and {"m", "n", "k"} <= p.args.keys() \
+                and "layer" not in p.args:
+            by_shape[_shape_key(p.args)].append(b)
+    if not by_shape:
+        return
+    key = max(by_shape, key=lambda k: (len(by_shape[k]), k[0] * k[1] * k[2]))
+    rows = []
+    for b in sorted(by_shape[key], key=lambda b: (b.parsed.variant, b.parsed.args.get("accum", ""))):
+        p = b.parsed
+        a_b_d = p.variant.removeprefix("gemm_")
+        rows.append([a_b_d, p.args.get("accum", "-"), fmt_num(_value(b, "tflops")),
+                     _fmt_x(_value(b, "speedup_vs_bf16")), _fmt_err(_value(b, "rel_error")),
+                     _fmt_err(_value(b, "rel_error_unquantized"))])
+    doc.heading(3, f"{label}: FP8 variants at {key[0]}x{key[1]}x{key[2]}")
+    doc.table(["A x B -> D", "accumulation", "TFLOP/s", "x BF16", "error (quantized inputs)",
+               "error (FP32 inputs)"], rows, {2, 3, 4, 5})
+
+
+def _recipe_tables(doc, rs, label):
+    kernels = []
+    overhead = []
+    for b in _fp8_rows(rs):
+        p = b.parsed
+        if not b.ok:
+            continue
+        if p.variant.startswith("recipe_") and "n" in p.args:
+            kernels.append([p.variant.removeprefix("recipe_"), int(float(p.args["n"])),
+                            _value(b, "gbps"), _value(b, "pct_of_peak")])
+        elif p.variant.startswith("overhead_") and {"m", "n", "k"} <= p.args.keys():
+            overhead.append([p.variant.removeprefix("overhead_"), _shape_key(p.args)[:3],
+                             _value(b, "overhead_pct")])
+    if kernels:
+        doc.heading(3, f"{label}: scaling kernels (memory-bound)")
+        doc.table(["kernel", "elements", "GB/s", "% DRAM peak"],
+                  [[k, f"{n:,}", fmt_num(g), "-" if p is None else f"{p:.1f}"]
+                   for k, n, g, p in sorted(kernels, key=lambda r: (r[0], r[1]))], {1, 2, 3})
+    if overhead:
+        doc.heading(3, f"{label}: cost of quantizing A and B, as % of the FP8 GEMM")
+        doc.table(["recipe", "m x n x k", "overhead %"],
+                  [[r, "x".join(map(str, s)), "-" if o is None else f"{o:.1f}"]
+                   for r, s, o in sorted(overhead, key=lambda r: (r[0], r[1]))], {2})
+
+
+def _selection_tables(doc, rs, label):
+    layers = defaultdict(dict)  # (h, t) -> {(layer, option label): bench}
+    blocks = defaultdict(dict)  # (h, t) -> {mix: bench}
+    for b in _fp8_rows(rs):
+        p = b.parsed
+        if not b.ok or not {"h", "t"} <= p.args.keys():
+            continue
+        ht = (int(float(p.args["h"])), int(float(p.args["t"])))
+        if p.variant.startswith("layer_"):
+            option = p.precision + (f"/{p.args['recipe']}" if "recipe" in p.args else "")
+            layers[ht][(p.variant.removeprefix("layer_"), option)] = b
+        elif p.variant == "block":
+            blocks[ht][p.precision] = b
+    for ht in sorted(set(layers) | set(blocks)):
+        doc.heading(3, f"{label}: precision per layer, hidden {ht[0]}, {ht[1]} tokens")
+        cells = layers[ht]
+        options = [o for o in ("bf16", "fp16", "fp8/delayed", "fp8/current")
+                   if any(opt == o for _, opt in cells)]
+        rows = []
+        for layer in LAYERS:
+            if not any(lay == layer for lay, _ in cells):
+                continue
+            row, chosen = [layer], "-"
+            for o in options:
+                b = cells.get((layer, o))
+                if b is None:
+                    row.append("-")
+                    continue
+                t, e = _value(b, "time_us"), _value(b, "rel_error_unquantized")
+                row.append(f"{fmt_num(t)} us, {_fmt_err(e)}")
+                if (_value(b, "selected") or 0) >= 1:
+                    chosen = o
+            rows.append(row + [chosen])
+        if rows:
+            doc.table(["layer"] + [f"{o}: time, error" for o in options] + ["chosen"], rows, set())
+        mixes = blocks[ht]
+        if mixes:
+            doc.heading(3, f"{label}: block of these layers, hidden {ht[0]}, {ht[1]} tokens")
+            brows = []
+            for mix, name in (("bf16", "all BF16"), ("fp8", "all FP8"), ("selected", "selected")):
+                b = mixes.get(mix)
+                if b is None:
+                    continue
+                brows.append([name, fmt_num(_value(b, "block_time_us")),
+                              _fmt_x(_value(b, "speedup_vs_bf16")),
+                              _fmt_err(_value(b, "block_rel_error")),
+                              (b.iterations[0].get("label", "") if b.iterations else "")])
+            doc.table(["block", "time (us)", "x all-BF16", "end-to-end error", "layers"],
+                      brows, {1, 2, 3})
+
+
+def _speedup_plot(series, out_dir: Path) -> Path | None:
+    """x BF16 of the headline FP8 GEMM over square sizes, one line per GPU."""
+    lines = {gpu: sorted((k[0], s) for k, s in sp.items() if not k[3] and s and k[0] == k[1] == k[2])
+             for gpu, sp in series.items()}
+    lines = {g: pts for g, pts in lines.items() if pts}
+    if not lines:
+        return None
+    fig, ax = plt.subplots(figsize=(6.5, 4.0))
+    for gpu, pts in lines.items():
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=gpu)
+    xs = sorted({x for pts in lines.values() for x, _ in pts})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs)
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
+    ax.axhline(2.0, color="grey", linestyle="--", linewidth=1, label="datasheet ratio (2x)")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("m = n = k")
+    ax.set_ylabel("FP8 / BF16 throughput")
+    ax.set_title("FP8 (E4M3, fast accumulation) speed-up over BF16, square GEMMs",
+                 fontsize="medium")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    path = out_dir / "section_fp8_speedup.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def render(doc, sets, labels, out_dir: Path) -> list[Path]:
+    doc.para("FP8 GEMMs (cuBLASLt, per-tensor scales) beside BF16 and FP16 on the same shapes, "
+             "the cost of computing the scales (delayed: one pass; current: two), and the "
+             "precision a selector picks per transformer layer within an error budget. See "
+             "docs/concepts/fp8-scaling.md for the predictions to compare with.")
+    images, series = [], {}
+    for rs, label in zip(sets, labels):
+        rows = _fp8_rows(rs)
+        if rows and not any(b.ok for b in rows):
+            reasons = sorted({b.skip_reason or (b.error or "") for b in rows})
+            doc.para(f"**{label}**: no FP8 result: {'; '.join(reasons)}")
+            continue
+        series[label] = _gemm_table(doc, rs, label)
+        _variant_table(doc, rs, label)
+        _recipe_tables(doc, rs, label)
+        _selection_tables(doc, rs, label)
+    plot = _speedup_plot(series, out_dir)
+    if plot is not None:
+        doc.image(plot, "FP8 speed-up over BF16 per square size")
+        images.append(plot)
+    return images
