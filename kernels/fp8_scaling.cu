@@ -1,13 +1,16 @@
 // FP8 per-tensor scaling kernels: amax reduction, scaled saturating cast, the delayed-scaling
 // cast that records amax in the same pass, and the one-thread scale update.
 //
-// Memory-bound by design: each thread moves four floats (one float4 load) and stores four FP8
-// bytes (one 32-bit store) per iteration of a grid-stride loop over a grid of at most 8 blocks
+// Inputs are FP32 or BF16 (what Transformer Engine usually casts from). Memory-bound by design:
+// each thread loads four inputs (one 16- or 8-byte load) and stores four FP8 bytes (one 32-bit
+// store) per iteration of a grid-stride loop over a grid of at most 8 blocks
 // per SM, so per-block amax partials reach memory with few atomics. The element work is the
 // numerics headers' code; on sm_89+ nvcc turns the satfinite cast into the hardware
 // cvt.rn.satfinite.e4m3x2/e5m2x2.f32 (SASS F2FP), which tests/sass/sass_rules.json checks.
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/fp8_scaling.hpp"
+
+#include <cuda_bf16.h>
 
 #include <cstdint>
 #include <string>
@@ -19,6 +22,24 @@ namespace tn = tcbench::numerics;
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+
+// Four consecutive inputs as floats (exact for BF16), from one 16-byte (float) or 8-byte (BF16)
+// load.
+__device__ inline float4 load4(const float* x, std::size_t i) {
+  return reinterpret_cast<const float4*>(x)[i];
+}
+__device__ inline float4 load4(const __nv_bfloat16* x, std::size_t i) {
+  const uint2 raw = reinterpret_cast<const uint2*>(x)[i];
+  const __nv_bfloat162 lo = *reinterpret_cast<const __nv_bfloat162*>(&raw.x);
+  const __nv_bfloat162 hi = *reinterpret_cast<const __nv_bfloat162*>(&raw.y);
+  return make_float4(__low2float(lo), __high2float(lo), __low2float(hi), __high2float(hi));
+}
+__device__ inline float load1(const float* x, std::size_t i) {
+  return x[i];
+}
+__device__ inline float load1(const __nv_bfloat16* x, std::size_t i) {
+  return __bfloat162float(x[i]);
+}
 
 // Block-wide NaN-sticky max, merged into *amax_bits by one atomic per block.
 __device__ void merge_block_amax(float acc, unsigned* amax_bits) {
@@ -36,17 +57,18 @@ __device__ void merge_block_amax(float acc, unsigned* amax_bits) {
   }
 }
 
+template <typename In>
 __global__ void __launch_bounds__(kThreads)
-    fp8_amax_kernel(const float* __restrict__ x, std::size_t n, unsigned* __restrict__ amax_bits) {
+    fp8_amax_kernel(const In* __restrict__ x, std::size_t n, unsigned* __restrict__ amax_bits) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
   const std::size_t n4 = n / 4;
   float acc = 0.0f;
   for (std::size_t i = first; i < n4; i += stride) {
-    const float4 v = reinterpret_cast<const float4*>(x)[i];
+    const float4 v = load4(x, i);
     acc = tn::amax_step(tn::amax_step(tn::amax_step(tn::amax_step(acc, v.x), v.y), v.z), v.w);
   }
-  for (std::size_t i = 4 * n4 + first; i < n; i += stride) acc = tn::amax_step(acc, x[i]);
+  for (std::size_t i = 4 * n4 + first; i < n; i += stride) acc = tn::amax_step(acc, load1(x, i));
   merge_block_amax(acc, amax_bits);
 }
 
@@ -60,9 +82,9 @@ __device__ inline std::uint32_t cast4(float4 v, float scale) {
 }
 
 // kRecord: also merge amax(x) into *amax_bits (the delayed-scaling pass).
-template <tn::Fp8Format F, tn::Saturation S, bool kRecord>
+template <tn::Fp8Format F, tn::Saturation S, bool kRecord, typename In>
 __global__ void __launch_bounds__(kThreads)
-    fp8_cast_kernel(const float* __restrict__ x, std::size_t n, const float* __restrict__ scale_ptr,
+    fp8_cast_kernel(const In* __restrict__ x, std::size_t n, const float* __restrict__ scale_ptr,
                     __nv_fp8_storage_t* __restrict__ out, unsigned* __restrict__ amax_bits) {
   const float scale = *scale_ptr;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
@@ -70,14 +92,15 @@ __global__ void __launch_bounds__(kThreads)
   const std::size_t n4 = n / 4;
   float acc = 0.0f;
   for (std::size_t i = first; i < n4; i += stride) {
-    const float4 v = reinterpret_cast<const float4*>(x)[i];
+    const float4 v = load4(x, i);
     reinterpret_cast<std::uint32_t*>(out)[i] = cast4<F, S>(v, scale);
     if constexpr (kRecord)
       acc = tn::amax_step(tn::amax_step(tn::amax_step(tn::amax_step(acc, v.x), v.y), v.z), v.w);
   }
   for (std::size_t i = 4 * n4 + first; i < n; i += stride) {
-    out[i] = tn::scaled_cast_fp8(x[i], scale, F, S);
-    if constexpr (kRecord) acc = tn::amax_step(acc, x[i]);
+    const float v = load1(x, i);
+    out[i] = tn::scaled_cast_fp8(v, scale, F, S);
+    if constexpr (kRecord) acc = tn::amax_step(acc, v);
   }
   if constexpr (kRecord) merge_block_amax(acc, amax_bits);
 }
@@ -102,20 +125,21 @@ int grid_for(std::size_t n) {
   return static_cast<int>(want < 1 ? 1 : (want < cap ? want : cap));
 }
 
-void check_pointers(const char* what, const float* x, std::size_t n, const void* out) {
+template <typename In>
+void check_pointers(const char* what, const In* x, std::size_t n, const void* out) {
   const auto in_addr = reinterpret_cast<std::uintptr_t>(x);
   const auto out_addr = reinterpret_cast<std::uintptr_t>(out);
-  if (x == nullptr || in_addr % kFp8CastInAlign != 0 ||
+  if (x == nullptr || in_addr % (4 * sizeof(In)) != 0 ||
       (out != nullptr && out_addr % kFp8CastOutAlign != 0))
     throw InvalidArgument(std::string(what) + ": x must be a non-null " +
-                          std::to_string(kFp8CastInAlign) + "-byte aligned device pointer and " +
+                          std::to_string(4 * sizeof(In)) + "-byte aligned device pointer and " +
                           "out " + std::to_string(kFp8CastOutAlign) +
                           "-byte aligned; got n=" + std::to_string(n));
 }
 
-template <bool kRecord>
-void launch_cast(const char* what, const float* x, std::size_t n, const float* scale,
-                 tn::Fp8Format f, tn::Saturation sat, __nv_fp8_storage_t* out, unsigned* amax_bits,
+template <bool kRecord, typename In>
+void launch_cast(const char* what, const In* x, std::size_t n, const float* scale, tn::Fp8Format f,
+                 tn::Saturation sat, __nv_fp8_storage_t* out, unsigned* amax_bits,
                  cudaStream_t stream) {
   check_pointers(what, x, n, out);
   if (scale == nullptr || out == nullptr || (kRecord && amax_bits == nullptr))
@@ -126,16 +150,16 @@ void launch_cast(const char* what, const float* x, std::size_t n, const float* s
   using tn::Fp8Format;
   using tn::Saturation;
   if (f == Fp8Format::e4m3 && sat == Saturation::satfinite)
-    fp8_cast_kernel<Fp8Format::e4m3, Saturation::satfinite, kRecord>
+    fp8_cast_kernel<Fp8Format::e4m3, Saturation::satfinite, kRecord, In>
         <<<grid, kThreads, 0, stream>>>(x, n, scale, out, amax_bits);
   else if (f == Fp8Format::e5m2 && sat == Saturation::satfinite)
-    fp8_cast_kernel<Fp8Format::e5m2, Saturation::satfinite, kRecord>
+    fp8_cast_kernel<Fp8Format::e5m2, Saturation::satfinite, kRecord, In>
         <<<grid, kThreads, 0, stream>>>(x, n, scale, out, amax_bits);
   else if (f == Fp8Format::e4m3)
-    fp8_cast_kernel<Fp8Format::e4m3, Saturation::none, kRecord>
+    fp8_cast_kernel<Fp8Format::e4m3, Saturation::none, kRecord, In>
         <<<grid, kThreads, 0, stream>>>(x, n, scale, out, amax_bits);
   else
-    fp8_cast_kernel<Fp8Format::e5m2, Saturation::none, kRecord>
+    fp8_cast_kernel<Fp8Format::e5m2, Saturation::none, kRecord, In>
         <<<grid, kThreads, 0, stream>>>(x, n, scale, out, amax_bits);
   TCB_CUDA_LAUNCH(std::string(what) + " n=" + std::to_string(n));
 }
@@ -146,7 +170,9 @@ void reset_amax(unsigned* amax_bits, cudaStream_t stream) {
   TCB_CUDA_CTX(cudaMemsetAsync(amax_bits, 0, sizeof(unsigned), stream), "reset_amax");
 }
 
-void amax_reduce(const float* x, std::size_t n, unsigned* amax_bits, cudaStream_t stream) {
+namespace {
+template <typename In>
+void amax_reduce_impl(const In* x, std::size_t n, unsigned* amax_bits, cudaStream_t stream) {
   check_pointers("amax_reduce", x, n, nullptr);
   if (amax_bits == nullptr)
     throw InvalidArgument(
@@ -155,13 +181,31 @@ void amax_reduce(const float* x, std::size_t n, unsigned* amax_bits, cudaStream_
   fp8_amax_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, n, amax_bits);
   TCB_CUDA_LAUNCH("amax_reduce n=" + std::to_string(n));
 }
+}  // namespace
+
+void amax_reduce(const float* x, std::size_t n, unsigned* amax_bits, cudaStream_t stream) {
+  amax_reduce_impl(x, n, amax_bits, stream);
+}
+void amax_reduce(const __nv_bfloat16* x, std::size_t n, unsigned* amax_bits, cudaStream_t stream) {
+  amax_reduce_impl(x, n, amax_bits, stream);
+}
 
 void scaled_cast(const float* x, std::size_t n, const float* scale, numerics::Fp8Format f,
                  numerics::Saturation sat, __nv_fp8_storage_t* out, cudaStream_t stream) {
   launch_cast<false>("scaled_cast", x, n, scale, f, sat, out, nullptr, stream);
 }
+void scaled_cast(const __nv_bfloat16* x, std::size_t n, const float* scale, numerics::Fp8Format f,
+                 numerics::Saturation sat, __nv_fp8_storage_t* out, cudaStream_t stream) {
+  launch_cast<false>("scaled_cast", x, n, scale, f, sat, out, nullptr, stream);
+}
 
 void scaled_cast_record_amax(const float* x, std::size_t n, const float* scale,
+                             numerics::Fp8Format f, __nv_fp8_storage_t* out, unsigned* amax_bits,
+                             cudaStream_t stream) {
+  launch_cast<true>("scaled_cast_record_amax", x, n, scale, f, numerics::Saturation::satfinite, out,
+                    amax_bits, stream);
+}
+void scaled_cast_record_amax(const __nv_bfloat16* x, std::size_t n, const float* scale,
                              numerics::Fp8Format f, __nv_fp8_storage_t* out, unsigned* amax_bits,
                              cudaStream_t stream) {
   launch_cast<true>("scaled_cast_record_amax", x, n, scale, f, numerics::Saturation::satfinite, out,

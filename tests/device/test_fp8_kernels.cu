@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cuda_bf16.h>
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -89,6 +91,46 @@ TEST(Fp8Kernels, ScaledCastMatchesHostBitForBit) {
               << "n=" << n << " scale=" << s << " format=" << int(f) << " sat=" << int(sat);
         }
     }
+  }
+}
+
+// BF16 inputs (what TE usually casts from): the kernels widen exactly, so the host reference is
+// the same cast of the BF16 values as floats.
+TEST(Fp8Kernels, Bf16InputsMatchHostBitForBit) {
+  TCB_REQUIRE_GPU(dev);
+  Gpu gpu;
+  for (std::size_t n : {std::size_t{5}, std::size_t{65539}}) {
+    const std::vector<float> raw = awkward_inputs(n, 31);
+    std::vector<__nv_bfloat16> xb(n);
+    std::vector<float> xs(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      xb[i] = __float2bfloat16_rn(raw[i]);
+      xs[i] = __bfloat162float(xb[i]);
+    }
+    DeviceBuffer<__nv_bfloat16> x(n);
+    DeviceBuffer<float> scale(1);
+    DeviceBuffer<__nv_fp8_storage_t> out(n);
+    DeviceBuffer<unsigned> amax(1);
+    x.upload(xb, gpu.get());
+    scale.upload(std::vector<float>{0.75f}, gpu.get());
+    for (tn::Fp8Format f : {tn::Fp8Format::e4m3, tn::Fp8Format::e5m2}) {
+      tk::scaled_cast(x.get(), n, scale.get(), f, tn::Saturation::satfinite, out.get(), gpu.get());
+      EXPECT_EQ(count_mismatches(out.download(gpu.get()),
+                                 host_cast(xs, 0.75f, f, tn::Saturation::satfinite), xs,
+                                 "scaled_cast bf16"),
+                0u);
+      tk::reset_amax(amax.get(), gpu.get());
+      TCB_CUDA(cudaMemsetAsync(out.get(), 0x55, n, gpu.get()));
+      tk::scaled_cast_record_amax(x.get(), n, scale.get(), f, out.get(), amax.get(), gpu.get());
+      EXPECT_EQ(count_mismatches(out.download(gpu.get()),
+                                 host_cast(xs, 0.75f, f, tn::Saturation::satfinite), xs,
+                                 "scaled_cast_record_amax bf16"),
+                0u);
+      EXPECT_TRUE(same_float(tn::amax_from_bits(amax.download(gpu.get())[0]), tn::amax(xs)));
+    }
+    tk::reset_amax(amax.get(), gpu.get());
+    tk::amax_reduce(x.get(), n, amax.get(), gpu.get());
+    EXPECT_TRUE(same_float(tn::amax_from_bits(amax.download(gpu.get())[0]), tn::amax(xs)));
   }
 }
 

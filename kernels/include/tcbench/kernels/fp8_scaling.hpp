@@ -13,6 +13,7 @@
 
 #include "tcbench/numerics/fp8_scaling.hpp"
 
+#include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
 
@@ -20,22 +21,29 @@
 
 namespace tcbench::kernels {
 
-// Alignment the kernels require (cudaMalloc gives 256 bytes): x 16 bytes (float4 loads), out 4
-// bytes (four FP8 values per store). The launchers throw InvalidArgument otherwise.
-inline constexpr std::size_t kFp8CastInAlign = 16, kFp8CastOutAlign = 4;
+// Inputs are FP32 or BF16. Alignment the kernels require (cudaMalloc gives 256 bytes): x four
+// elements (16 bytes of FP32, 8 of BF16: one vector load), out 4 bytes (four FP8 values per
+// store). The launchers throw InvalidArgument otherwise.
+inline constexpr std::size_t kFp8CastOutAlign = 4;
 
 void reset_amax(unsigned* amax_bits, cudaStream_t stream);
 
 // *amax_bits = max(*amax_bits, amax_to_bits(max |x|)), NaN sticky.
 void amax_reduce(const float* x, std::size_t n, unsigned* amax_bits, cudaStream_t stream);
+void amax_reduce(const __nv_bfloat16* x, std::size_t n, unsigned* amax_bits, cudaStream_t stream);
 
 // out[i] = scaled_cast_fp8(x[i], *scale, f, sat).
 void scaled_cast(const float* x, std::size_t n, const float* scale, numerics::Fp8Format f,
+                 numerics::Saturation sat, __nv_fp8_storage_t* out, cudaStream_t stream);
+void scaled_cast(const __nv_bfloat16* x, std::size_t n, const float* scale, numerics::Fp8Format f,
                  numerics::Saturation sat, __nv_fp8_storage_t* out, cudaStream_t stream);
 
 // The delayed-scaling pass: the satfinite cast of scaled_cast with `scale` (last step's) while
 // merging this tensor's amax into *amax_bits, in one read of x.
 void scaled_cast_record_amax(const float* x, std::size_t n, const float* scale,
+                             numerics::Fp8Format f, __nv_fp8_storage_t* out, unsigned* amax_bits,
+                             cudaStream_t stream);
+void scaled_cast_record_amax(const __nv_bfloat16* x, std::size_t n, const float* scale,
                              numerics::Fp8Format f, __nv_fp8_storage_t* out, unsigned* amax_bits,
                              cudaStream_t stream);
 
