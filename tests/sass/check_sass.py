@@ -49,13 +49,6 @@ def kernels_in(sass: str) -> dict[str, str]:
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
-def uses(opcodes: set[str], op: str) -> bool:
-    """'HMMA' matches HMMA and its variants (HMMA..., by prefix); 'F2F$' matches F2F exactly."""
-    if op.endswith("$"):
-        return op[:-1] in opcodes
-    return any(o == op or o.startswith(op) for o in opcodes)
-
-
 def sm_number(arch: str) -> int:
     return int(re.match(r"sm_(\d+)", arch).group(1))
 
@@ -102,11 +95,11 @@ def main() -> int:
                     opcodes = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", text))
                     for op in rule["must"]:
                         checks += 1
-                        if not uses(opcodes, op):
+                        if not any(o == op or o.startswith(op) for o in opcodes):
                             failures.append(f"{binary.name} {arch} {rule['kernel']}: no {op}")
                     for op in rule["must_not"]:
                         checks += 1
-                        if uses(opcodes, op):
+                        if any(o == op or o.startswith(op) for o in opcodes):
                             failures.append(f"{binary.name} {arch} {rule['kernel']}: contains {op}")
     for f in failures:
         print("FAIL:", f)
