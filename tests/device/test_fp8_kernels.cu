@@ -6,7 +6,9 @@
 #include "gpu_test.hpp"
 
 #include "tcbench/cuda_owners.hpp"
+#include "tcbench/kernels/convert.hpp"
 #include "tcbench/kernels/fp8_scaling.hpp"
+#include "tcbench/random_fill.hpp"
 
 #include <gtest/gtest.h>
 
@@ -266,6 +268,29 @@ TEST(Fp8Kernels, LaunchersRejectBadPointersWithASentence) {
                                  scale.get(), gpu.get()),
                InvalidArgument);
   EXPECT_NO_THROW(tk::amax_reduce(x.get(), 0, amax.get(), gpu.get()));  // empty: nothing to do
+}
+
+// The activation conversion the block benchmark uses: bit-exact with the host's convert_sample.
+TEST(ConvertKernel, MatchesHostConvertSample) {
+  TCB_REQUIRE_GPU(dev);
+  Gpu gpu;
+  const std::size_t n = 100003;
+  const std::vector<float> xs = awkward_inputs(n, 5);
+  DeviceBuffer<float> x(n);
+  DeviceBuffer<__half> h(n);
+  DeviceBuffer<__nv_bfloat16> b(n);
+  x.upload(xs, gpu.get());
+  tk::convert(x.get(), n, h.get(), gpu.get());
+  tk::convert(x.get(), n, b.get(), gpu.get());
+  const auto hd = h.download(gpu.get());
+  const auto bd = b.download(gpu.get());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bad += !same_float(__half2float(hd[i]), __half2float(convert_sample<__half>(xs[i])));
+    bad += !same_float(__bfloat162float(bd[i]),
+                       __bfloat162float(convert_sample<__nv_bfloat16>(xs[i])));
+  }
+  EXPECT_EQ(bad, 0u);
 }
 
 }  // namespace
