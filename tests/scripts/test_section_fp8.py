@@ -48,13 +48,17 @@ def test_report_renders_speedup_selection_and_skip(cli, tmp_path):
     overhead = rows_after(md, f"### {gpu}: cost of quantizing A and B, as % of the FP8 GEMM")
     assert overhead == [["current", "8192x8192x8192", "11.8"], ["delayed", "8192x8192x8192", "6.5"]]
     kernels = rows_after(md, f"### {gpu}: scaling kernels (memory-bound)")
-    assert kernels[1] == ["amax", "16,777,216", "3000", "89.6"]
+    assert kernels[1] == ["amax", "bf16", "16,777,216", "3000", "89.6"]
 
     sel = {r[0]: r for r in rows_after(md, f"### {gpu}: precision per layer, hidden 4096, "
                                            "4096 tokens")}
     assert list(sel) == ["qkv", "attn_out", "mlp_up", "mlp_down"]
     assert [sel[k][-1] for k in sel] == ["fp8/delayed", "fp8/delayed", "fp8/delayed", "bf16"]
-    assert sel["mlp_down"][3] == "240 us, 7.10e-02"  # fp8/delayed: fast but over the budget
+    header = md.split(f"### {gpu}: precision per layer, hidden 4096, 4096 tokens\n", 1)[1]
+    columns = [c.strip() for c in header.splitlines()[1].strip("|").split("|")]
+    assert columns == ["layer", "bf16: time, error", "fp16: time, error",
+                       "fp8/current: time, error", "fp8/delayed: time, error", "chosen"]
+    assert sel["mlp_down"][4] == "240 us, 7.10e-02"  # fp8/delayed: fast but over the budget
     blocks = rows_after(md, f"### {gpu}: block of these layers, hidden 4096, 4096 tokens")
     assert [b[:4] for b in blocks] == [["all BF16", "1200", "1.00", "3.10e-03"],
                                        ["all FP8", "720", "1.67", "8.30e-02"],

@@ -6,7 +6,8 @@ Benchmark names it reads (``fp8/<variant>/<precision>/<args>``):
 - ``fp8/gemm_<a>x<b>_<d>/fp8/m:M/n:N/k:K/accum:fast|split[/layer:L]``: FP8 cuBLASLt GEMMs with
   ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``, ``rel_error`` (vs the quantized inputs) and
   ``rel_error_unquantized`` (vs FP32 of the original inputs); ``fp8/gemm/bf16|fp16/...`` beside.
-- ``fp8/recipe_<kernel>/fp8/n:N``: scaling kernels with ``gbps`` and ``pct_of_peak``.
+- ``fp8/recipe_<kernel>/fp8/n:N/in:bf16|fp32``: scaling kernels with ``gbps`` and
+  ``pct_of_peak``.
 - ``fp8/overhead_<recipe>/fp8/m:M/n:N/k:K``: ``overhead_pct`` of quantizing A and B vs the GEMM.
 - ``fp8/layer_<layer>/<precision>/h:H/t:T[/recipe:R]``: one layer of the block in one precision:
   ``time_us``, ``rel_error_unquantized``, ``selected`` (1 if the selector chose it).
@@ -32,7 +33,6 @@ TITLE = "FP8: speed, accuracy cost, scaling overhead, precision per layer"
 
 HEADLINE = ("gemm_e4m3xe4m3_bf16", "fast")  # Transformer Engine's forward GEMM: fast accumulation
 LAYERS = ("qkv", "attn_out", "mlp_up", "mlp_down")
-OPTIONS = (("bf16", ""), ("fp16", ""), ("fp8", "delayed"), ("fp8", "current"))
 
 
 def _value(bench, metric):
@@ -124,21 +124,29 @@ def _recipe_tables(doc, rs, label):
         if not b.ok:
             continue
         if p.variant.startswith("recipe_") and "n" in p.args:
-            kernels.append([p.variant.removeprefix("recipe_"), int(float(p.args["n"])),
-                            _value(b, "gbps"), _value(b, "pct_of_peak")])
+            kernels.append([p.variant.removeprefix("recipe_"), p.args.get("in", "-"),
+                            int(float(p.args["n"])), _value(b, "gbps"),
+                            _value(b, "pct_of_peak")])
         elif p.variant.startswith("overhead_") and {"m", "n", "k"} <= p.args.keys():
             overhead.append([p.variant.removeprefix("overhead_"), _shape_key(p.args)[:3],
                              _value(b, "overhead_pct")])
     if kernels:
         doc.heading(3, f"{label}: scaling kernels (memory-bound)")
-        doc.table(["kernel", "elements", "GB/s", "% DRAM peak"],
-                  [[k, f"{n:,}", fmt_num(g), "-" if p is None else f"{p:.1f}"]
-                   for k, n, g, p in sorted(kernels, key=lambda r: (r[0], r[1]))], {1, 2, 3})
+        doc.table(["kernel", "input", "elements", "GB/s", "% DRAM peak"],
+                  [[k, i, f"{n:,}", fmt_num(g), "-" if p is None else f"{p:.1f}"]
+                   for k, i, n, g, p in sorted(kernels, key=lambda r: (r[0], r[1], r[2]))],
+                  {2, 3, 4})
     if overhead:
         doc.heading(3, f"{label}: cost of quantizing A and B, as % of the FP8 GEMM")
         doc.table(["recipe", "m x n x k", "overhead %"],
                   [[r, "x".join(map(str, s)), "-" if o is None else f"{o:.1f}"]
                    for r, s, o in sorted(overhead, key=lambda r: (r[0], r[1]))], {2})
+
+
+def _option_order(option: str) -> tuple[int, str]:
+    """16-bit options first (bf16, fp16), then FP8 by recipe name."""
+    precision = option.split("/", 1)[0]
+    return ({"bf16": 0, "fp16": 1}.get(precision, 2), option)
 
 
 def _selection_tables(doc, rs, label):
@@ -157,8 +165,7 @@ def _selection_tables(doc, rs, label):
     for ht in sorted(set(layers) | set(blocks)):
         doc.heading(3, f"{label}: precision per layer, hidden {ht[0]}, {ht[1]} tokens")
         cells = layers[ht]
-        options = [o for o in ("bf16", "fp16", "fp8/delayed", "fp8/current")
-                   if any(opt == o for _, opt in cells)]
+        options = sorted({opt for _, opt in cells}, key=_option_order)
         rows = []
         for layer in LAYERS:
             if not any(lay == layer for lay, _ in cells):
