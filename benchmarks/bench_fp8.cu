@@ -1,26 +1,19 @@
-// fp8: what FP8 tensor cores buy (Ada, Hopper, Blackwell), what they cost in
-// accuracy and in scaling work, and which precision each layer of a transformer
-// block should run in.
+// fp8: what FP8 tensor cores buy (Ada, Hopper, Blackwell), what they cost in accuracy and in
+// scaling work, and which precision each layer of a transformer block should run in.
 //
-//   gemm_<A>x<B>_<D>/fp8   cuBLASLt FP8 GEMMs (A/B scale pointers, D in BF16 or
-//   E4M3 with
-//                          D_SCALE and AMAX_D, fast accumulation on and off) on
-//                          operands quantized from known FP32 originals with
-//                          per-tensor current scaling; counters tflops,
-//                          pct_of_peak (FP8 peak), speedup_vs_bf16, rel_error
+//   gemm_<A>x<B>_<D>/fp8   cuBLASLt FP8 GEMMs (A/B scale pointers; D in BF16, or E4M3 with
+//                          D_SCALE and AMAX_D; fast accumulation on and off) on operands
+//                          quantized from known FP32 originals with per-tensor current scaling.
+//                          Counters: tflops, pct_of_peak (FP8 peak), speedup_vs_bf16, rel_error
 //                          (vs the quantized inputs: the GEMM's own error) and
-//                          rel_error_unquantized (vs FP32 of the originals:
-//                          what a user gets)
+//                          rel_error_unquantized (vs FP32 of the originals: what a user gets)
 //   gemm/bf16, gemm/fp16   the same shapes in 16 bits, beside
-//   recipe_<kernel>        the scaling kernels (kernels/fp8_scaling.cu): gbps,
-//   pct_of_peak DRAM overhead_<recipe>      quantizing A and B with a recipe,
-//   as % of the FP8 GEMM it feeds layer_<l>, block       a transformer block's
-//   GEMMs (QKV, attention out, MLP up, MLP down) in
-//                          every precision, the per-layer selection
-//                          (numerics/precision_selector) and the block's time
-//                          and end-to-end error: all-BF16, all-FP8, selected
-// See docs/concepts/fp8-scaling.md for the predictions these numbers are read
-// against.
+//   recipe_<kernel>        the scaling kernels (kernels/fp8_scaling.cu): gbps, pct_of_peak DRAM
+//   overhead_<recipe>      quantizing A and B with a recipe, as % of the FP8 GEMM it feeds
+//   layer_<l>, block       a transformer block's GEMMs (QKV, attention out, MLP up, MLP down) in
+//                          every precision, the per-layer selection (numerics/precision_selector)
+//                          and the block's time and end-to-end error: all-BF16, all-FP8, selected
+// See docs/concepts/fp8-scaling.md for the predictions these numbers are read against.
 //
 //   build/release/bin/bench_fp8 --quick
 //   build/release/bin/bench_fp8 --benchmark_filter='fp8/(layer_|block/)'
@@ -51,9 +44,8 @@ constexpr std::uint64_t kSeedA = 0xF8A0, kSeedB = 0xF8B0;
 // ---------------------------------------------------------------------------------------------
 // Support
 
-// FP8 exists from compute capability 8.9; the sentence is the GEMM validator's,
-// so the rule has one home. The scaling kernels are measured only where FP8
-// GEMMs exist to consume them.
+// FP8 exists from compute capability 8.9; the sentence is the GEMM validator's, so the rule has one
+// home. The scaling kernels are measured only where FP8 GEMMs exist to consume them.
 void require_fp8(const Env& env) {
   const GpuSpec& s = env.device().spec;
   if (auto why = GemmSpec::for_precision(Precision::fp8, 256, 256, 256)
@@ -65,11 +57,11 @@ tn::Fp8Format fp8_format(cudaDataType_t t) {
   return t == CUDA_R_8F_E5M2 ? tn::Fp8Format::e5m2 : tn::Fp8Format::e4m3;
 }
 
-// The harness's FP8 error model assumes FP32 accumulation, which split accumulation (partial
-// sums promoted to FP32 periodically) provides. Fast accumulation keeps them in the tensor
-// core's own accumulator, about 14 mantissa bits on Hopper (DeepSeek-V3 technical report,
-// arXiv:2412.19437, section 3.3.2), so its tolerance is the same random-walk model with
-// u_acc = 2^-14; a dropped 128-deep K tile (error sqrt(128 / K)) still fails it at every K here.
+// The harness's FP8 error model assumes FP32 accumulation, which split accumulation (partial sums
+// promoted to FP32 periodically) provides. Fast accumulation keeps them in the tensor core's own
+// accumulator, about 14 mantissa bits on Hopper (DeepSeek-V3 technical report, arXiv:2412.19437,
+// section 3.3.2), so its tolerance is the same random-walk model with u_acc = 2^-14; a dropped
+// 128-deep K tile (error sqrt(128 / K)) still fails it at every K here.
 std::optional<double> fp8_tolerance(std::int64_t k, bool fast_accum, cudaDataType_t d) {
   if (!fast_accum) return std::nullopt;
   ErrorModel e = error_model(Precision::fp8, k);
@@ -109,9 +101,8 @@ std::string shape_suffix(const Shape& s) {
   return s.layer.empty() ? std::string() : "/layer:" + s.layer;
 }
 
-// FP32 originals of A and B (uniform(-1, 1), the harness's default for floating
-// point) and their per-tensor current scaling, computed on the device with the
-// recipe kernels.
+// FP32 originals of A and B (uniform(-1, 1), the harness's default for floating point) and their
+// per-tensor current scaling, computed on the device with the recipe kernels.
 struct QuantizedOperands {
   DeviceBuffer<float> a32, b32;
   DeviceScalar a_scale, b_scale;  // quantizing scales (x * scale -> FP8)
@@ -150,9 +141,8 @@ std::unique_ptr<QuantizedOperands> make_originals(const Env& env, const GemmSpec
   return q;
 }
 
-// A power of two that keeps an FP8 output inside E4M3/E5M2's range: D = A B has
-// elements of standard deviation about sqrt(k)/3 for uniform(-1, 1) originals;
-// leave 6 of them below max.
+// A power of two that keeps an FP8 output inside E4M3/E5M2's range: D = A B has elements of
+// standard deviation about sqrt(k)/3 for uniform(-1, 1) originals; leave 6 of them below max.
 float output_scale(cudaDataType_t d, std::int64_t k) {
   if (!is_fp8_type(d)) return 1.0f;
   const double bound = 2.0 * std::sqrt(static_cast<double>(k));
@@ -181,8 +171,7 @@ void run_fp8_gemm(benchmark::State& state, const Env& env, const Fp8Variant& v, 
     c.d_scale = output_scale(v.d, shape.k);
     c.spec.amax_d = amax_d.ptr();
   }
-  // cuBLASLt's A/B_SCALE_POINTER dequantize: the inverse of the quantizing
-  // scales.
+  // cuBLASLt's A/B_SCALE_POINTER dequantize: the inverse of the quantizing scales.
   c.a_scale = 1.0f / q->a_scale_host;
   c.b_scale = 1.0f / q->b_scale_host;
   QuantizedOperands* qp = q.get();
@@ -199,8 +188,7 @@ void run_fp8_gemm(benchmark::State& state, const Env& env, const Fp8Variant& v, 
   const bool has_amax = is_fp8_type(v.d);
   c.after_timing = [&env, qp, d_scale, d_type, has_amax, &amax_d](
                        benchmark::State& st, const std::function<void(cudaStream_t)>& run) {
-    // The same GEMM against the FP32 product of the originals (the error a user
-    // gets).
+    // The same GEMM against the FP32 product of the originals (the error a user gets).
     GemmOutputCheck check;
     check.problem = qp->ops.problem;
     check.a_type = CUDA_R_32F;
@@ -236,9 +224,8 @@ void add_16bit_gemm(const Env& env, Precision p, const Shape& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Transformer block shapes: column-major D (features x tokens) = W^T X with W
-// stored k x m (PyTorch's [out, in] row-major), i.e. the TN layout FP8
-// requires.
+// Transformer block shapes: column-major D (features x tokens) = W^T X with W stored k x m
+// (PyTorch's [out, in] row-major), i.e. the TN layout FP8 requires.
 
 struct LayerShape {
   std::string name;
@@ -298,9 +285,8 @@ void run_recipe_kernel(benchmark::State& state, const Env& env, RecipeKernel ker
   const double bytes =
       static_cast<double>(n) * (sizeof(In) + (kernel == RecipeKernel::amax ? 0.0 : 1.0));
   report_bandwidth(state, env, bytes, t);
-  // The kernels' results were checked bit for bit against the host in the
-  // device tests; here a cheap sanity check that the timed kernel really ran on
-  // this data.
+  // The kernels' results were checked bit for bit against the host in the device tests; here a
+  // cheap sanity check that the timed kernel really ran on this data.
   if (kernel != RecipeKernel::cast) {
     const float a = tn::amax_from_bits(amax.download(s)[0]);
     if (!(a > 0.9f && a <= 1.0f))
@@ -317,8 +303,7 @@ void add_recipe_kernel(const Env& env, RecipeKernel k, std::size_t n, std::strin
       [&env, k, n](benchmark::State& st) { run_recipe_kernel<In>(st, env, k, n); });
 }
 
-// A recipe's work to quantize one BF16 tensor of n elements into `out`, scales
-// on the device.
+// A recipe's work to quantize one BF16 tensor of n elements into `out`, scales on the device.
 struct RecipeBuffers {
   DeviceBuffer<unsigned> amax{1};
   DeviceScalar scale, scale_inv;
@@ -396,8 +381,8 @@ void add_overhead(const Env& env, const std::string& recipe, const Shape& s) {
 // ---------------------------------------------------------------------------------------------
 // The block: per-layer options, the selection, end-to-end error
 
-// The options each layer can run in. FP8 with TE's forward default (fast
-// accumulation) and each recipe, plus delayed scaling with split accumulation.
+// The options each layer can run in. FP8 with TE's forward default (fast accumulation) and each
+// recipe, plus delayed scaling with split accumulation.
 struct LayerOption {
   Precision precision;
   std::string variant;  // recipe for FP8
@@ -422,10 +407,9 @@ struct BlockResult {
   double error_bf16 = 0, error_fp8 = 0, error_selected = 0;
 };
 
-// Time of one layer option at t tokens: the GEMM (verified, cached by the
-// harness) plus, for FP8, quantizing the BF16 activation with the recipe
-// (weights are quantized once per optimizer step, as Transformer Engine does,
-// so they are not charged).
+// Time of one layer option at t tokens: the GEMM (verified, cached by the harness) plus, for FP8,
+// quantizing the BF16 activation with the recipe (weights are quantized once per optimizer step, as
+// Transformer Engine does, so they are not charged).
 double layer_seconds(const Env& env, const LayerShape& l, std::int64_t t, const LayerOption& o) {
   if (o.precision != Precision::fp8) {
     GemmCase c = GemmCase::for_precision(o.precision, l.out, t, l.in);
@@ -436,8 +420,7 @@ double layer_seconds(const Env& env, const LayerShape& l, std::int64_t t, const 
          recipe_seconds(env, recipe_of(o), static_cast<std::size_t>(l.in * t));
 }
 
-// The error path: weights and activations as host/device FP32, products in FP64
-// as reference.
+// The error path: weights and activations as host/device FP32, products in FP64 as reference.
 struct LayerWeights {
   DeviceBuffer<double> w64;
   DeviceBuffer<float> w32;
@@ -447,9 +430,8 @@ struct LayerWeights {
   DeviceScalar w8_scale, w8_scale_inv;
 };
 
-// W stored k x m with elements uniform(-a, a), a = sqrt(3 / k): activations
-// keep unit variance through the chain (no layer norm in this block), so FP16
-// never overflows.
+// W stored k x m with elements uniform(-a, a), a = sqrt(3 / k): activations keep unit variance
+// through the chain (no layer norm in this block), so FP16 never overflows.
 std::unique_ptr<LayerWeights> make_weights(const Env& env, const LayerShape& l,
                                            std::uint64_t seed) {
   const std::size_t n = static_cast<std::size_t>(l.in * l.out);
@@ -498,9 +480,8 @@ std::vector<double> reference_layer(const Env& env, const LayerShape& l, const L
   return dd.download(env.stream());
 }
 
-// One layer in option `o` on an FP32 input (k x 256): FP32 output, so the error
-// is the inputs' rounding and the accumulation, the same footing for every
-// option.
+// One layer in option `o` on an FP32 input (k x 256): FP32 output, so the error is the inputs'
+// rounding and the accumulation, the same footing for every option.
 std::vector<float> candidate_layer(const Env& env, const LayerShape& l, const LayerWeights& w,
                                    const LayerOption& o, const std::vector<float>& x) {
   const cudaStream_t s = env.stream();
@@ -515,9 +496,8 @@ std::vector<float> candidate_layer(const Env& env, const LayerShape& l, const La
     tk::convert(dx.get(), x.size(), xh.get(), s);
     run_gemm(env, tn_spec(Precision::fp16, l, CUDA_R_32F), w.wh.get(), xh.get(), dd.get());
   } else {
-    // The activation's scale: current scaling from its amax; delayed scaling in
-    // steady state (last step's amax equal to this one's) gives the same scale.
-    // Drift is fp8_drift's study.
+    // The activation's scale: current scaling from its amax; delayed scaling in steady state (last
+    // step's amax equal to this one's) gives the same scale. Drift is fp8_drift's study.
     DeviceBuffer<__nv_fp8_storage_t> x8(x.size());
     DeviceScalar scale, inv;
     current_scale_on_device(dx.get(), x.size(), tn::Fp8Format::e4m3, scale, s);
@@ -545,9 +525,8 @@ double rel_error(const std::vector<T>& got, const std::vector<double>& want) {
                                        : std::numeric_limits<double>::infinity();
 }
 
-// The input of the next layer: attention out reads the V third of QKV's output
-// (this block has no attention mixing: tokens stay independent), the others
-// read the whole previous output.
+// The input of the next layer: attention out reads the V third of QKV's output (this block has no
+// attention mixing: tokens stay independent), the others read the whole previous output.
 template <typename T>
 std::vector<T> next_input(const LayerShape& from, const LayerShape& to, const std::vector<T>& y) {
   if (from.name != "qkv") return y;
@@ -575,8 +554,7 @@ BlockResult compute_block(const Env& env, std::int64_t h, std::int64_t t) {
       lm.options.push_back({o.precision, o.variant, layer_seconds(env, l, t, o), 0.0});
     r.layers.push_back(std::move(lm));
   }
-  // Errors of each layer alone, on the reference chain's input, and the
-  // reference chain.
+  // Errors of each layer alone, on the reference chain's input, and the reference chain.
   std::vector<double> x64(static_cast<std::size_t>(h * kErrorTokens));
   fill_random_host(std::span<double>(x64), Distribution::uniform(-1.0f, 1.0f), kSeedB);
   std::vector<std::vector<double>> reference_out;
@@ -615,8 +593,7 @@ BlockResult compute_block(const Env& env, std::int64_t h, std::int64_t t) {
   return r;
 }
 
-// Every layer and block row reads the same measurement, made once per (h, t)
-// and process.
+// Every layer and block row reads the same measurement, made once per (h, t) and process.
 const BlockResult& block_result(const Env& env, std::int64_t h, std::int64_t t) {
   static std::mutex mutex;
   static std::map<std::pair<std::int64_t, std::int64_t>, BlockResult> cache;
@@ -701,8 +678,7 @@ void register_topic(const Env& env) {
                                  // Not supported by cuBLASLt: reported as skipped, with the rule.
                                  {CUDA_R_8F_E5M2, CUDA_R_8F_E5M2, CUDA_R_16BF}};
 
-  // Squares: every variant at the headline size (8192; quick 4096), headline
-  // elsewhere.
+  // Squares: every variant at the headline size (8192; quick 4096), headline elsewhere.
   const std::int64_t variant_size = quick ? 4096 : 8192;
   std::vector<std::int64_t> squares =
       quick ? std::vector<std::int64_t>{4096, 8192}
