@@ -1,8 +1,7 @@
-// Every cuBLASLt FP8 GEMM variant bench_fp8 runs, validated and turned into
-// descriptors on the host (cublasLtMatmulDesc*/MatrixLayout* need no GPU), read
-// back through cuBLASLt's getters; and the variants cuBLASLt refuses, rejected
-// before it is called with a sentence naming the rule. Rules: cuBLAS docs
-// #cublasltmatmul (FP8 type table, "tensor- or block-scaled FP8 kernels"),
+// Every cuBLASLt FP8 GEMM variant bench_fp8 runs, validated and turned into descriptors on the host
+// (cublasLtMatmulDesc*/MatrixLayout* need no GPU), read back through cuBLASLt's getters; and the
+// variants cuBLASLt refuses, rejected before it is called with a sentence naming the rule. Rules:
+// cuBLAS docs #cublasltmatmul (FP8 type table, "tensor- or block-scaled FP8 kernels"),
 // reference/concepts.md B.1-B.4.
 #include "tcbench/gemm_lt.hpp"
 
@@ -28,8 +27,7 @@ const Variant kVariants[] = {
     {CUDA_R_8F_E4M3, CUDA_R_8F_E5M2, CUDA_R_8F_E5M2, true},
 };
 
-// Device pointers are only stored in descriptors, never dereferenced on the
-// host.
+// Device pointers are only stored in descriptors, never dereferenced on the host.
 float g_a_scale, g_b_scale, g_d_scale, g_amax;
 
 GemmSpec spec_for(const Variant& v, bool fast_accum, std::int64_t m = 256, std::int64_t n = 128,
