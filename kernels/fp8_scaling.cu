@@ -57,18 +57,28 @@ __device__ void merge_block_amax(float acc, unsigned* amax_bits) {
   }
 }
 
+__device__ inline float amax4(float acc, float4 v) {
+  return tn::amax_step(tn::amax_step(tn::amax_step(tn::amax_step(acc, v.x), v.y), v.z), v.w);
+}
+
+// The grid-stride walk every kernel here makes: groups of four elements (one vector load each),
+// then the tail of n % 4 elements one by one.
+struct GridStride {
+  std::size_t first, stride, n4;
+  __device__ explicit GridStride(std::size_t n)
+      : first(static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x),
+        stride(static_cast<std::size_t>(gridDim.x) * kThreads),
+        n4(n / 4) {}
+};
+
 template <typename In>
 __global__ void __launch_bounds__(kThreads)
     fp8_amax_kernel(const In* __restrict__ x, std::size_t n, unsigned* __restrict__ amax_bits) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
-  const std::size_t n4 = n / 4;
+  const GridStride g(n);
   float acc = 0.0f;
-  for (std::size_t i = first; i < n4; i += stride) {
-    const float4 v = load4(x, i);
-    acc = tn::amax_step(tn::amax_step(tn::amax_step(tn::amax_step(acc, v.x), v.y), v.z), v.w);
-  }
-  for (std::size_t i = 4 * n4 + first; i < n; i += stride) acc = tn::amax_step(acc, load1(x, i));
+  for (std::size_t i = g.first; i < g.n4; i += g.stride) acc = amax4(acc, load4(x, i));
+  for (std::size_t i = 4 * g.n4 + g.first; i < n; i += g.stride)
+    acc = tn::amax_step(acc, load1(x, i));
   merge_block_amax(acc, amax_bits);
 }
 
@@ -87,17 +97,14 @@ __global__ void __launch_bounds__(kThreads)
     fp8_cast_kernel(const In* __restrict__ x, std::size_t n, const float* __restrict__ scale_ptr,
                     __nv_fp8_storage_t* __restrict__ out, unsigned* __restrict__ amax_bits) {
   const float scale = *scale_ptr;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
-  const std::size_t n4 = n / 4;
+  const GridStride g(n);
   float acc = 0.0f;
-  for (std::size_t i = first; i < n4; i += stride) {
+  for (std::size_t i = g.first; i < g.n4; i += g.stride) {
     const float4 v = load4(x, i);
     reinterpret_cast<std::uint32_t*>(out)[i] = cast4<F, S>(v, scale);
-    if constexpr (kRecord)
-      acc = tn::amax_step(tn::amax_step(tn::amax_step(tn::amax_step(acc, v.x), v.y), v.z), v.w);
+    if constexpr (kRecord) acc = amax4(acc, v);
   }
-  for (std::size_t i = 4 * n4 + first; i < n; i += stride) {
+  for (std::size_t i = 4 * g.n4 + g.first; i < n; i += g.stride) {
     const float v = load1(x, i);
     out[i] = tn::scaled_cast_fp8(v, scale, F, S);
     if constexpr (kRecord) acc = tn::amax_step(acc, v);
