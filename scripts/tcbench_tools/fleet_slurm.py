@@ -77,7 +77,7 @@ def _first_error(proc: subprocess.CompletedProcess) -> str:
     # "sbatch: error: Batch job submission failed: ..." is the line that says why.
     for line in reversed(lines):
         if "error" in line.lower():
-            return line
+            return re.sub(r"^\w+: error: ", "", line)
     return lines[-1] if lines else f"exit code {proc.returncode}"
 
 

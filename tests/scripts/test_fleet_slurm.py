@@ -254,3 +254,12 @@ def test_unknown_partition(slurm_cli, bins, tmp_path):
     assert err.strip() == ("tcbench: no partition named volta on this cluster (sinfo lists: "
                            "ampere, crash, hang, hopper, nogpu).")
     assert not (tmp_path / "f").exists()
+
+
+def test_gres_the_nodes_lack(slurm_cli, bins, tmp_path):
+    # A partition whose nodes have no (or too few) GPUs: Slurm refuses at submission.
+    code, stdout, err = slurm_cli("fleet", "submit", "--partition", "hopper", "--gres", "gpu:4",
+                                  "--bin-dir", bins, "--out", tmp_path / "f")
+    assert code == 2
+    assert err.strip() == ("tcbench: partition hopper: sbatch refused the job: Batch job "
+                           "submission failed: Requested node configuration is not available")
