@@ -126,6 +126,16 @@ def _exit_text(rec: slurm.FinalRecord) -> str:
     return f"exit {rec.exit_code}" if rec.exit_code is not None else "no exit code"
 
 
+SIGNAL_BASE = 128  # a shell's exit status for a child killed by signal N is 128 + N
+
+
+def recorded_exit(marker: dict[str, str]) -> int | None:
+    try:
+        return int(marker["exit"])
+    except (KeyError, ValueError):
+        return None
+
+
 def _rel(m: Manifest, path: Path) -> str:
     return str(path.relative_to(m.root))
 
@@ -136,11 +146,11 @@ def resolve(m: Manifest, job: PartitionJob, index: int, marker: dict[str, str],
     t = Task(job.partition, job.job_id, index, LOST, marker.get("node", ""),
              marker.get("gpu", ""), marker.get("gpu_name", ""), marker.get("folder", ""))
     log = m.log(job.job_id, index)
-    if "exit" in marker:  # the task itself recorded how `tcbench run` ended
-        try:
-            t.exit_code = int(marker["exit"])
-        except ValueError:
-            t.exit_code = None
+    own = recorded_exit(marker)
+    # A task killed by a signal (scancel, time limit) may still record 128+N; Slurm says why.
+    killed = own is not None and own > SIGNAL_BASE and (queued is not None or final is not None)
+    if "exit" in marker and not killed:  # the task itself recorded how `tcbench run` ended
+        t.exit_code = own
         if t.exit_code == 0:
             t.state = DONE
             if not (m.root / t.folder / "results.json").is_file():
@@ -181,8 +191,10 @@ def resolve(m: Manifest, job: PartitionJob, index: int, marker: dict[str, str],
                         "file system the compute nodes share?")
         else:
             t.state = FAILED
-            t.detail = (f"Slurm says {final.state} ({_exit_text(final)}) and the task recorded "
-                        f"no exit of its own; {last_line(log) or 'no log'}")
+            own_text = (f"the task was killed by signal {own - SIGNAL_BASE}" if killed
+                        else "the task recorded no exit of its own")
+            t.detail = (f"Slurm says {final.state} ({_exit_text(final)}) and {own_text}; "
+                        f"{last_line(log) or 'no log'}")
         return t
     if started:
         t.state, t.detail = LOST, ("it started but recorded no exit, and Slurm no longer knows "
@@ -199,7 +211,8 @@ def gather(m: Manifest) -> list[Task]:
     markers = {(j.job_id, i): read_marker(m.marker(j.job_id, i))
                for j in m.jobs for i in range(j.tasks)}
     # Slurm's record is needed only for tasks that are neither queued nor recorded an exit.
-    unsettled = {key for key, mk in markers.items() if "exit" not in mk and key not in queued}
+    unsettled = {key for key, mk in markers.items() if key not in queued
+                 and ("exit" not in mk or (recorded_exit(mk) or 0) > SIGNAL_BASE)}
     finals: dict[tuple[str, int], slurm.FinalRecord] = {}
     if unsettled:
         jobs = {job for job, _ in unsettled}

@@ -155,6 +155,11 @@ def test_states_from_slurm_when_the_task_recorded_no_exit(tmp_path):
     assert t.state == CANCELLED and t.detail == "cancelled while running"
     t = resolve(m, job, 0, {}, None, recs[("41", 0)])
     assert t.state == CANCELLED and t.detail == "cancelled before it started"
+    # scancel's SIGTERM may reach `tcbench run` first: the script then records exit 143.
+    t = resolve(m, job, 0, {**started, "exit": "143"}, None, recs[("41", 0)])
+    assert t.state == CANCELLED and t.detail == "cancelled while running"
+    t = resolve(m, job, 1, {**started, "exit": "143"}, None, recs[("41", 1)])
+    assert t.state == FAILED and "TIMEOUT" in t.detail and "killed by signal 15" in t.detail
     t = resolve(m, job, 1, started, None, recs[("41", 1)])
     assert t.state == FAILED and t.detail.startswith("Slurm says TIMEOUT (exit 0)")
     # Slurm ran it on a node, yet nothing arrived here: not a shared file system.

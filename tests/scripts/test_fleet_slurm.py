@@ -132,8 +132,12 @@ def test_fleet_submit_status_collect(slurm_cli, bins, tmp_path):
     assert sorted(jobs) == ["ampere", "hopper", "nogpu"]
     assert "submitted 6 task(s) as 3 job array(s)" in stdout
     assert f"tcbench fleet status {out}" in stdout
+    code, _, err = slurm_cli("fleet", "submit", "--partition", "ampere", "--bin-dir", bins,
+                             "--out", out)
+    assert code == 2 and err.strip() == (f"tcbench: {out} already holds a fleet run "
+                                         "(_fleet/manifest.json): give a new --out folder.")
 
-    code, stdout, err = slurm_cli("fleet", "status", out, "--wait", "--timeout", "90")
+    code, stdout, err = slurm_cli("fleet", "status", out, "--wait", "--timeout", "240")
     assert code == 0, err
     assert "6 task(s): 4 done, 2 no GPU." in stdout
 
@@ -263,3 +267,17 @@ def test_gres_the_nodes_lack(slurm_cli, bins, tmp_path):
     assert code == 2
     assert err.strip() == ("tcbench: partition hopper: sbatch refused the job: Batch job "
                            "submission failed: Requested node configuration is not available")
+
+
+def test_no_task_found_a_gpu(slurm_cli, bins, tmp_path):
+    out = tmp_path / "fleet"
+    code, stdout, err = slurm_cli("fleet", "submit", "--partition", "nogpu", "--bin-dir", bins,
+                                  "--out", out)
+    assert code == 0, err
+    code, stdout, err = slurm_cli("fleet", "status", out, "--wait", "--timeout", "120")
+    assert code == 0 and "1 task(s): 1 no GPU." in stdout
+    code, stdout, err = slurm_cli("fleet", "collect", out)
+    assert code == 77
+    assert err.strip().endswith("tcbench fleet: no task found a GPU: nothing was measured, no "
+                                "report written.")
+    assert not (out / "report").exists()
