@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tcbench_tools import fleet_slurm as slurm
 from tcbench_tools.errors import EXIT_NO_GPU, InputError
+from tcbench_tools.runner import _last_line as last_line  # a log's last non-empty line
 
 FLEET_DIR = "_fleet"
 MANIFEST = "manifest.json"
@@ -92,14 +93,6 @@ def read_marker(path: Path) -> dict[str, str]:
     except OSError:
         return {}
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-
-
-def last_line(path: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return lines[-1] if lines else ""
 
 
 @dataclass

@@ -91,6 +91,24 @@ def bins(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory, bins) -> Path:
+    """An installed-bundle layout (bin/, scripts/tcbench) without a C++ build: the stand-ins,
+    with the real bench_fp16_vs_fp32 in their place when the tree has been built; the scripts
+    and Python environment are this checkout's (linked, so nothing is installed)."""
+    env = Path(sys.prefix)
+    if not (env / ".tcbench-requirements.sha256").is_file():
+        pytest.skip(f"the bundle test needs pytest to run from the tools' environment, not {env}")
+    folder = tmp_path_factory.mktemp("bundle")
+    shutil.copytree(bins, folder / "bin")
+    if real_binary():
+        (folder / "bin" / "bench_fp16_vs_fp32").unlink()
+        (folder / "bin" / "bench_fp16_vs_fp32").symlink_to(real_binary())
+    (folder / "scripts").symlink_to(REPO / "scripts")
+    (folder / ".venv").symlink_to(env)
+    return folder
+
+
 @pytest.fixture
 def slurm_cli(cli, cluster, monkeypatch):
     monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
@@ -269,11 +287,13 @@ def test_gres_the_nodes_lack(slurm_cli, bins, tmp_path):
                            "submission failed: Requested node configuration is not available")
 
 
-def test_no_task_found_a_gpu(slurm_cli, bins, tmp_path):
+def test_no_task_found_a_gpu(slurm_cli, bundle, tmp_path):
     out = tmp_path / "fleet"
-    code, stdout, err = slurm_cli("fleet", "submit", "--partition", "nogpu", "--bin-dir", bins,
+    code, stdout, err = slurm_cli("fleet", "submit", "--partition", "nogpu", "--bundle", bundle,
                                   "--out", out)
     assert code == 0, err
+    script = (out / "_fleet" / "task.sbatch").read_text()
+    assert f"tcbench={bundle}/scripts/tcbench" in script and f"--bin-dir {bundle}/bin" in script
     code, stdout, err = slurm_cli("fleet", "status", out, "--wait", "--timeout", "120")
     assert code == 0 and "1 task(s): 1 no GPU." in stdout
     code, stdout, err = slurm_cli("fleet", "collect", out)
