@@ -181,6 +181,8 @@ def test_fleet_submit_status_collect(slurm_cli, bins, tmp_path):
         line = table[task]
         if rec["partition"] == "nogpu":
             assert "no GPU" in line and NO_GPU_SENTENCE.removesuffix("; nothing to measure.") in line
+            if real_binary():  # the sentence came from the real binary, run by Slurm
+                assert f"({real_binary()}: no CUDA GPU available" in line
         else:
             gpu = "Fixture GPU A" if rec["partition"] == "ampere" else "Fixture GPU B"
             assert gpu in line and " done " in line and rec["folder"] in line
