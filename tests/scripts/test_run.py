@@ -27,6 +27,14 @@ if MODE == "crash":
     print("starting", flush=True)
     print("tcbench: cublasLtMatmul failed: CUBLAS_STATUS_EXECUTION_FAILED", file=sys.stderr)
     sys.exit(1)
+if MODE == "usage":
+    print("ERROR: unrecognized command-line flag: --benchmark_bogus", file=sys.stderr)
+    sys.exit(2)
+if MODE == "sleep" and "--benchmark_list_tests=true" not in sys.argv:
+    with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
+        fh.write(str(os.getpid()))
+    import time
+    time.sleep(120)
 out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--benchmark_out="))
 if MODE == "nomatch":
     open(out, "w").close()
@@ -34,8 +42,14 @@ if MODE == "nomatch":
     sys.exit(0)
 doc = json.load(open(SOURCE))
 doc["benchmarks"] = [b for b in doc["benchmarks"] if b["name"].startswith(TOPIC + "/")]
+if MODE == "verifyfail":  # every benchmark of the topic fails its check: error rows, exit 1
+    for b in doc["benchmarks"]:
+        b.update(error_occurred=True, error_message="verification failed: rel_error 0.5 > 0.01")
 json.dump(doc, open(out, "w"))
 print("console output of", TOPIC)
+if MODE == "verifyfail":
+    print("bench: 1 benchmark(s) failed; see the messages above.", file=sys.stderr)
+    sys.exit(1)
 '''
 
 
