@@ -152,7 +152,7 @@ class Benchmark:
         for where, row in rows:
             if metric == "time":
                 unit = row.get("time_unit", "ns")
-                if unit not in _TIME_SCALE:
+                if _time_scale(row) is None:
                     return Defect(False, f"its time unit {json.dumps(unit)[:20]} is not one of "
                                          "ns, us, ms, s")
             if field_name not in row:
@@ -195,9 +195,14 @@ class Benchmark:
         return Sample([], _value(center_row, metric), count, cv)
 
 
+def _time_scale(row: dict) -> float | None:
+    unit = row.get("time_unit", "ns")
+    return _TIME_SCALE.get(unit) if isinstance(unit, str) else None
+
+
 def _value(row: dict, metric: str) -> float | None:
     if metric == "time":
-        value, scale = number(row.get("real_time")), _TIME_SCALE.get(row.get("time_unit", "ns"))
+        value, scale = number(row.get("real_time")), _time_scale(row)
         return value * scale if value is not None and scale is not None else None
     return number(row.get(metric))
 
@@ -217,7 +222,8 @@ class ResultSet:
     @property
     def label(self) -> str:
         name = self.context.get("gpu_name")
-        return str(name) if name else Path(self.path).stem
+        label = name.strip() if isinstance(name, str) and name.strip() else Path(self.path).stem
+        return label if len(label) <= 60 else label[:57] + "..."
 
     def context_list(self, key: str) -> list[str]:
         """A comma-separated context value (``tcbench_binaries`` ...) as a list."""
