@@ -406,6 +406,12 @@ def context_warnings(baseline: ResultSet, candidate: ResultSet, options: Options
             hint = (" (expected with --normalize-peak)" if key == "gpu_name" and options.normalize_peak
                     else "")
             warnings.append(f"the runs differ in {what}: baseline {a!r}, candidate {b!r}{hint}.")
+    incomplete = baseline.context.get("tcbench_incomplete")
+    if incomplete or baseline.context_list("tcbench_lost_binaries"):
+        why = incomplete or "binaries without results: " + ", ".join(
+            baseline.context_list("tcbench_lost_binaries"))
+        warnings.append(f"the baseline run is incomplete ({why}): benchmarks it lacks are not "
+                        "checked; refresh it from a complete run.")
     if options.normalize_peak:
         for key in ("peak_source",):
             a, b = baseline.context.get(key), candidate.context.get(key)

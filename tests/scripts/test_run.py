@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO, fixture
 
 # A fake benchmark binary: records its argv and CUDA_VISIBLE_DEVICES, then writes the benchmarks
@@ -63,11 +64,26 @@ def make_fake(bin_dir: Path, name: str, mode: str = "ok", topic: str = "",
     return path
 
 
+@pytest.fixture
+def fake_nvidia_smi(tmp_path, monkeypatch) -> str:
+    """An nvidia-smi on PATH that lists two GPUs (``--device`` is checked against it)."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    uuid = "GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"
+    smi = tools / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n"
+                   "echo 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
+                   f"echo 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: {uuid})'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    return uuid
+
+
 def recorded(bin_dir: Path, name: str) -> dict:
     return json.loads((bin_dir / f"{name}.argv").read_text())
 
 
-def test_runs_every_binary_merges_and_summarizes(cli, tmp_path):
+def test_runs_every_binary_merges_and_summarizes(cli, tmp_path, fake_nvidia_smi):
     bins = tmp_path / "bin"
     make_fake(bins, "bench_fp16_vs_fp32", topic="fp16_vs_fp32")
     make_fake(bins, "bench_int8_gemm", topic="int8_gemm")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from test_run import make_fake
+from test_run import fake_nvidia_smi, make_fake  # noqa: F401 (a fixture)
 
 INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096"
 
@@ -112,20 +112,6 @@ def test_a_binary_that_rejects_its_arguments_is_a_usage_error(cli, tmp_path):
     assert not (bins / "bench_b_second.argv").exists()
 
 
-@pytest.fixture
-def fake_nvidia_smi(tmp_path, monkeypatch) -> str:
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    uuid = "GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"
-    smi = tools / "nvidia-smi"
-    smi.write_text("#!/bin/sh\n"
-                   "echo 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
-                   f"echo 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: {uuid})'\n")
-    smi.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
-    return uuid
-
-
 @pytest.mark.parametrize("device,needle", [
     ("abc", "--device 'abc' is neither a GPU index (0, 1, ...) nor a UUID"),
     ("-1", "--device '-1' is neither a GPU index"),
@@ -201,3 +187,13 @@ def test_a_signal_is_forwarded_to_the_running_binary_and_what_finished_is_merged
                          capture_output=True, text=True, env=env)
     assert cmp.returncode == 1
     assert f"the candidate run did not finish (interrupted by {name} during bench_b_slow)" in cmp.stdout
+
+
+def test_an_incomplete_baseline_is_warned_about(cli, tmp_path):
+    bins = tmp_path / "bin"
+    two_binaries(bins, int8_mode="crash")
+    assert cli("run", "--bin-dir", bins, "--out", tmp_path / "base")[0] == 1
+    code, _, err = cli("compare", tmp_path / "base", tmp_path / "base")
+    assert "warning: the baseline run is incomplete (binaries without results: " \
+           "bench_int8_gemm)" in err
+    assert code == 1  # and the candidate (the same run) lost a binary: never a pass
