@@ -248,7 +248,7 @@ def build(sets: list[ResultSet], out_dir: Path,
     # One column per GPU (a row per property): the table grows down, not across, with the keys.
     keys = ["compute_capability", "sm_count", "driver_version", "cuda_runtime",
             "cublaslt_version", "peak_source", "tcbench_version", "git_sha"]
-    doc.table(["", *labels],
+    doc.table(["GPU", *labels],
               [["gpu_name", *(str(rs.context.get("gpu_name", "-")) for rs in sets)],
                ["file", *(rs.path for rs in sets)],
                *([key, *(str(rs.context.get(key, "-")) for rs in sets)] for key in keys)], set())

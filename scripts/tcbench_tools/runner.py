@@ -45,25 +45,58 @@ FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(Exception):
-    """A signal asked the run to stop (raised by the handler ``forward_signals`` installs)."""
+    """A signal asked the run to stop; raised by the run itself at a point where no child is
+    left behind (never from inside the signal handler, which could land in the middle of
+    subprocess' own bookkeeping)."""
 
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
 
+@dataclass
+class _StopRequest:
+    """The first signal received (and when), and the child process running now: the handler
+    forwards the signal to it at once, and SIGKILLs it on a second signal."""
+
+    signum: int | None = None
+    at: float = 0.0
+    child: subprocess.Popen | None = None
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise Interrupted(self.signum)
+
+
+_stop = _StopRequest()
+
+
+def _kill(proc: subprocess.Popen, signum: int) -> None:
+    if proc.returncode is None:
+        try:
+            os.kill(proc.pid, signum)
+        except OSError:
+            pass  # it has just exited
+
+
+def _on_signal(signum: int, _frame) -> None:
+    first = _stop.signum is None
+    if first:
+        _stop.signum, _stop.at = signum, time.monotonic()
+    if _stop.child is not None:
+        _kill(_stop.child, signum if first else signal.SIGKILL)
+
+
 @contextmanager
 def forward_signals() -> Iterator[None]:
-    """Turn SIGINT, SIGTERM and SIGHUP into ``Interrupted`` while the suite runs, so that the
-    running binary is stopped with the same signal and waited for, not orphaned."""
+    """While the suite runs, SIGINT, SIGTERM and SIGHUP go on to the running binary instead of
+    killing tcbench alone (which would orphan the binary, still holding the GPU and writing into
+    the output folder); the run then stops at the next safe point with ``Interrupted``."""
+    _stop.signum, _stop.child = None, None
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def handler(signum, _frame):
-        raise Interrupted(signum)
-
-    previous = {sig: signal.signal(sig, handler) for sig in FORWARDED_SIGNALS}
+    previous = {sig: signal.signal(sig, _on_signal) for sig in FORWARDED_SIGNALS}
     try:
         yield
     finally:
@@ -71,16 +104,26 @@ def forward_signals() -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def _stop_child(proc: subprocess.Popen, signum: int) -> None:
-    """Pass ``signum`` on to the binary and wait for it; kill it after STOP_GRACE seconds or on a
-    second signal."""
+@contextmanager
+def _watched(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """Make ``proc`` the child a signal is forwarded to (also one that came while it started)."""
+    _stop.child = proc
     try:
-        if proc.poll() is None:
-            proc.send_signal(signum)
-        proc.wait(timeout=STOP_GRACE)
-    except (Interrupted, subprocess.TimeoutExpired):
-        proc.kill()
-        proc.wait()
+        if _stop.signum is not None:
+            _kill(proc, _stop.signum)
+        yield proc
+    finally:
+        _stop.child = None
+
+
+def _wait(proc: subprocess.Popen, timeout: float) -> int | None:
+    """Wait up to ``timeout`` s; a binary still alive STOP_GRACE s after a signal is killed."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        if _stop.signum is not None and time.monotonic() - _stop.at > STOP_GRACE:
+            proc.kill()
+        return None
 
 
 _UUID = r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
@@ -180,14 +223,30 @@ def list_benchmarks(binary: Path, opts: RunOptions, env: dict) -> set[str] | Non
         cmd.append(f"--benchmark_filter={opts.filter}")
     if opts.quick:
         cmd.append("--quick")
+    _stop.check()
     try:
-        proc = subprocess.run(cmd + opts.extra_args, capture_output=True, text=True, env=env,
-                              stdin=subprocess.DEVNULL, timeout=LIST_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = subprocess.Popen(cmd + opts.extra_args, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+                                env=env)
+    except OSError:
         return None
-    if proc.returncode != 0:
+    deadline = time.monotonic() + LIST_TIMEOUT
+    with _watched(proc):
+        while True:
+            try:
+                stdout, _ = proc.communicate(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                late = _stop.signum is not None and time.monotonic() - _stop.at > STOP_GRACE
+                if late or time.monotonic() > deadline:
+                    proc.kill()
+                    proc.communicate()
+                    stdout = None
+                    break
+    _stop.check()
+    if proc.returncode != 0 or stdout is None:
         return None
-    names = {line.strip() for line in proc.stdout.splitlines() if line.strip()}
+    names = {line.strip() for line in stdout.splitlines() if line.strip()}
     return {n.removesuffix("/manual_time") for n in names} or None
 
 
@@ -257,25 +316,22 @@ def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> O
     names = list_benchmarks(binary, opts, env)
     begin = time.monotonic()
     out_log, err_log = logs / f"{name}.stdout.log", logs / f"{name}.stderr.log"
+    _stop.check()
     with open(out_log, "wb") as out, open(err_log, "wb") as err:
         try:
             proc = subprocess.Popen(command(binary, opts, json_path), stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, env=env)
         except OSError as exc:
             return Outcome(name, 126, 0.0, message=f"cannot start: {exc.strerror or exc}")
-        try:
-            while True:
-                try:
-                    code = proc.wait(timeout=0.5)
-                    break
-                except subprocess.TimeoutExpired:
+        with _watched(proc):
+            while (code := _wait(proc, 0.5)) is None:
+                if _stop.signum is None:
                     done = finished_benchmarks(out_log, names) if names else None
                     progress.tick(index, name, time.monotonic() - begin, done,
                                   len(names) if names else None)
-        except Interrupted as stop:
-            _stop_child(proc, stop.signum)
-            json_path.unlink(missing_ok=True)  # written by a binary cut short: not a result
-            raise
+    if _stop.signum is not None:
+        json_path.unlink(missing_ok=True)  # written by a binary cut short: not a result
+        _stop.check()
     outcome = Outcome(name, code, time.monotonic() - begin)
     # Kept whatever the exit code: merge() drops it if it does not parse.
     if json_path.is_file() and json_path.stat().st_size > 0:
@@ -373,6 +429,7 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
         current = None
         try:
             for index, binary in enumerate(binaries, start=1):
+                _stop.check()
                 current = binary.name
                 outcome = run_one(binary, opts, progress, index)
                 current = None

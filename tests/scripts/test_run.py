@@ -31,6 +31,11 @@ if MODE == "crash":
 if MODE == "usage":
     print("ERROR: unrecognized command-line flag: --benchmark_bogus", file=sys.stderr)
     sys.exit(2)
+if MODE == "slowlist" and "--benchmark_list_tests=true" in sys.argv:
+    with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
+        fh.write(str(os.getpid()))
+    import time
+    time.sleep(120)
 if MODE == "sleep" and "--benchmark_list_tests=true" not in sys.argv:
     with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
         fh.write(str(os.getpid()))

@@ -169,7 +169,7 @@ def test_a_signal_is_forwarded_to_the_running_binary_and_what_finished_is_merged
     child = int(pid_file.read_text())
     proc.send_signal(sig)  # to tcbench alone, as CI cancellation or `timeout` does
     try:
-        _, stderr = proc.communicate(timeout=30)
+        _, stderr = proc.communicate(timeout=60)
     finally:
         if _alive(child):
             os.kill(child, signal.SIGKILL)
@@ -197,3 +197,34 @@ def test_an_incomplete_baseline_is_warned_about(cli, tmp_path):
     assert "warning: the baseline run is incomplete (binaries without results: " \
            "bench_int8_gemm)" in err
     assert code == 1  # and the candidate (the same run) lost a binary: never a pass
+
+
+def test_a_signal_while_a_binary_lists_its_benchmarks_stops_that_binary_too(cli, tmp_path):
+    import threading
+
+    bins = tmp_path / "bin"
+    make_fake(bins, "bench_a_lists_slowly", mode="slowlist")
+    make_fake(bins, "bench_b_never", topic="int8_gemm")
+    pid_file = bins / "bench_a_lists_slowly.pid"
+
+    def signal_when_listing():
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGTERM)  # to this process, which runs tcbench in-process
+
+    timer = threading.Thread(target=signal_when_listing)
+    timer.start()
+    code, _, err = cli("run", "--bin-dir", bins, "--out", tmp_path / "o")
+    timer.join()
+    child = int(pid_file.read_text())
+    try:
+        assert code == 143, err
+        assert not _alive(child)
+        assert err.strip() == ("tcbench: interrupted by SIGTERM; stopped bench_a_lists_slowly: "
+                               "nothing was measured.")
+        assert not (bins / "bench_b_never.argv").exists()
+    finally:
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
