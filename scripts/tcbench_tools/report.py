@@ -26,6 +26,7 @@ from tcbench_tools.tables import fmt_num, markdown_table
 
 MIN_SWEEP_POINTS = 3
 _GEMM_METRICS = ("tflops", "tops")
+_PEAK_META = re.compile(r"(^|_)(source|max_clock)$")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,7 +263,9 @@ def build(sets: list[ResultSet], out_dir: Path,
                 achieved[(label, prec)] = max(achieved.get((label, prec), 0.0), item.value)
         for key in rs.context:
             prec = key[len("peak_"):]
-            if key.startswith("peak_") and prec not in ("gbps", "source") and rs.peak(prec):
+            # peak_<p> only: not peak_gbps, peak_source, peak_<p>_max_clock or peak_<p>_source.
+            if key.startswith("peak_") and not _PEAK_META.search(prec) and prec != "gbps" \
+                    and rs.peak(prec):
                 peak[(label, prec)] = rs.peak(prec)
     shown = sorted({p for (_, p) in achieved}, key=precision_order)
     if shown:

@@ -310,6 +310,9 @@ def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> O
     json_path.unlink(missing_ok=True)
     env = dict(os.environ)
     if opts.device is not None:
+        # --device N means what nvidia-smi calls GPU N: CUDA's default order (fastest first)
+        # can differ from the PCI bus order nvidia-smi uses.
+        env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
         env["CUDA_VISIBLE_DEVICES"] = opts.device
     progress.start(index, name)
     progress.last_line = 0.0

@@ -54,6 +54,8 @@ def test_peak_vs_achieved_table(three_gpus):
     md = (out / "report.md").read_text()
     rows = {r[0]: r for r in table_rows(md, "## Peak vs best achieved")}
     assert rows["fp16"][1:] == ["320", "256", "80.0", "1000", "800", "80.0", "64", "51.2", "80.0"]
+    # peak_<p>_max_clock and peak_<p>_source are not precisions
+    assert not any(k.endswith(("max_clock", "source")) for k in rows)
     assert rows["fp8"][1:4] == ["n/a", "n/a", "n/a"]  # GPU A has no FP8 (peak_fp8 = 0)
     assert "## GPUs" in md and "Fixture GPU B" in md and "13.1" in md
 

@@ -19,7 +19,8 @@ import json, os, sys
 MODE, TOPIC, SOURCE = {mode!r}, {topic!r}, {source!r}
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, os.path.basename(__file__) + ".argv"), "w") as fh:
-    json.dump({{"argv": sys.argv[1:], "cuda": os.environ.get("CUDA_VISIBLE_DEVICES")}}, fh)
+    json.dump({{"argv": sys.argv[1:], "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+               "order": os.environ.get("CUDA_DEVICE_ORDER")}}, fh)
 if MODE == "nogpu":
     print("tcbench: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)",
           file=sys.stderr)
@@ -104,6 +105,7 @@ def test_runs_every_binary_merges_and_summarizes(cli, tmp_path, fake_nvidia_smi)
     # Flags passed to each binary.
     rec = recorded(bins, "bench_int8_gemm")
     assert rec["cuda"] == "1"
+    assert rec["order"] == "PCI_BUS_ID"  # so "1" is nvidia-smi's GPU 1
     argv = rec["argv"]
     assert f"--benchmark_out={out / 'bench_int8_gemm.json'}" in argv
     for flag in ("--benchmark_out_format=json", "--benchmark_filter=cublaslt",
