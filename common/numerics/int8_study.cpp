@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "tcbench/numerics/formats.hpp"
+
 namespace tcbench::numerics {
 namespace {
 
@@ -19,6 +21,29 @@ void score(Int8Variant& v, const Dataset& test, const std::vector<int>& fp32_top
   }
   v.accuracy = static_cast<double>(correct) / static_cast<double>(test.size());
   v.agreement = static_cast<double>(agree) / static_cast<double>(test.size());
+}
+
+// The FP16/BF16 tensor-core path: weights and each layer's input rounded to the format, products
+// accumulated in FP32 (what HMMA with FP32 accumulation computes, up to summation order).
+Mlp rounded_weights(const Mlp& model, Format f) {
+  Mlp r = model;
+  for (DenseLayer& l : r.layers)
+    for (float& w : l.w) w = round_trip(w, f);
+  return r;
+}
+
+std::vector<float> forward_rounded(const Mlp& rounded, std::span<const float> x, Format f) {
+  std::vector<float> cur(x.begin(), x.end());
+  for (std::size_t li = 0; li < rounded.layers.size(); ++li) {
+    for (float& v : cur) v = round_trip(v, f);
+    Mlp one;
+    one.layers.push_back(rounded.layers[li]);
+    std::vector<float> next = forward_fp32(one, cur);
+    if (li + 1 < rounded.layers.size())
+      for (float& v : next) v = v < 0.0f ? 0.0f : v;
+    cur = std::move(next);
+  }
+  return cur;
 }
 
 }  // namespace
@@ -49,6 +74,12 @@ Int8StudyResult run_int8_study(const Int8StudyOptions& opt) {
   Int8Variant base{"fp32", "fp32", {}};
   score(base, test_set, fp32_top1, [&](auto x) { return forward_fp32(fp32, x); });
   r.variants.push_back(base);
+  for (const auto& [name, format] : {std::pair{"fp16", Format::fp16}, {"bf16", Format::bf16}}) {
+    const Mlp rounded = rounded_weights(fp32, format);
+    Int8Variant v{name, "float", {}};
+    score(v, test_set, fp32_top1, [&](auto x) { return forward_rounded(rounded, x, format); });
+    r.variants.push_back(std::move(v));
+  }
 
   const std::vector<AbsHistogram> hists = activation_histograms(fp32, calib_set);
   auto add_ptq = [&](std::string name, std::vector<float> amax) {

@@ -113,6 +113,14 @@ TEST(Int8Study, Fp32ModelLearnsTheTask) {
   EXPECT_GT(study().get("fp32").accuracy, 0.90);  // 16 classes: chance is 6 %
 }
 
+// FP16/BF16 inputs with FP32 accumulation: the tensor-core float paths change almost nothing.
+TEST(Int8Study, HalfPrecisionPathsAgreeWithFp32) {
+  for (const char* name : {"fp16", "bf16"}) {
+    EXPECT_GT(study().get(name).agreement, 0.99) << name;
+    EXPECT_NEAR(study().get(name).accuracy, study().get("fp32").accuracy, 0.005) << name;
+  }
+}
+
 TEST(Int8Study, SaneCalibratorStaysWithinASmallLossOfFp32) {
   const double fp32 = study().get("fp32").accuracy;
   for (const char* name : {"ptq_p99.9", "ptq_p99.99"}) {

@@ -1,9 +1,9 @@
 // The INT8 topic's end-to-end story on the host, in one call: a deterministic data set with
 // activation outliers, an MLP trained in FP32, PTQ with each calibrator (per-tensor activations,
 // per-channel max weights), QAT fine-tuning from the FP32 weights, and every variant evaluated
-// with the integer-exact INT8 forward pass (int8_mlp.hpp): accuracy on the held-out split and
-// top-1 agreement with the FP32 model. The test asserts its qualitative facts; the concept page
-// and bench_int8_gemm print its table.
+// with the integer-exact INT8 forward pass (int8_mlp.hpp), beside FP16 and BF16 rounding: accuracy
+// on the held-out split and top-1 agreement with the FP32 model. The test asserts its qualitative
+// facts; the concept page and bench_int8_gemm print its table.
 #pragma once
 
 #include <cstddef>
@@ -39,8 +39,8 @@ struct Int8StudyOptions {
 };
 
 struct Int8Variant {
-  std::string name;    // "fp32", "ptq_max", "ptq_p99.9", "ptq_p99.99", "ptq_entropy", ...
-  std::string method;  // "fp32", "ptq" or "qat"
+  std::string name;    // "fp32", "fp16", "bf16", "ptq_max", "ptq_p99.9", ..., "qat"
+  std::string method;  // "fp32", "float" (fp16/bf16 inputs, FP32 accumulate), "ptq" or "qat"
   std::vector<float> activation_amax;  // per layer input (empty for fp32)
   double accuracy = 0.0;               // on the held-out split
   double agreement = 0.0;              // top-1 agreement with the FP32 model
