@@ -152,7 +152,8 @@ enum class QuantKernel {
   amax,
   quantize_per_tensor,
   quantize_per_channel,
-  dequantize
+  dequantize,
+  dequantize_accumulators  // the IMMA GEMM's int32 result -> float, per-channel weight scales
 };
 
 const char* kernel_name(QuantKernel q) {
@@ -167,6 +168,8 @@ const char* kernel_name(QuantKernel q) {
       return "quantize_per_channel";
     case QuantKernel::dequantize:
       return "dequantize";
+    case QuantKernel::dequantize_accumulators:
+      return "dequantize_accumulators";
   }
   return "?";
 }
@@ -175,14 +178,20 @@ const char* kernel_name(QuantKernel q) {
 // activations with outliers. Bytes: every input read once and every output written once.
 void quant_kernel(benchmark::State& state, const Env& env, QuantKernel which, std::size_t n) {
   const std::size_t cols = 4096, rows = n / cols;  // per-channel: [rows, 4096] weights
-  require_memory(env, n * (sizeof(float) * 2 + 1), "the quantization buffers");
+  require_memory(env, n * (sizeof(float) * 3 + 1), "the quantization buffers");
   DeviceBuffer<float> x(n), y(n), scales(rows);
   DeviceBuffer<std::int8_t> q(n);
+  DeviceBuffer<std::int32_t> acc(which == QuantKernel::dequantize_accumulators ? n : 0);
   DeviceBuffer<tn::HistCount> counts(tn::kCalibBins), non_finite(1);
   DeviceBuffer<unsigned> bits(1);
   const cudaStream_t s = env.stream();
   fill_random(x.get(), n, Distribution::activations_with_outliers(), 0x1a7, s);
   const std::vector<float> host_x = x.download(s);
+  std::vector<std::int32_t> host_acc;
+  if (which == QuantKernel::dequantize_accumulators) {
+    fill_random(acc.get(), n, Distribution::integers(-2000000, 2000000), 0x1a8, s);
+    host_acc = acc.download(s);
+  }
   const float range = 64.0f, scale = 4.0f / 127.0f;
   std::vector<float> host_scales(rows);
   for (std::size_t r = 0; r < rows; ++r)
@@ -208,6 +217,11 @@ void quant_kernel(benchmark::State& state, const Env& env, QuantKernel which, st
         break;
       case QuantKernel::dequantize:
         tk::dequantize(q.get(), n, scale, y.get(), st);
+        break;
+      case QuantKernel::dequantize_accumulators:  // [rows, cols] column-major, rows = channels
+        tk::dequantize_accumulators(
+            acc.get(), static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols),
+            static_cast<std::int64_t>(rows), scale, scales.get(), y.get(), st);
         break;
     }
   };
@@ -256,6 +270,14 @@ void quant_kernel(benchmark::State& state, const Env& env, QuantKernel which, st
       }
       break;
     }
+    case QuantKernel::dequantize_accumulators: {
+      const std::vector<float> got = y.download(s);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float want = tn::dequantize_accumulator(host_acc[i], scale, host_scales[i % rows]);
+        mismatches += std::memcmp(&got[i], &want, sizeof want) != 0;
+      }
+      break;
+    }
   }
   if (mismatches != 0)
     throw Error(std::string(kernel_name(which)) + " differs from the host functions in " +
@@ -272,6 +294,9 @@ void quant_kernel(benchmark::State& state, const Env& env, QuantKernel which, st
     case QuantKernel::quantize_per_channel:
     case QuantKernel::dequantize:
       bytes = 5.0 * static_cast<double>(n);
+      break;
+    case QuantKernel::dequantize_accumulators:
+      bytes = 8.0 * static_cast<double>(n);
       break;
   }
   report_bandwidth(state, env, bytes, t);
@@ -309,9 +334,9 @@ void register_topic(const Env& env) {
                              [&env, p, tokens](benchmark::State& st) { mlp(st, env, p, tokens); });
 
   const std::size_t n = env.quick() ? (std::size_t{1} << 24) : (std::size_t{1} << 26);
-  for (QuantKernel q :
-       {QuantKernel::abs_histogram, QuantKernel::amax, QuantKernel::quantize_per_tensor,
-        QuantKernel::quantize_per_channel, QuantKernel::dequantize})
+  for (QuantKernel q : {QuantKernel::abs_histogram, QuantKernel::amax,
+                        QuantKernel::quantize_per_tensor, QuantKernel::quantize_per_channel,
+                        QuantKernel::dequantize, QuantKernel::dequantize_accumulators})
     register_gpu_benchmark(
         env, std::string(kTopic) + "/" + kernel_name(q) + "/int8/n:" + std::to_string(n),
         [&env, q, n](benchmark::State& st) { quant_kernel(st, env, q, n); });
