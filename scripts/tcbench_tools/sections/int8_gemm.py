@@ -136,7 +136,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     doc.para("Speed from the GPU run; accuracy (on the held-out split) and top-1 agreement with "
              "FP32 from the host's integer-exact INT8 evaluation of the same trained MLP "
              "(docs/concepts/int8-calibration.md). Every INT8 variant runs the same IMMA GEMMs, so "
-             "they share one speed-up; calibration decides only the accuracy.")
+             "they share one speed-up; calibration decides only the accuracy. The bars count the GEMMs "
+             "only; the quantization-kernel table gives what unfused quantize/dequantize passes "
+             "add.")
 
     bars_by_gpu = {}
     for rs, label in zip(sets, labels):
