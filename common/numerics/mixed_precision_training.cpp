@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <random>
 #include <stdexcept>
-#include <variant>
 
 namespace tcbench::numerics {
 
@@ -121,30 +120,6 @@ void gemm(int m, int n, int k, const std::vector<float>& a, bool trans_a,
     }
 }
 
-// The loss scale of a mode: none, a fixed one, or GradScaler's.
-class Scaling {
- public:
-  Scaling(const TrainingConfig& cfg, TrainingMode mode) {
-    if (mode == TrainingMode::fp16_static) s_ = StaticLossScaler(cfg.static_scale);
-    if (mode == TrainingMode::fp16_dynamic) s_ = DynamicLossScaler(cfg.dynamic);
-  }
-  bool active() const { return !std::holds_alternative<std::monostate>(s_); }
-  float scale() const {
-    if (auto* st = std::get_if<StaticLossScaler>(&s_)) return st->scale();
-    if (auto* dy = std::get_if<DynamicLossScaler>(&s_)) return dy->scale();
-    return 1.0f;
-  }
-  // Without a scaler there is nothing that skips: the step is applied whatever it holds.
-  bool skip(bool found_inf) {
-    if (auto* st = std::get_if<StaticLossScaler>(&s_)) return st->update(found_inf).skipped;
-    if (auto* dy = std::get_if<DynamicLossScaler>(&s_)) return dy->update(found_inf).skipped;
-    return false;
-  }
-
- private:
-  std::variant<std::monostate, StaticLossScaler, DynamicLossScaler> s_;
-};
-
 // The state and tensors of one run; step() is one iteration.
 class HostTrainer {
  public:
@@ -182,7 +157,7 @@ class HostTrainer {
     rec.loss = static_cast<float>(sum / static_cast<double>(y_.size()));
 
     // Backward on the scaled loss; every gradient tensor is stored (and tallied).
-    const float coef = rec.scale_used * (2.0f / static_cast<float>(y_.size()));
+    const float coef = scaled_mse_coef(rec.scale_used, y_.size());
     dy_.resize(y_.size());
     for (std::size_t i = 0; i < y_.size(); ++i)
       dy_[i] = store_gradient(scaled_mse_gradient(y_[i], t_[i], coef), rec.tally);
@@ -225,26 +200,43 @@ class HostTrainer {
     return s;
   }
   void adam_step() {
-    ++adam_t_;
-    const double t = adam_t_;
-    const AdamConstants c{
-        cfg_.beta1, cfg_.beta2, cfg_.eps,
-        static_cast<float>(cfg_.learning_rate /
-                           (1.0 - std::pow(static_cast<double>(cfg_.beta1), t))),
-        static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(cfg_.beta2), t)))};
+    const AdamConstants c = adam_constants(cfg_, ++adam_t_);
     for (std::size_t i = 0; i < w1_.size(); ++i) adam_update(w1_[i], m1_[i], v1_[i], dw1_[i], c);
     for (std::size_t i = 0; i < w2_.size(); ++i) adam_update(w2_[i], m2_[i], v2_[i], dw2_[i], c);
   }
 
   TrainingConfig cfg_;
   Storage storage_;
-  Scaling scaling_;
+  ModeScaler scaling_;
   int adam_t_ = 0;  // optimizer steps actually taken (a skipped step does not count, as in PyTorch)
   std::vector<float> x_, t_, w1_, w2_, m1_, v1_, m2_, v2_;
   std::vector<float> z_, h_, y_, dy_, dw2_, dh_, dz_, dw1_;
 };
 
 }  // namespace
+
+AdamConstants adam_constants(const TrainingConfig& cfg, int t) {
+  const double b1t = std::pow(static_cast<double>(cfg.beta1), t);
+  const double b2t = std::pow(static_cast<double>(cfg.beta2), t);
+  return AdamConstants{cfg.beta1, cfg.beta2, cfg.eps,
+                       static_cast<float>(cfg.learning_rate / (1.0 - b1t)),
+                       static_cast<float>(std::sqrt(1.0 - b2t))};
+}
+
+ModeScaler::ModeScaler(const TrainingConfig& cfg, TrainingMode mode) {
+  if (mode == TrainingMode::fp16_static) static_.emplace(cfg.static_scale);
+  if (mode == TrainingMode::fp16_dynamic) dynamic_.emplace(cfg.dynamic);
+}
+float ModeScaler::scale() const {
+  if (static_) return static_->scale();
+  if (dynamic_) return dynamic_->scale();
+  return 1.0f;
+}
+bool ModeScaler::skip(bool found_inf) {
+  if (static_) return static_->update(found_inf).skipped;
+  if (dynamic_) return dynamic_->update(found_inf).skipped;
+  return false;
+}
 
 RegressionData make_regression_data(const TrainingConfig& cfg) {
   cfg.validate();

@@ -145,6 +145,30 @@ struct TrainingConfig {
   void validate() const;
 };
 
+// coef of scaled_mse_gradient for a loss averaged over `count` elements.
+inline float scaled_mse_coef(float scale, std::size_t count) {
+  return scale * (2.0f / static_cast<float>(count));
+}
+
+// Adam's per-step constants for the t-th step actually taken (t >= 1), formed in double.
+AdamConstants adam_constants(const TrainingConfig& cfg, int t);
+
+// The loss scale of a mode: none (1), a StaticLossScaler or a DynamicLossScaler, built from the
+// config (so bad scales get the scalers' errors). Without a scaler nothing skips a step: the
+// update is applied whatever it holds, as plain training does.
+class ModeScaler {
+ public:
+  ModeScaler(const TrainingConfig& cfg, TrainingMode mode);
+  float scale() const;
+  // The scaler's update for a step whose unscaled gradients held (or not) an Inf/NaN; returns
+  // whether the optimizer step is skipped.
+  bool skip(bool found_inf);
+
+ private:
+  std::optional<StaticLossScaler> static_;
+  std::optional<DynamicLossScaler> dynamic_;
+};
+
 struct TrainingStep {
   float loss;        // of the forward pass in this mode's precision, before the update
   float scale_used;  // the loss scale of this step (1 without scaling)
