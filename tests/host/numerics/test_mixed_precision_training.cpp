@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tcbench/numerics/mixed_precision_training.hpp"
@@ -246,6 +248,40 @@ TEST(LossScalingBadInput, EveryBadScaleOrFactorIsOneClearError) {
   c = {};
   c.steps = 0;
   EXPECT_NE(error_of([&] { c.validate(); }).find("steps must be >= 1, got 0"), std::string::npos);
+}
+
+// Prints the "what you should see" tables of docs/concepts/loss-scaling.md (reproduce with
+// --gtest_filter='*ConceptPageTables*'); the assertions above are what makes them true.
+TEST(MixedPrecisionTraining, ConceptPageTables) {
+  const int at[] = {0, 100, 399};
+  const std::vector<float> mlp = tn::fp32_backward_gradients(tn::TrainingConfig{}, at);
+  const std::vector<float> lognormal = tn::lognormal_gradients(1'000'000, 7);
+  for (const auto& [label, g] : {std::pair{"log-normal model (1e6 values)", &lognormal},
+                                 std::pair{"MLP backward pass (steps 0, 100, 399)", &mlp}}) {
+    std::printf("\nGradients: %s, %zu values\n\n", label, g->size());
+    std::printf(
+        "| scale | FP16 normal %% | FP16 subnormal %% | FP16 flushed %% | FP16 overflow %% "
+        "| BF16 flushed %% | BF16 overflow %% |\n|---|---|---|---|---|---|---|\n");
+    for (int e : tn::kSweepScaleLog2) {
+      const auto r = tn::analyze_gradient_range(*g, std::ldexp(1.0f, e));
+      std::printf("| 2^%d | %.2f | %.2f | %.2f | %.3f | %.2f | %.3f |\n", e, 100 * r.fp16.normal,
+                  100 * r.fp16.subnormal, 100 * r.fp16.flushed_to_zero, 100 * r.fp16.overflow,
+                  100 * r.bf16.flushed_to_zero, 100 * r.bf16.overflow);
+    }
+  }
+  const auto& runs = default_runs();
+  const float fp32 = runs.at(tn::TrainingMode::fp32).final_loss();
+  std::printf(
+      "\n| mode | loss step 0 | step 50 | step 100 | step 399 (final) | final / FP32 | "
+      "gradients lost to underflow %% | skipped steps | final scale |\n"
+      "|---|---|---|---|---|---|---|---|---|\n");
+  for (tn::TrainingMode m : tn::kTrainingModes) {
+    const tn::TrainingRun& r = runs.at(m);
+    std::printf("| %s | %.3e | %.3e | %.3e | %.3e | %.2f | %.2f | %d | %g |\n",
+                std::string(tn::name(m)).c_str(), r.steps[0].loss, r.steps[50].loss,
+                r.steps[100].loss, r.final_loss(), r.final_loss() / fp32, r.underflow_pct(),
+                r.skipped_steps(), r.steps.back().scale_used);
+  }
 }
 
 }  // namespace
