@@ -191,6 +191,9 @@ TEST(DynamicLossScaler, NanStreamReachesZeroAfter166StepsAndNeverRecovers) {
   EXPECT_TRUE(tn::unusable_scale_reason(0.0f, 166).has_value());
   EXPECT_TRUE(tn::unusable_scale_reason(0x1p-127f, 143).has_value());
   EXPECT_FALSE(tn::unusable_scale_reason(0x1p-126f, 142).has_value());
+  // Why a subnormal scale is already useless: from 2^-128 on its reciprocal is Inf in FP32.
+  EXPECT_EQ(tn::inverse_scale(0x1p-127f), 0x1p127f);
+  EXPECT_TRUE(std::isinf(tn::inverse_scale(0x1p-128f)));
 }
 
 // One sentence per bad value, naming it, from the scalers' constructors, which every front end
