@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -261,6 +262,9 @@ GpuTrainingResult train(const LtHandle& lt, int cc_major, int cc_minor,
   DeviceBuffer<float> dh = poisoned<float>(hid * b, stream);
   DeviceBuffer<DeviceTally> tally(1);
   DeviceBuffer<float> inv_scale(1);
+  // The Inf/NaN flag lives in the tally, so one copy per step brings everything back.
+  float* const found_inf = reinterpret_cast<float*>(reinterpret_cast<char*>(tally.get()) +
+                                                    offsetof(DeviceTally, found_inf));
 
   const auto ib = static_cast<std::int64_t>(b), ii = static_cast<std::int64_t>(in),
              ih = static_cast<std::int64_t>(hid), io = static_cast<std::int64_t>(out);
@@ -314,7 +318,7 @@ GpuTrainingResult train(const LtHandle& lt, int cc_major, int cc_minor,
         <<<blocks_for(hid * in), kThreads, 0, stream>>>(g1, hid * in, tally.get());
     const float inv = tn::inverse_scale(rec.scale_used);
     TCB_CUDA(cudaMemcpyAsync(inv_scale.get(), &inv, sizeof inv, cudaMemcpyHostToDevice, stream));
-    unscale.run(inv_scale.get(), &tally.get()->found_inf, stream);
+    unscale.run(inv_scale.get(), found_inf, stream);
     TCB_CUDA_LAUNCH("training step " + std::to_string(step) + " (" + std::string(tn::name(mode)) +
                     ")");
     DeviceTally host_tally{};
