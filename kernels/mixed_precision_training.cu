@@ -185,16 +185,16 @@ unsigned blocks_for(std::size_t n) {
 GemmSpec training_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cudaDataType_t in,
                        cudaDataType_t out, bool trans_a, bool trans_b) {
   GemmSpec s;
-  s.m = m;
-  s.n = n;
-  s.k = k;
+  s.problem.m = m;
+  s.problem.n = n;
+  s.problem.k = k;
+  s.problem.trans_a = trans_a;
+  s.problem.trans_b = trans_b;
   s.a_type = s.b_type = in;
   s.c_type = s.d_type = out;
   // The FP32 reference stays FP32 FFMA (PEDANTIC: no TF32 through math-mode settings).
   s.compute_type = in == CUDA_R_32F ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
   s.scale_type = CUDA_R_32F;
-  s.trans_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  s.trans_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   return s;
 }
 
