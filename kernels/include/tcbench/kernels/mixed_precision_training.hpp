@@ -16,9 +16,10 @@
 namespace tcbench::kernels {
 
 struct GpuTrainingResult {
-  numerics::TrainingRun run;    // per step: loss, scale, skipped, gradient tally (as on the host)
-  double seconds_per_step = 0;  // wall time of the whole run / steps run (includes the per-step
-                                // host synchronization that reads the Inf/NaN flag and tallies)
+  numerics::TrainingRun run;  // per step: loss, scale, skipped, gradient tally (as on the host)
+  // Wall time per step over steps 1..n-1 (step 0 also loads the kernels), including the per-step
+  // host synchronization that reads the Inf/NaN flag and the tallies.
+  double seconds_per_step = 0;
   double gemm_seconds_per_step = 0;  // the five GEMMs of one step, timed with events once
   std::string gemm_impl;             // cuBLASLt's numerical implementation of the forward GEMM
 };
