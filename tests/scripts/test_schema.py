@@ -22,7 +22,7 @@ GBENCH_KEYS = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
                "cpu_scaling_enabled", "caches", "load_avg", "library_build_type",
                "json_schema_version", "library_version"}
 TCBENCH_FIXTURES = ["gpu_a.json", "gpu_b.json", "gpu_c.json", "gpu_a_single.json",
-                    "gpu_a_aggregates.json"]
+                    "gpu_a_aggregates.json", "loss_scaling.json"]
 
 
 def context_tool() -> Path:
@@ -33,7 +33,9 @@ def context_tool() -> Path:
             pytest.fail(f"TCBENCH_BUILD_DIR={build} has no bin/tcbench_context: the C++ side of "
                         "the schema was not built")
         return tool
-    found = sorted(REPO.glob("build/*/bin/tcbench_context"))
+    # The most recently built one: a stale build dir must not speak for the current C++.
+    found = sorted(REPO.glob("build/*/bin/tcbench_context"), key=lambda p: p.stat().st_mtime,
+                   reverse=True)
     if not found:
         pytest.skip("no build with tcbench_context (scripts/tcbench test builds one)")
     return found[0]
