@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from tcbench_tools.errors import InputError
 from tcbench_tools.names import ParsedName, parse, strip_time_suffix
@@ -95,7 +94,9 @@ class Benchmark:
                 return None
             cv = None
             if len(values) >= 2 and np.mean(values) != 0:
-                cv = float(stats.variation(values, ddof=1))
+                # numpy only (not scipy.stats.variation): `run` must work with just numpy, e.g.
+                # a GPU box's PyTorch Python without network (scripts/gpu_check.sh).
+                cv = float(np.std(values, ddof=1) / np.mean(values))
             return Sample(values, float(np.median(values)), len(values), cv)
         center_row = self.aggregates.get("median") or self.aggregates.get("mean")
         if center_row is None or _value(center_row, metric) is None:

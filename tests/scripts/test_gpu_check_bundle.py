@@ -1,0 +1,281 @@
+"""scripts/gpu_check.sh on this machine, up to the point where a GPU is needed.
+
+`--bundle` makes the self-contained folder a GPU box without build tools or network runs; the
+tests check what the box will rely on: the size limit, that every binary of the build is there,
+that every shared library resolves inside the bundle or to CUDA's own libraries or the C/C++
+runtime, the manifest, and that the bundle's own gpu_check.sh runs from another folder, exits 77
+without a GPU and 1 (never 77) when a test failed. The bundle is built once per session in
+build/gpu-check (a Release build for one architecture), so a rerun is incremental.
+
+gpu_check_torch.py's comparison (tcbench / torch) is checked on synthetic Google Benchmark rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "gpu_check.sh"
+LIMIT_BYTES = 60 * 1024 * 1024
+# What a bundle may leave to the box: CUDA's own libraries and the C/C++ runtime.
+CUDA_LIBRARY = re.compile(r"^lib(cudart|cublas|cublasLt|cupti|nvperf\w*|cuda)\.so")
+RUNTIME_LIBRARY = re.compile(
+    r"^(linux-vdso|ld-linux[-\w.]*|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s)\.so")
+
+sys.path.insert(0, str(REPO / "scripts"))
+import gpu_check_torch  # noqa: E402
+
+can_build = all(shutil.which(tool) for tool in ("cmake", "ninja", "ldd", "readelf")) and \
+    Path(os.environ.get("CUDACXX", "/usr/local/cuda/bin/nvcc")).is_file()
+needs_build = pytest.mark.skipif(not can_build, reason="needs cmake, ninja, ldd, readelf and nvcc")
+
+
+def is_elf(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(4) == b"\x7fELF"
+
+
+def elf_files(root: Path) -> list[Path]:
+    return sorted(p for sub in ("bin", "lib") for p in (root / sub).glob("*")
+                  if p.is_file() and not p.is_symlink() and is_elf(p))
+
+
+def ldd(path: Path) -> list[tuple[str, str]]:
+    """(soname, resolved path or 'not found') for each dependency."""
+    out = subprocess.run(["ldd", str(path)], capture_output=True, text=True, check=True).stdout
+    deps = []
+    for line in out.splitlines():
+        line = line.strip()
+        if "=>" in line:
+            name, rest = (part.strip() for part in line.split("=>", 1))
+            deps.append((name, "not found" if rest.startswith("not found") else rest.split()[0]))
+        elif line.startswith("/"):
+            deps.append((Path(line.split()[0]).name, line.split()[0]))
+    return deps
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("gpu-check") / "bundle"
+    env = dict(os.environ, TCBENCH_BUNDLE_BUILD_DIR=str(REPO / "build" / "gpu-check"))
+    proc = subprocess.run([str(SCRIPT), "--bundle", str(dest)], capture_output=True, text=True,
+                          env=env, timeout=3600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return dest
+
+
+def run_check(bundle_dir: Path, out: Path, **env_overrides: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("TCBENCH_PYTHON_ENV", None)
+    env.update(env_overrides)
+    return subprocess.run([str(bundle_dir / "scripts" / "gpu_check.sh"), str(out)],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.fixture()
+def moved_bundle(bundle: Path, tmp_path: Path) -> Path:
+    """A copy of the bundle somewhere else: the box unpacks it wherever it likes."""
+    dest = tmp_path / "elsewhere" / "tcbench-bundle"
+    shutil.copytree(bundle, dest, symlinks=True)
+    return dest
+
+
+@needs_build
+def test_bundle_is_at_most_60_mib(bundle: Path):
+    total = sum(p.lstat().st_size for p in bundle.rglob("*") if p.is_file() or p.is_symlink())
+    assert 0 < total <= LIMIT_BYTES, f"{total} bytes"
+
+
+@needs_build
+def test_bundle_has_every_benchmark_and_device_test_of_the_build(bundle: Path):
+    build_bin = REPO / "build" / "gpu-check" / "bin"
+    built = {p.name for p in build_bin.glob("*") if re.match(r"(bench|device)_", p.name)}
+    shipped = {p.name for p in (bundle / "bin").glob("*")}
+    assert {"bench_fp16_vs_fp32", "device_test_gemm_paths"} <= built
+    assert built <= shipped, f"missing from the bundle: {sorted(built - shipped)}"
+    for name in built:
+        assert os.access(bundle / "bin" / name, os.X_OK), name
+
+
+@needs_build
+def test_every_library_resolves_inside_the_bundle_or_to_cuda_or_the_runtime(bundle: Path):
+    files = elf_files(bundle)
+    assert any(f.parent.name == "lib" for f in files), "no library bundled (libbenchmark?)"
+    problems = []
+    for path in files:
+        for soname, resolved in ldd(path):
+            if CUDA_LIBRARY.match(soname):
+                continue  # from the box's CUDA (may be absent here: libcuda is the driver's)
+            if resolved == "not found":
+                problems.append(f"{path.name}: {soname} not found")
+            elif RUNTIME_LIBRARY.match(soname):
+                continue
+            elif not Path(resolved).resolve().is_relative_to(bundle.resolve()):
+                problems.append(f"{path.name}: {soname} resolves outside the bundle: {resolved}")
+    assert not problems, "\n".join(problems)
+
+
+@needs_build
+def test_binaries_look_for_libraries_beside_them(bundle: Path):
+    for path in (bundle / "bin").glob("*"):
+        if not is_elf(path):
+            continue
+        dyn = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True).stdout
+        paths = re.findall(r"\((?:RUNPATH|RPATH)\).*\[(.*)\]", dyn)
+        assert paths and "$ORIGIN/../lib" in paths[0].split(":"), f"{path.name}: {paths}"
+
+
+@needs_build
+def test_manifest_lists_every_file_with_size_and_sha256(bundle: Path):
+    text = (bundle / "MANIFEST.txt").read_text()
+    head, _, listing = text.partition("files: sha256 bytes path\n")
+    assert re.search(r"^cuda_architectures: \S+", head, re.M)
+    assert re.search(r"^git_sha: [0-9a-f]{7,}", head, re.M)
+    listed = {}
+    for line in listing.splitlines():
+        if line.startswith("size_bytes:"):
+            continue
+        digest, size, rel = line.split(" ", 2)
+        listed[rel] = (digest, int(size))
+    present = {str(p.relative_to(bundle)) for p in bundle.rglob("*")
+               if p.is_file() and not p.is_symlink() and p.name != "MANIFEST.txt"}
+    assert set(listed) == present
+    for rel, (digest, size) in listed.items():
+        data = (bundle / rel).read_bytes()
+        assert (hashlib.sha256(data).hexdigest(), len(data)) == (digest, size), rel
+
+
+@needs_build
+def test_bundle_refuses_to_make_a_bundle(bundle: Path):
+    proc = subprocess.run([str(bundle / "scripts" / "gpu_check.sh"), "--bundle"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "source tree" in proc.stderr
+
+
+def check_outputs(out: Path, bundle_dir: Path) -> str:
+    summary = (out / "summary.txt").read_text()
+    for step in ("GPU state before", "tests", "quick suite", "torch vs tcbench", "GPU state after",
+                 "total"):
+        assert re.search(rf"^   {re.escape(step)}\s.*?\s\d+\s", summary, re.M), step
+    assert (out / "nvidia-smi-before.txt").is_file() and (out / "nvidia-smi-after.txt").is_file()
+    for binary in (bundle_dir / "bin").glob("device_*"):
+        assert (out / "device-tests" / f"{binary.name}.xml").is_file(), binary.name
+    return summary
+
+
+@needs_build
+def test_bundle_check_without_gpu_uses_the_tools_with_the_boxs_numpy(moved_bundle: Path,
+                                                                      tmp_path: Path):
+    out = tmp_path / "check"
+    # This test's interpreter has numpy, as a PyTorch Python does; no .venv, no pip.
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=sys.executable)
+    assert proc.returncode == 77, proc.stdout + proc.stderr
+    summary = check_outputs(out, moved_bundle)
+    assert "Python: system" in summary
+    assert "tcbench run:" in (out / "run.log").read_text()
+    assert not (moved_bundle / ".venv").exists()
+    assert "SKIPPED: no GPU" in summary
+
+
+@needs_build
+def test_bundle_check_without_numpy_still_runs_the_binaries(moved_bundle: Path, tmp_path: Path):
+    out = tmp_path / "check"
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=str(tmp_path / "no-such-python"))
+    assert proc.returncode == 77, proc.stdout + proc.stderr
+    summary = check_outputs(out, moved_bundle)
+    assert "binaries run directly" in summary
+    assert (out / "results" / "logs" / "bench_fp16_vs_fp32.log").is_file()
+
+
+@needs_build
+def test_a_failed_test_makes_the_check_fail_even_without_gpu(moved_bundle: Path, tmp_path: Path):
+    fake = moved_bundle / "bin" / "device_test_always_fails"
+    fake.write_text("#!/bin/sh\necho '[  FAILED  ] 1 test, listed below:'\n"
+                    "echo '[  FAILED  ] Fake.Fails'\nexit 1\n")
+    fake.chmod(0o755)
+    out = tmp_path / "check"
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=str(tmp_path / "no-such-python"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    summary = (out / "summary.txt").read_text()
+    assert "FAILED: tests failed" in summary
+    assert "Fake.Fails" in summary
+
+
+def test_gpu_check_rejects_unknown_options():
+    proc = subprocess.run([str(SCRIPT), "--frobnicate"], capture_output=True, text=True)
+    assert proc.returncode == 2
+
+
+# ---- gpu_check_torch.py: tcbench / torch ----
+
+def gbench_row(name: str, tflops: float | None = None, run_type: str = "iteration",
+               error: str | None = None) -> dict:
+    row = {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": run_type,
+           "repetitions": 1, "iterations": 1, "real_time": 1.0, "cpu_time": 1.0,
+           "time_unit": "ms"}
+    if tflops is not None:
+        row["tflops"] = tflops
+    if error:
+        row.update(error_occurred=True, error_message=error)
+    return row
+
+
+def test_torch_comparison_ratio_and_verdicts():
+    base = "fp16_vs_fp32/cublaslt/{}/m:8192/n:8192/k:8192"
+    tcbench = {"benchmarks": [
+        gbench_row(base.format("bf16"), 600.0),
+        gbench_row(base.format("bf16"), 620.0),
+        gbench_row(base.format("bf16"), 1.0, run_type="aggregate"),   # ignored
+        gbench_row(base.format("fp16_acc16"), 900.0),                 # another precision
+        gbench_row("fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096", 500.0),  # another size
+        gbench_row(base.format("fp16"), 580.0),
+    ]}
+    torch_doc = {"size": 8192, "results": {"bf16": {"tflops": 610.0}, "fp16": {"tflops": 600.0}}}
+    result = gpu_check_torch.compare(torch_doc, tcbench)
+    rows = {r["precision"]: r for r in result["rows"]}
+    assert rows["bf16"]["tcbench_tflops"] == pytest.approx(610.0)  # median of 600 and 620
+    assert rows["bf16"]["ratio"] == pytest.approx(1.0)
+    assert rows["bf16"]["verdict"] == "ok"
+    assert rows["fp16"]["ratio"] == pytest.approx(580.0 / 600.0)
+    assert rows["fp16"]["verdict"].startswith("BELOW TARGET")
+    text = gpu_check_torch.render(result)
+    assert "0.967x" in text and "1.000x" in text
+
+
+def test_torch_comparison_reports_a_tcbench_error_or_absence():
+    tcbench = {"benchmarks": [gbench_row("fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192",
+                                         error="skipped: needs 1.2 GB")]}
+    torch_doc = {"size": 8192, "results": {"bf16": {"tflops": 600.0}, "fp16": {"tflops": 600.0}}}
+    rows = {r["precision"]: r for r in gpu_check_torch.compare(torch_doc, tcbench)["rows"]}
+    assert rows["bf16"]["ratio"] is None and "needs 1.2 GB" in rows["bf16"]["verdict"]
+    assert rows["fp16"]["ratio"] is None and "no result" in rows["fp16"]["verdict"]
+
+
+def test_torch_filter_selects_exactly_the_compared_rows():
+    pattern = re.compile(gpu_check_torch.tcbench_filter(8192))
+    names = {p: f"fp16_vs_fp32/cublaslt/{p}/m:8192/n:8192/k:8192/manual_time"
+             for p in ("bf16", "fp16", "fp16_acc16", "fp32", "tf32")}
+    assert {p for p, n in names.items() if pattern.search(n)} == {"bf16", "fp16"}
+    assert not pattern.search("fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:81920")
+
+
+def test_torch_compare_cli_writes_ratio_json(tmp_path: Path):
+    torch_json, tcbench_json, out = tmp_path / "t.json", tmp_path / "b.json", tmp_path / "r.json"
+    torch_json.write_text(json.dumps({"size": 8192, "results": {"bf16": {"tflops": 500.0}}}))
+    tcbench_json.write_text(json.dumps({"benchmarks": [
+        gbench_row("fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192", 495.0)]}))
+    assert gpu_check_torch.main(["compare", str(torch_json), str(tcbench_json),
+                                 "--out", str(out)]) == 0
+    rows = {r["precision"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["bf16"]["ratio"] == pytest.approx(0.99)
+    assert rows["bf16"]["verdict"] == "ok"
