@@ -414,7 +414,8 @@ check() {
     fi
     if [ -f "${out}/torch/ratio.txt" ]; then echo "--"; cat "${out}/torch/ratio.txt"; fi
     echo "-- GPU after the run:"
-    gpu_state_csv "${out}/nvidia-smi-after.txt" | sed 's/^/   /'
+    { gpu_state_csv "${out}/nvidia-smi-after.txt" || head -n 1 "${out}/nvidia-smi-after.txt"; } |
+      sed 's/^/   /'
     echo "-- ${verdict} (exit ${status})"
   } | tee "${out}/summary.txt"
   return "${status}"
