@@ -218,10 +218,13 @@ record_gpu_state() {
     local reasons=clocks_event_reasons
     nvidia-smi --help-query-gpu 2>/dev/null | grep -q 'clocks_event_reasons.active' ||
       reasons=clocks_throttle_reasons
-    nvidia-smi --format=csv --query-gpu=index,name,pci.bus_id,uuid,driver_version,pstate,\
-clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw,power.limit,\
-${reasons}.active,${reasons}.sw_power_cap,${reasons}.hw_slowdown,${reasons}.sw_thermal_slowdown,\
-${reasons}.hw_thermal_slowdown,${reasons}.hw_power_brake_slowdown,mig.mode.current 2>&1
+    local basic="index,name,pci.bus_id,uuid,driver_version,pstate,clocks.sm,clocks.mem,clocks.max.sm"
+    basic="${basic},clocks.max.mem,temperature.gpu,power.draw,power.limit,${reasons}.active"
+    local detail="${reasons}.sw_power_cap,${reasons}.hw_slowdown,${reasons}.sw_thermal_slowdown"
+    detail="${detail},${reasons}.hw_thermal_slowdown,${reasons}.hw_power_brake_slowdown,mig.mode.current"
+    # A driver that lacks one field refuses the whole query: then ask for the basic set.
+    nvidia-smi --format=csv --query-gpu="${basic},${detail}" 2>/dev/null ||
+      nvidia-smi --format=csv --query-gpu="${basic}" 2>&1
     nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE 2>&1
   } >"${file}"
 }

@@ -187,14 +187,36 @@ def test_bundle_check_without_gpu_uses_the_tools_with_the_boxs_numpy(moved_bundl
     assert "SKIPPED: no GPU" in summary
 
 
+FAKE_NVIDIA_SMI = """#!/bin/sh
+# Stands in for nvidia-smi: the CSV query answers like the real one (header, one GPU).
+case "$*" in
+  *--help-query-gpu*) echo '"clocks_event_reasons.active"' ;;
+  *--query-gpu=*) echo 'index, name, pci.bus_id, uuid, clocks.current.sm [MHz]'
+                  echo '0, NVIDIA H100 80GB HBM3, 00000000:19:00.0, GPU-1234, 1980 MHz' ;;
+  *) echo 'Fake NVIDIA-SMI 580.00' ;;
+esac
+"""
+
+
 @needs_build
 def test_bundle_check_without_numpy_still_runs_the_binaries(moved_bundle: Path, tmp_path: Path):
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir()
+    (fake_bin / "nvidia-smi").write_text(FAKE_NVIDIA_SMI)
+    (fake_bin / "nvidia-smi").chmod(0o755)
     out = tmp_path / "check"
-    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=str(tmp_path / "no-such-python"))
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=str(tmp_path / "no-such-python"),
+                     PATH=f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
     assert proc.returncode == 77, proc.stdout + proc.stderr
     summary = check_outputs(out, moved_bundle)
     assert "binaries run directly" in summary
     assert (out / "results" / "logs" / "bench_fp16_vs_fp32.log").is_file()
+    # The GPU's identity before, and its state after the run, are in the summary.
+    assert "GPU: 0, NVIDIA H100 80GB HBM3, 00000000:19:00.0, GPU-1234" in summary
+    after = summary.split("-- GPU after the run:", 1)[1]
+    assert "index, name, pci.bus_id, uuid" in after and "GPU-1234" in after
+    for state in ("nvidia-smi-before.txt", "nvidia-smi-after.txt"):
+        assert "Fake NVIDIA-SMI" in (out / state).read_text()
 
 
 @needs_build
