@@ -20,9 +20,10 @@
 #    It fails (exit 1) when the bundle is over 60 MiB or a library would be missing.
 #
 # 2. On the GPU box, DIR/scripts/gpu_check.sh [OUTDIR] (no install, no network): runs every
-#    device test binary, the whole suite in quick mode (scripts/tcbench run; its Python tools use
-#    the box's Python with numpy when there is no .venv, and when there is no numpy either, the
-#    binaries still run and write their JSON), and, when PyTorch with CUDA is there, torch.matmul
+#    device test binary, the whole suite in quick mode (scripts/tcbench run, which needs only
+#    Python >= 3.11's standard library: without a .venv it uses the box's Python as it is; with no
+#    such Python the binaries still run and write their JSON), and, when PyTorch with CUDA is
+#    there (TCBENCH_TORCH_PYTHON, default python3), torch.matmul
 #    bf16/fp16 at 8192^3 beside tcbench's cuBLASLt as a ratio (target >= 0.99x).
 #    From a source tree (not a bundle), the tests step is `tcbench test --preset release`
 #    instead, which needs the build dependencies.
@@ -186,7 +187,7 @@ write_manifest() {
     echo "cuda_architectures: ${archs}"
     echo "nvcc: $("${nvcc}" --version 2>/dev/null | grep -o 'release [0-9.]*, V[0-9.]*' | head -n 1)"
     echo "cmake: $(cmake --version | head -n 1)"
-    echo "needs_on_the_box: NVIDIA driver for CUDA 13 (R580+); CUDA 13 libcudart, libcublas, libcublasLt (and libcupti, libnvperf_* for profiling) on the loader path or in /usr/local/cuda; Python >= 3.11 with numpy for the summary (optional)"
+    echo "needs_on_the_box: NVIDIA driver for CUDA 13 (R580+); CUDA 13 libcudart, libcublas, libcublasLt (and libcupti, libnvperf_* for profiling) on the loader path or in /usr/local/cuda; Python >= 3.11 for the summary (optional)"
     echo "files: sha256 bytes path"  # regular files; lib/ also holds the SONAME links to them
     (cd "${dest}" && find . -type f ! -name MANIFEST.txt -printf '%P\n' | LC_ALL=C sort |
       while read -r f; do
@@ -261,12 +262,13 @@ run_device_tests() {
   [ "${tests_rc}" -ne 0 ] && tests_note="${tests_note}; a binary exited non-zero (see device tests log)"
 }
 
-# The Python the tools will use on this box: an existing .venv, else the system Python when it
-# has numpy (TCBENCH_PYTHON_ENV=system), else none ("" -> the binaries run without the tools).
+# The Python the tools will use on this box: an existing .venv, else the system Python as it is
+# (TCBENCH_PYTHON_ENV=system: `run` needs only the standard library), else none ("" -> the
+# binaries run without the tools).
 choose_python_env() {
   if [ -n "${TCBENCH_PYTHON_ENV:-}" ] || [ -x "${repo}/.venv/bin/python" ]; then
     echo "${TCBENCH_PYTHON_ENV:-venv}"
-  elif "${TCBENCH_PYTHON:-python3}" -c 'import sys, numpy; sys.exit(sys.version_info < (3, 11))' \
+  elif "${TCBENCH_PYTHON:-python3}" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
       >/dev/null 2>&1; then
     echo system
   elif [ "${bundle}" -eq 0 ]; then
@@ -342,7 +344,7 @@ check() {
     TCBENCH_PYTHON_ENV="${python_env}" "${repo}/scripts/tcbench" "${run_args[@]}" >"${out}/run.log" 2>&1
     run_rc=$?
   else
-    run_how="binaries run directly: no Python >= 3.11 with numpy here, so no summary table"
+    run_how="binaries run directly: no Python >= 3.11 here, so no summary table"
     say "quick suite: ${run_how} -> ${out}/results"
     run_binaries_directly "${bin_dir}" "${out}/results" 2>"${out}/run.log"
   fi

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from tcbench_tools.errors import InputError
 from tcbench_tools.names import ParsedName, parse, strip_time_suffix
@@ -92,12 +92,14 @@ class Benchmark:
             values = [v for v in values if v is not None]
             if not values:
                 return None
+            # The standard library only (no numpy/scipy): `run` must work with any Python >= 3.11,
+            # e.g. a GPU box's PyTorch Python without network (scripts/gpu_check.sh).
             cv = None
-            if len(values) >= 2 and np.mean(values) != 0:
-                # numpy only (not scipy.stats.variation): `run` must work with just numpy, e.g.
-                # a GPU box's PyTorch Python without network (scripts/gpu_check.sh).
-                cv = float(np.std(values, ddof=1) / np.mean(values))
-            return Sample(values, float(np.median(values)), len(values), cv)
+            mean = math.fsum(values) / len(values)
+            if len(values) >= 2 and mean != 0:
+                var = math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+                cv = math.sqrt(var) / mean  # sample stddev / mean, as scipy.stats.variation(ddof=1)
+            return Sample(values, float(statistics.median(values)), len(values), cv)
         center_row = self.aggregates.get("median") or self.aggregates.get("mean")
         if center_row is None or _value(center_row, metric) is None:
             return None

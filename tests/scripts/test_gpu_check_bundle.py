@@ -174,10 +174,10 @@ def check_outputs(out: Path, bundle_dir: Path) -> str:
 
 
 @needs_build
-def test_bundle_check_without_gpu_uses_the_tools_with_the_boxs_numpy(moved_bundle: Path,
-                                                                      tmp_path: Path):
+def test_bundle_check_without_gpu_uses_the_boxs_python_as_it_is(moved_bundle: Path,
+                                                                tmp_path: Path):
     out = tmp_path / "check"
-    # This test's interpreter has numpy, as a PyTorch Python does; no .venv, no pip.
+    # The box's Python, whatever it has installed; no .venv, no pip.
     proc = run_check(moved_bundle, out, TCBENCH_PYTHON=sys.executable)
     assert proc.returncode == 77, proc.stdout + proc.stderr
     summary = check_outputs(out, moved_bundle)
@@ -198,8 +198,45 @@ esac
 """
 
 
+def bare_python_env(tmp_path: Path) -> dict:
+    """An environment in which this interpreter cannot import numpy, scipy or matplotlib."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('numpy', 'scipy', 'matplotlib'):\n"
+        "            raise ModuleNotFoundError(name, name=name)\n"
+        "sys.meta_path.insert(0, Block())\n")
+    return dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'scripts'}")
+
+
+def test_run_needs_only_the_standard_library(tmp_path: Path):
+    """`tcbench run` (runner, results, summary) imports no third-party package: the bundle's
+    check relies on it with a bare Python. Blocking numpy, scipy and matplotlib must not matter."""
+    code = ("from tcbench_tools import cli, runner, summary\n"
+            "from tcbench_tools.results import load\n"
+            f"rs = load({str(REPO / 'tests' / 'scripts' / 'fixtures' / 'gpu_a.json')!r})\n"
+            "samples = [b.sample() for b in rs.benchmarks.values()]\n"
+            "assert any(s is not None and s.cv is not None for s in samples)\n"
+            "print(summary.render(rs))\n")
+    env = bare_python_env(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    blocked = subprocess.run([sys.executable, "-c", "import numpy"], capture_output=True,
+                             text=True, env=env)
+    assert blocked.returncode != 0  # the blocker works, so the first run proves something
+
+
+def test_a_command_that_needs_a_missing_package_says_which(tmp_path: Path):
+    fixture = str(REPO / "tests" / "scripts" / "fixtures" / "gpu_a.json")
+    proc = subprocess.run([sys.executable, "-m", "tcbench_tools", "compare", fixture, fixture],
+                          capture_output=True, text=True, env=bare_python_env(tmp_path))
+    assert proc.returncode == 2
+    assert "'compare' needs the Python package" in proc.stderr and "Traceback" not in proc.stderr
+
+
 @needs_build
-def test_bundle_check_without_numpy_still_runs_the_binaries(moved_bundle: Path, tmp_path: Path):
+def test_bundle_check_without_python_still_runs_the_binaries(moved_bundle: Path, tmp_path: Path):
     fake_bin = tmp_path / "fake-bin"
     fake_bin.mkdir()
     (fake_bin / "nvidia-smi").write_text(FAKE_NVIDIA_SMI)
