@@ -338,3 +338,83 @@ def test_torch_compare_cli_writes_ratio_json(tmp_path: Path):
     rows = {r["precision"]: r for r in json.loads(out.read_text())["rows"]}
     assert rows["bf16"]["ratio"] == pytest.approx(0.99)
     assert rows["bf16"]["verdict"] == "ok"
+
+
+def fake_torch(elapsed_ms: list[float]):
+    """Just enough of torch's API for gpu_check_torch.time_torch, so the code path that first
+    runs on a borrowed GPU is exercised here; each Event.elapsed_time returns the next value."""
+    import types
+
+    times = iter(elapsed_ms)
+
+    class Tensor:
+        def __mul__(self, other):
+            return self
+
+        def __sub__(self, other):
+            return self
+
+        def all(self):
+            return True
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            assert enable_timing
+
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, other):
+            return next(times)
+
+    class Generator:
+        def __init__(self, device=None):
+            pass
+
+        def manual_seed(self, seed):
+            return self
+
+    calls = {"matmul": 0}
+
+    def matmul(a, b, out=None):
+        calls["matmul"] += 1
+        return out
+
+    cuda = types.SimpleNamespace(is_available=lambda: True, get_device_name=lambda d: "Fake H100",
+                                 synchronize=lambda: None, Event=Event, empty_cache=lambda: None)
+    matmul_flags = types.SimpleNamespace(allow_fp16_reduced_precision_reduction=True,
+                                         allow_bf16_reduced_precision_reduction=True)
+    torch = types.SimpleNamespace(
+        __version__="2.9.0", version=types.SimpleNamespace(cuda="13.0"), cuda=cuda,
+        backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=matmul_flags)),
+        device=lambda name: name, bfloat16="bf16", float16="fp16", Generator=Generator,
+        rand=lambda *a, **k: Tensor(), empty=lambda *a, **k: Tensor(), matmul=matmul,
+        isfinite=lambda t: t)
+    return torch, calls
+
+
+def test_torch_timing_reports_median_tflops_per_precision(monkeypatch):
+    samples = 20
+    bf16_ms = [2.0] * (samples - 1) + [50.0]  # one outlier: the median ignores it
+    fp16_ms = [4.0] * samples
+    torch, calls = fake_torch(bf16_ms + fp16_ms)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    doc = gpu_check_torch.time_torch(8192, min_warmup_s=0.0, samples=samples)
+    assert doc["device"] == "Fake H100" and doc["torch_version"] == "2.9.0"
+    assert doc["results"]["bf16"]["median_s"] == pytest.approx(2e-3)
+    assert doc["results"]["bf16"]["tflops"] == pytest.approx(2 * 8192**3 / 2e-3 / 1e12)
+    assert doc["results"]["fp16"]["tflops"] == pytest.approx(2 * 8192**3 / 4e-3 / 1e12)
+    assert calls["matmul"] >= 2 * (samples + 1)  # warm-up plus the timed samples
+    json.dumps(doc)  # what `time --out` writes must be JSON
+
+
+def test_torch_timing_without_cuda_exits_77(monkeypatch):
+    torch, _ = fake_torch([])
+    torch.cuda.is_available = lambda: False
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    with pytest.raises(SystemExit) as exit_info:
+        gpu_check_torch.time_torch(8192)
+    assert exit_info.value.code == 77
