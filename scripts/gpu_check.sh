@@ -12,7 +12,8 @@
 #    TCBENCH_BUNDLE_ARCHS (default 90-real: H100/H200; *_sm90a.cu kernels get 90a by the build's
 #    own rule) in TCBENCH_BUNDLE_BUILD_DIR (default build/gpu-check), with the install RPATH
 #    ($ORIGIN/../lib) baked in, then DIR gets:
-#      bin/       every bench_* and device_* binary of that build (by glob)
+#      bin/       every bench_* and device_* binary of that build (by glob; not the bench_test_*
+#                 host tests)
 #      lib/       every shared library they need that is neither CUDA's own (cudart, cuBLAS,
 #                 cuBLASLt, CUPTI, nvperf, the driver) nor the C/C++ runtime: e.g. libbenchmark
 #      scripts/   tcbench and its Python tools, this script, gpu_check_torch.py
@@ -133,10 +134,11 @@ make_bundle() {
     say "configure failed, see ${build}.configure.log"; tail -n 20 "${build}.configure.log" >&2
     return 1
   }
-  # Every benchmark and device-test target, by name, so new topics are bundled without edits.
+  # Every benchmark and device-test target, by name, so new topics are bundled without edits
+  # (bench_test_* are the harness's host tests, not benchmarks).
   local targets
   targets=$(ninja -C "${build}" -t targets all 2>/dev/null |
-    sed -n 's/^\(\(bench\|device\)_[A-Za-z0-9_]*\): phony$/\1/p' | sort -u)
+    sed -n 's/^\(\(bench\|device\)_[A-Za-z0-9_]*\): phony$/\1/p' | grep -v '^bench_test_' | sort -u)
   if [ -z "${targets}" ]; then
     say "the build defines no bench_* or device_* target."; return 1
   fi
@@ -155,6 +157,7 @@ make_bundle() {
   local file copied=0
   for file in "${build}"/bin/bench_* "${build}"/bin/device_*; do
     [ -f "${file}" ] && [ -x "${file}" ] || continue
+    case "$(basename "${file}")" in bench_test_*) continue ;; esac
     cp -p "${file}" "${dest}/bin/" && copied=$((copied + 1))
   done
   collect_libraries "${dest}" || { say "a library the binaries need is missing (above)."; return 1; }
