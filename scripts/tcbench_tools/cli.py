@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--out", type=Path, default=Path("report"),
                    help="output folder (default: report/)")
+
+    from tcbench_tools import fleet
+
+    fleet.add_parser(sub)
     return parser
 
 
@@ -207,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
-    if extra and args.command != "run":
+    if extra and args.command not in ("run", "fleet"):
         print("tcbench: arguments after '--' are only for 'run'.", file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -217,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(args, extra)
         if args.command == "compare":
             return cmd_compare(args)
+        if args.command == "fleet":
+            from tcbench_tools import fleet
+
+            return fleet.run(args, extra)
         return cmd_report(args)
     except InputError as exc:
         print(f"tcbench: {exc}", file=sys.stderr)
