@@ -271,6 +271,15 @@ def test_a_failed_test_makes_the_check_fail_even_without_gpu(moved_bundle: Path,
     assert "Fake.Fails" in summary
 
 
+def test_run_does_not_mistake_the_harness_tests_for_benchmarks(tmp_path: Path):
+    from tcbench_tools import runner
+
+    for name in ("bench_fp16_vs_fp32", "bench_test_harness", "bench_int8_gemm"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    assert [p.name for p in runner.discover(tmp_path)] == ["bench_fp16_vs_fp32", "bench_int8_gemm"]
+
+
 def test_gpu_check_rejects_unknown_options():
     proc = subprocess.run([str(SCRIPT), "--frobnicate"], capture_output=True, text=True)
     assert proc.returncode == 2
