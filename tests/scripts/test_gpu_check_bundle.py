@@ -428,3 +428,86 @@ def test_torch_timing_without_cuda_exits_77(monkeypatch):
     with pytest.raises(SystemExit) as exit_info:
         gpu_check_torch.time_torch(8192)
     assert exit_info.value.code == 77
+
+
+FAKE_TORCH_MODULE = '''
+"""A stand-in for torch with CUDA: every matmul "takes" 2 ms."""
+import types
+__version__ = "2.9.0-fake"
+version = types.SimpleNamespace(cuda="13.0")
+bfloat16, float16 = "bf16", "fp16"
+class _T:
+    def __mul__(self, o): return self
+    def __sub__(self, o): return self
+    def all(self): return True
+class _Event:
+    def __init__(self, enable_timing=False): pass
+    def record(self): pass
+    def synchronize(self): pass
+    def elapsed_time(self, other): return 2.0
+class Generator:
+    def __init__(self, device=None): pass
+    def manual_seed(self, s): return self
+cuda = types.SimpleNamespace(is_available=lambda: True, get_device_name=lambda d: "Fake GPU",
+                             synchronize=lambda: None, Event=_Event, empty_cache=lambda: None)
+backends = types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(
+    allow_fp16_reduced_precision_reduction=True, allow_bf16_reduced_precision_reduction=True)))
+device = lambda name: name
+rand = empty = lambda *a, **k: _T()
+matmul = lambda a, b, out=None: out
+isfinite = lambda t: t
+'''
+
+FAKE_BENCH = '''#!{python}
+"""Stands in for bench_fp16_vs_fp32 on a GPU: writes Google Benchmark JSON (a fixture with no
+failed benchmark) and exits 0."""
+import json, shutil, sys
+args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+out = args["--benchmark_out"]
+if "8192" in args.get("--benchmark_filter", ""):
+    doc = json.load(open({fixture!r}))
+    row = dict(doc["benchmarks"][0], run_type="iteration")
+    doc["benchmarks"] = [
+        dict(row, name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/manual_time",
+             run_name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/manual_time", tflops=t)
+        for p, t in (("bf16", 600.0), ("fp16", 500.0))]
+    json.dump(doc, open(out, "w"))
+else:
+    shutil.copy({fixture!r}, out)
+print("fake benchmark done")
+'''
+
+
+@needs_build
+def test_check_on_a_stand_in_gpu_passes_and_compares_with_torch(moved_bundle: Path,
+                                                                 tmp_path: Path):
+    """The whole GPU path of the check, with stand-ins for the GPU parts: device tests that pass,
+    a benchmark binary that writes real Google Benchmark JSON, and a torch whose matmul takes
+    2 ms. What is tested is the check's own wiring: steps, filter, ratio, summary, exit 0."""
+    for binary in (moved_bundle / "bin").glob("device_*"):
+        binary.write_text("#!/bin/sh\nfor a in \"$@\"; do case $a in --gtest_output=xml:*)\n"
+                          "  echo '<testsuites/>' > \"${a#--gtest_output=xml:}\" ;; esac; done\n"
+                          "echo '[  PASSED  ] 3 tests.'\nexit 0\n")
+    bench = moved_bundle / "bin" / "bench_fp16_vs_fp32"
+    bench.write_text(FAKE_BENCH.format(python=sys.executable,
+                                       fixture=str(REPO / "tests/scripts/fixtures/gpu_b.json")))
+    bench.chmod(0o755)
+    fake_site = tmp_path / "fake-torch"
+    (fake_site / "torch").mkdir(parents=True)
+    (fake_site / "torch" / "__init__.py").write_text(FAKE_TORCH_MODULE)
+    torch_python = tmp_path / "torch-python"
+    torch_python.write_text(f"#!/bin/sh\nPYTHONPATH={fake_site} exec {sys.executable} \"$@\"\n")
+    torch_python.chmod(0o755)
+
+    out = tmp_path / "check"
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=sys.executable,
+                     TCBENCH_TORCH_PYTHON=str(torch_python))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = check_outputs(out, moved_bundle)
+    n = len(list((moved_bundle / "bin").glob("device_*")))
+    assert f"{n} binaries: {3 * n} passed, 0 failed, 0 skipped" in summary
+    assert "-- PASSED (exit 0)" in summary
+    # 2 ms for 2*8192^3 FLOP is 549.8 TFLOP/s: bf16 600 -> 1.091x ok, fp16 500 -> 0.909x below.
+    assert re.search(r"bf16\s+549\.8\s+600\.0\s+1\.091x\s+ok", summary), summary
+    assert re.search(r"fp16\s+549\.8\s+500\.0\s+0\.909x\s+BELOW TARGET", summary), summary
+    assert json.loads((out / "torch" / "ratio.json").read_text())["rows"][0]["precision"] == "bf16"
