@@ -74,6 +74,9 @@ def run_tests(preset: str, jobs: int | None, python_only: bool) -> int:
             results.append((title, code))
             if code != 0:
                 break  # the later C++ steps need this one
+    if not python_only:
+        # tests/scripts/test_schema.py compares the fixtures with what this build's C++ writes.
+        os.environ["TCBENCH_BUILD_DIR"] = str(root / "build" / preset)
     results.append(("pytest", _step("pytest", [sys.executable, "-m", "pytest", "tests/scripts"],
                                      root)))
     failed = [f"{t} (exit {c})" for t, c in results if c != 0]
