@@ -272,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"tcbench: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ModuleNotFoundError as exc:  # TCBENCH_PYTHON_ENV=system with a bare interpreter
+        print(f"tcbench: '{args.command}' needs the Python package {exc.name}, which "
+              f"{sys.executable} lacks (install it, or unset TCBENCH_PYTHON_ENV to use .venv).",
+              file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("tcbench: interrupted.", file=sys.stderr)
         return 130

@@ -176,12 +176,14 @@ class Outcome:
 
 
 def discover(bin_dir: Path) -> list[Path]:
-    """Executable files named bench_* in bin_dir, sorted by name."""
+    """Executable files named bench_* in bin_dir, sorted by name; bench_test_* are the harness's
+    host tests (GoogleTest), not benchmarks."""
     if not bin_dir.is_dir():
         raise InputError(f"{bin_dir} does not exist: build first (tcbench run builds unless "
                          "--no-build) or point --bin-dir at the folder with the bench_* binaries.")
     found = sorted(p for p in bin_dir.glob("bench_*")
-                   if p.is_file() and os.access(p, os.X_OK) and p.suffix not in (".json", ".log"))
+                   if p.is_file() and os.access(p, os.X_OK) and p.suffix not in (".json", ".log")
+                   and not p.name.startswith("bench_test_"))
     if not found:
         raise InputError(f"{bin_dir} holds no benchmark binaries (bench_*).")
     return found

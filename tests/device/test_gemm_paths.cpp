@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 namespace tcbench {
 namespace {
 
@@ -40,15 +42,23 @@ GemmProblem awkward() {
 
 TEST(DeviceGemm, SimtFp32MatchesReference) {
   TCB_REQUIRE_GPU(dev);
-  const GemmProblem p = awkward();
-  const VerifyStats s = check<float, float>(
-      p, Distribution::uniform(-1, 1),
-      [&](const float* a, const float* b, float* d, cudaStream_t st) {
-        kernels::gemm_simt_fp32(p, a, b, d, st);
-      },
-      error_model(Precision::fp32, p.k).element_tolerance());
-  EXPECT_TRUE(s.passes(tolerance(Precision::fp32, p.k)))
-      << s.describe(tolerance(Precision::fp32, p.k));
+  // Edge shapes too: one element, k below and not a multiple of the kernel's 8-deep slice.
+  for (const auto& [m, n, k] :
+       {std::array<std::int64_t, 3>{257, 259, 263}, {1, 1, 1}, {129, 127, 13}, {300, 200, 7}}) {
+    GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.resolve();
+    const VerifyStats s = check<float, float>(
+        p, Distribution::uniform(-1, 1),
+        [&](const float* a, const float* b, float* d, cudaStream_t st) {
+          kernels::gemm_simt_fp32(p, a, b, d, st);
+        },
+        error_model(Precision::fp32, p.k).element_tolerance());
+    EXPECT_TRUE(s.passes(tolerance(Precision::fp32, p.k)))
+        << p.describe() << ": " << s.describe(tolerance(Precision::fp32, p.k));
+  }
 }
 
 template <typename T>

@@ -52,6 +52,14 @@ def kernels_in(sass: str) -> dict[str, str]:
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
+def instructions(sass: str) -> set[str]:
+    """Opcodes with their modifiers ("FFMA", "LDS.128", "LDS.U.128", "HMMA.16816.F32") in a
+    kernel's SASS. A rule entry is a regular expression matched at the start of one of them, so
+    "HMMA" matches every HMMA form and "LDS(\\.U)?\\.128" the 128-bit shared load as Turing
+    ("LDS.U.128") and later architectures ("LDS.128") print it."""
+    return set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", sass))
+
+
 def sm_number(arch: str) -> int:
     return int(re.match(r"sm_(\d+)", arch).group(1))
 
@@ -142,14 +150,14 @@ def main() -> int:
                 failures.append(f"{arch}: no kernel matching '{rule['kernel']}'")
                 continue
             for name, text in matches.items():
-                opcodes = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", text))
+                opcodes = instructions(text)
                 for op in rule["must"]:
                     checks += 1
-                    if not any(o == op or o.startswith(op) for o in opcodes):
+                    if not any(re.match(op, o) for o in opcodes):
                         failures.append(f"{arch} {rule['kernel']}: no {op}")
                 for op in rule["must_not"]:
                     checks += 1
-                    if any(o == op or o.startswith(op) for o in opcodes):
+                    if any(re.match(op, o) for o in opcodes):
                         failures.append(f"{arch} {rule['kernel']}: contains {op}")
     for f in failures:
         print("FAIL:", f)

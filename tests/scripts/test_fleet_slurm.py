@@ -204,7 +204,9 @@ def test_fleet_submit_status_collect(slurm_cli, bins, tmp_path):
     gpus_table = md.split("## GPUs", 1)[1].split("##", 1)[0]
     for label in labels:
         assert f"| {label} |" in gpus_table
-    assert gpus_table.count("Fixture GPU") == 4
+    # The GPUs table has one column per GPU (report transposes it): exactly four in its header.
+    header = next(line for line in gpus_table.splitlines() if line.startswith("| GPU |"))
+    assert header.count("Fixture GPU") == 4
     header = next(line for line in md.split("## Topic: fp16_vs_fp32", 1)[1].splitlines()
                   if line.startswith("| precision"))
     assert [c.strip() for c in header.strip("|").split("|")] == \

@@ -1,0 +1,513 @@
+"""scripts/gpu_check.sh on this machine, up to the point where a GPU is needed.
+
+`--bundle` makes the self-contained folder a GPU box without build tools or network runs; the
+tests check what the box will rely on: the size limit, that every binary of the build is there,
+that every shared library resolves inside the bundle or to CUDA's own libraries or the C/C++
+runtime, the manifest, and that the bundle's own gpu_check.sh runs from another folder, exits 77
+without a GPU and 1 (never 77) when a test failed. The bundle is built once per session in
+build/gpu-check (a Release build for one architecture), so a rerun is incremental.
+
+gpu_check_torch.py's comparison (tcbench / torch) is checked on synthetic Google Benchmark rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "gpu_check.sh"
+LIMIT_BYTES = 60 * 1024 * 1024
+# What a bundle may leave to the box: CUDA's own libraries and the C/C++ runtime.
+CUDA_LIBRARY = re.compile(r"^lib(cudart|cublas|cublasLt|cupti|nvperf\w*|cuda)\.so")
+RUNTIME_LIBRARY = re.compile(
+    r"^(linux-vdso|ld-linux[-\w.]*|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s)\.so")
+
+sys.path.insert(0, str(REPO / "scripts"))
+import gpu_check_torch  # noqa: E402
+
+can_build = all(shutil.which(tool) for tool in ("cmake", "ninja", "ldd", "readelf")) and \
+    Path(os.environ.get("CUDACXX", "/usr/local/cuda/bin/nvcc")).is_file()
+needs_build = pytest.mark.skipif(not can_build, reason="needs cmake, ninja, ldd, readelf and nvcc")
+
+
+def is_elf(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(4) == b"\x7fELF"
+
+
+def elf_files(root: Path) -> list[Path]:
+    return sorted(p for sub in ("bin", "lib") for p in (root / sub).glob("*")
+                  if p.is_file() and not p.is_symlink() and is_elf(p))
+
+
+def ldd(path: Path) -> list[tuple[str, str]]:
+    """(soname, resolved path or 'not found') for each dependency."""
+    out = subprocess.run(["ldd", str(path)], capture_output=True, text=True, check=True).stdout
+    deps = []
+    for line in out.splitlines():
+        line = line.strip()
+        if "=>" in line:
+            name, rest = (part.strip() for part in line.split("=>", 1))
+            deps.append((name, "not found" if rest.startswith("not found") else rest.split()[0]))
+        elif line.startswith("/"):
+            deps.append((Path(line.split()[0]).name, line.split()[0]))
+    return deps
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("gpu-check") / "bundle"
+    env = dict(os.environ, TCBENCH_BUNDLE_BUILD_DIR=str(REPO / "build" / "gpu-check"))
+    proc = subprocess.run([str(SCRIPT), "--bundle", str(dest)], capture_output=True, text=True,
+                          env=env, timeout=3600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return dest
+
+
+def run_check(bundle_dir: Path, out: Path, **env_overrides: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("TCBENCH_PYTHON_ENV", None)
+    env.update(env_overrides)
+    return subprocess.run([str(bundle_dir / "scripts" / "gpu_check.sh"), str(out)],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.fixture()
+def moved_bundle(bundle: Path, tmp_path: Path) -> Path:
+    """A copy of the bundle somewhere else: the box unpacks it wherever it likes."""
+    dest = tmp_path / "elsewhere" / "tcbench-bundle"
+    shutil.copytree(bundle, dest, symlinks=True)
+    return dest
+
+
+@needs_build
+def test_bundle_is_at_most_60_mib(bundle: Path):
+    total = sum(p.lstat().st_size for p in bundle.rglob("*") if p.is_file() or p.is_symlink())
+    assert 0 < total <= LIMIT_BYTES, f"{total} bytes"
+
+
+@needs_build
+def test_bundle_has_every_benchmark_and_device_test_of_the_build(bundle: Path):
+    build_bin = REPO / "build" / "gpu-check" / "bin"
+    built = {p.name for p in build_bin.glob("*")
+             if re.match(r"(bench|device)_", p.name) and not p.name.startswith("bench_test_")}
+    shipped = {p.name for p in (bundle / "bin").glob("*")}
+    assert {"bench_fp16_vs_fp32", "device_test_gemm_paths"} <= built
+    assert built <= shipped, f"missing from the bundle: {sorted(built - shipped)}"
+    for name in built:
+        assert os.access(bundle / "bin" / name, os.X_OK), name
+
+
+@needs_build
+def test_every_library_resolves_inside_the_bundle_or_to_cuda_or_the_runtime(bundle: Path):
+    files = elf_files(bundle)
+    assert any(f.parent.name == "lib" for f in files), "no library bundled (libbenchmark?)"
+    problems = []
+    for path in files:
+        for soname, resolved in ldd(path):
+            if CUDA_LIBRARY.match(soname):
+                continue  # from the box's CUDA (may be absent here: libcuda is the driver's)
+            if resolved == "not found":
+                problems.append(f"{path.name}: {soname} not found")
+            elif RUNTIME_LIBRARY.match(soname):
+                continue
+            elif not Path(resolved).resolve().is_relative_to(bundle.resolve()):
+                problems.append(f"{path.name}: {soname} resolves outside the bundle: {resolved}")
+    assert not problems, "\n".join(problems)
+
+
+@needs_build
+def test_binaries_look_for_libraries_beside_them(bundle: Path):
+    for path in (bundle / "bin").glob("*"):
+        if not is_elf(path):
+            continue
+        dyn = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True).stdout
+        paths = re.findall(r"\((?:RUNPATH|RPATH)\).*\[(.*)\]", dyn)
+        assert paths and "$ORIGIN/../lib" in paths[0].split(":"), f"{path.name}: {paths}"
+
+
+@needs_build
+def test_manifest_lists_every_file_with_size_and_sha256(bundle: Path):
+    text = (bundle / "MANIFEST.txt").read_text()
+    head, _, listing = text.partition("files: sha256 bytes path\n")
+    assert re.search(r"^cuda_architectures: \S+", head, re.M)
+    assert re.search(r"^git_sha: [0-9a-f]{7,}", head, re.M)
+    listed = {}
+    for line in listing.splitlines():
+        if line.startswith("size_bytes:"):
+            continue
+        digest, size, rel = line.split(" ", 2)
+        listed[rel] = (digest, int(size))
+    present = {str(p.relative_to(bundle)) for p in bundle.rglob("*")
+               if p.is_file() and not p.is_symlink() and p.name != "MANIFEST.txt"}
+    assert set(listed) == present
+    for rel, (digest, size) in listed.items():
+        data = (bundle / rel).read_bytes()
+        assert (hashlib.sha256(data).hexdigest(), len(data)) == (digest, size), rel
+
+
+@needs_build
+def test_bundle_refuses_to_make_a_bundle(bundle: Path):
+    proc = subprocess.run([str(bundle / "scripts" / "gpu_check.sh"), "--bundle"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "source tree" in proc.stderr
+
+
+def check_outputs(out: Path, bundle_dir: Path) -> str:
+    summary = (out / "summary.txt").read_text()
+    for step in ("GPU state before", "tests", "quick suite", "torch vs tcbench", "GPU state after",
+                 "total"):
+        assert re.search(rf"^   {re.escape(step)}\s.*?\s\d+\s", summary, re.M), step
+    assert (out / "nvidia-smi-before.txt").is_file() and (out / "nvidia-smi-after.txt").is_file()
+    for binary in (bundle_dir / "bin").glob("device_*"):
+        assert (out / "device-tests" / f"{binary.name}.xml").is_file(), binary.name
+    return summary
+
+
+@needs_build
+def test_bundle_check_without_gpu_uses_the_boxs_python_as_it_is(moved_bundle: Path,
+                                                                tmp_path: Path):
+    out = tmp_path / "check"
+    # The box's Python, whatever it has installed; no .venv, no pip.
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=sys.executable)
+    assert proc.returncode == 77, proc.stdout + proc.stderr
+    summary = check_outputs(out, moved_bundle)
+    assert "Python: system" in summary
+    assert "tcbench run:" in (out / "run.log").read_text()
+    assert not (moved_bundle / ".venv").exists()
+    assert "SKIPPED: no GPU" in summary
+
+
+FAKE_NVIDIA_SMI = """#!/bin/sh
+# Stands in for nvidia-smi: the CSV query answers like the real one (header, one GPU).
+case "$*" in
+  *--help-query-gpu*) echo '"clocks_event_reasons.active"' ;;
+  *--query-gpu=*) echo 'index, name, pci.bus_id, uuid, clocks.current.sm [MHz]'
+                  echo '0, NVIDIA H100 80GB HBM3, 00000000:19:00.0, GPU-1234, 1980 MHz' ;;
+  *) echo 'Fake NVIDIA-SMI 580.00' ;;
+esac
+"""
+
+
+def bare_python_env(tmp_path: Path) -> dict:
+    """An environment in which this interpreter cannot import numpy, scipy or matplotlib."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('numpy', 'scipy', 'matplotlib'):\n"
+        "            raise ModuleNotFoundError(name, name=name)\n"
+        "sys.meta_path.insert(0, Block())\n")
+    return dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'scripts'}")
+
+
+def test_run_needs_only_the_standard_library(tmp_path: Path):
+    """`tcbench run` (runner, results, summary) imports no third-party package: the bundle's
+    check relies on it with a bare Python. Blocking numpy, scipy and matplotlib must not matter."""
+    code = ("from tcbench_tools import cli, runner, summary\n"
+            "from tcbench_tools.results import load\n"
+            f"rs = load({str(REPO / 'tests' / 'scripts' / 'fixtures' / 'gpu_a.json')!r})\n"
+            "samples = [b.sample() for b in rs.benchmarks.values()]\n"
+            "assert any(s is not None and s.cv is not None for s in samples)\n"
+            "print(summary.render(rs))\n")
+    env = bare_python_env(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    blocked = subprocess.run([sys.executable, "-c", "import numpy"], capture_output=True,
+                             text=True, env=env)
+    assert blocked.returncode != 0  # the blocker works, so the first run proves something
+
+
+def test_a_command_that_needs_a_missing_package_says_which(tmp_path: Path):
+    fixture = str(REPO / "tests" / "scripts" / "fixtures" / "gpu_a.json")
+    proc = subprocess.run([sys.executable, "-m", "tcbench_tools", "compare", fixture, fixture],
+                          capture_output=True, text=True, env=bare_python_env(tmp_path))
+    assert proc.returncode == 2
+    assert "'compare' needs the Python package" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@needs_build
+def test_bundle_check_without_python_still_runs_the_binaries(moved_bundle: Path, tmp_path: Path):
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir()
+    (fake_bin / "nvidia-smi").write_text(FAKE_NVIDIA_SMI)
+    (fake_bin / "nvidia-smi").chmod(0o755)
+    out = tmp_path / "check"
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=str(tmp_path / "no-such-python"),
+                     PATH=f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
+    assert proc.returncode == 77, proc.stdout + proc.stderr
+    summary = check_outputs(out, moved_bundle)
+    assert "binaries run directly" in summary
+    assert (out / "results" / "logs" / "bench_fp16_vs_fp32.log").is_file()
+    # The GPU's identity before, and its state after the run, are in the summary.
+    assert "GPU: 0, NVIDIA H100 80GB HBM3, 00000000:19:00.0, GPU-1234" in summary
+    after = summary.split("-- GPU after the run:", 1)[1]
+    assert "index, name, pci.bus_id, uuid" in after and "GPU-1234" in after
+    for state in ("nvidia-smi-before.txt", "nvidia-smi-after.txt"):
+        assert "Fake NVIDIA-SMI" in (out / state).read_text()
+
+
+@needs_build
+def test_a_failed_test_makes_the_check_fail_even_without_gpu(moved_bundle: Path, tmp_path: Path):
+    fake = moved_bundle / "bin" / "device_test_always_fails"
+    fake.write_text("#!/bin/sh\necho '[  FAILED  ] 1 test, listed below:'\n"
+                    "echo '[  FAILED  ] Fake.Fails'\nexit 1\n")
+    fake.chmod(0o755)
+    out = tmp_path / "check"
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=str(tmp_path / "no-such-python"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    summary = (out / "summary.txt").read_text()
+    assert "FAILED: tests failed" in summary
+    assert "Fake.Fails" in summary
+
+
+def test_run_does_not_mistake_the_harness_tests_for_benchmarks(tmp_path: Path):
+    from tcbench_tools import runner
+
+    for name in ("bench_fp16_vs_fp32", "bench_test_harness", "bench_int8_gemm"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    assert [p.name for p in runner.discover(tmp_path)] == ["bench_fp16_vs_fp32", "bench_int8_gemm"]
+
+
+def test_gpu_check_rejects_unknown_options():
+    proc = subprocess.run([str(SCRIPT), "--frobnicate"], capture_output=True, text=True)
+    assert proc.returncode == 2
+
+
+# ---- gpu_check_torch.py: tcbench / torch ----
+
+def gbench_row(name: str, tflops: float | None = None, run_type: str = "iteration",
+               error: str | None = None) -> dict:
+    row = {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": run_type,
+           "repetitions": 1, "iterations": 1, "real_time": 1.0, "cpu_time": 1.0,
+           "time_unit": "ms"}
+    if tflops is not None:
+        row["tflops"] = tflops
+    if error:
+        row.update(error_occurred=True, error_message=error)
+    return row
+
+
+def test_torch_comparison_ratio_and_verdicts():
+    base = "fp16_vs_fp32/cublaslt/{}/m:8192/n:8192/k:8192"
+    tcbench = {"benchmarks": [
+        gbench_row(base.format("bf16"), 600.0),
+        gbench_row(base.format("bf16"), 620.0),
+        gbench_row(base.format("bf16"), 1.0, run_type="aggregate"),   # ignored
+        gbench_row(base.format("fp16_acc16"), 900.0),                 # another precision
+        gbench_row("fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096", 500.0),  # another size
+        gbench_row(base.format("fp16"), 580.0),
+    ]}
+    torch_doc = {"size": 8192, "results": {"bf16": {"tflops": 610.0}, "fp16": {"tflops": 600.0}}}
+    result = gpu_check_torch.compare(torch_doc, tcbench)
+    rows = {r["precision"]: r for r in result["rows"]}
+    assert rows["bf16"]["tcbench_tflops"] == pytest.approx(610.0)  # median of 600 and 620
+    assert rows["bf16"]["ratio"] == pytest.approx(1.0)
+    assert rows["bf16"]["verdict"] == "ok"
+    assert rows["fp16"]["ratio"] == pytest.approx(580.0 / 600.0)
+    assert rows["fp16"]["verdict"].startswith("BELOW TARGET")
+    text = gpu_check_torch.render(result)
+    assert "0.967x" in text and "1.000x" in text
+
+
+def test_torch_comparison_reports_a_tcbench_error_or_absence():
+    tcbench = {"benchmarks": [gbench_row("fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192",
+                                         error="skipped: needs 1.2 GB")]}
+    torch_doc = {"size": 8192, "results": {"bf16": {"tflops": 600.0}, "fp16": {"tflops": 600.0}}}
+    rows = {r["precision"]: r for r in gpu_check_torch.compare(torch_doc, tcbench)["rows"]}
+    assert rows["bf16"]["ratio"] is None and "needs 1.2 GB" in rows["bf16"]["verdict"]
+    assert rows["fp16"]["ratio"] is None and "no result" in rows["fp16"]["verdict"]
+
+
+def test_torch_filter_selects_exactly_the_compared_rows():
+    pattern = re.compile(gpu_check_torch.tcbench_filter(8192))
+    names = {p: f"fp16_vs_fp32/cublaslt/{p}/m:8192/n:8192/k:8192/manual_time"
+             for p in ("bf16", "fp16", "fp16_acc16", "fp32", "tf32")}
+    assert {p for p, n in names.items() if pattern.search(n)} == {"bf16", "fp16"}
+    assert not pattern.search("fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:81920")
+
+
+def test_torch_compare_cli_writes_ratio_json(tmp_path: Path):
+    torch_json, tcbench_json, out = tmp_path / "t.json", tmp_path / "b.json", tmp_path / "r.json"
+    torch_json.write_text(json.dumps({"size": 8192, "results": {"bf16": {"tflops": 500.0}}}))
+    tcbench_json.write_text(json.dumps({"benchmarks": [
+        gbench_row("fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192", 495.0)]}))
+    assert gpu_check_torch.main(["compare", str(torch_json), str(tcbench_json),
+                                 "--out", str(out)]) == 0
+    rows = {r["precision"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["bf16"]["ratio"] == pytest.approx(0.99)
+    assert rows["bf16"]["verdict"] == "ok"
+
+
+def fake_torch(elapsed_ms: list[float]):
+    """Just enough of torch's API for gpu_check_torch.time_torch, so the code path that first
+    runs on a borrowed GPU is exercised here; each Event.elapsed_time returns the next value."""
+    import types
+
+    times = iter(elapsed_ms)
+
+    class Tensor:
+        def __mul__(self, other):
+            return self
+
+        def __sub__(self, other):
+            return self
+
+        def all(self):
+            return True
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            assert enable_timing
+
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, other):
+            return next(times)
+
+    class Generator:
+        def __init__(self, device=None):
+            pass
+
+        def manual_seed(self, seed):
+            return self
+
+    calls = {"matmul": 0}
+
+    def matmul(a, b, out=None):
+        calls["matmul"] += 1
+        return out
+
+    cuda = types.SimpleNamespace(is_available=lambda: True, get_device_name=lambda d: "Fake H100",
+                                 synchronize=lambda: None, Event=Event, empty_cache=lambda: None)
+    matmul_flags = types.SimpleNamespace(allow_fp16_reduced_precision_reduction=True,
+                                         allow_bf16_reduced_precision_reduction=True)
+    torch = types.SimpleNamespace(
+        __version__="2.9.0", version=types.SimpleNamespace(cuda="13.0"), cuda=cuda,
+        backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=matmul_flags)),
+        device=lambda name: name, bfloat16="bf16", float16="fp16", Generator=Generator,
+        rand=lambda *a, **k: Tensor(), empty=lambda *a, **k: Tensor(), matmul=matmul,
+        isfinite=lambda t: t)
+    return torch, calls
+
+
+def test_torch_timing_reports_median_tflops_per_precision(monkeypatch):
+    samples = 20
+    bf16_ms = [2.0] * (samples - 1) + [50.0]  # one outlier: the median ignores it
+    fp16_ms = [4.0] * samples
+    torch, calls = fake_torch(bf16_ms + fp16_ms)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    doc = gpu_check_torch.time_torch(8192, min_warmup_s=0.0, samples=samples)
+    assert doc["device"] == "Fake H100" and doc["torch_version"] == "2.9.0"
+    assert doc["results"]["bf16"]["median_s"] == pytest.approx(2e-3)
+    assert doc["results"]["bf16"]["tflops"] == pytest.approx(2 * 8192**3 / 2e-3 / 1e12)
+    assert doc["results"]["fp16"]["tflops"] == pytest.approx(2 * 8192**3 / 4e-3 / 1e12)
+    assert calls["matmul"] >= 2 * (samples + 1)  # warm-up plus the timed samples
+    json.dumps(doc)  # what `time --out` writes must be JSON
+
+
+def test_torch_timing_without_cuda_exits_77(monkeypatch):
+    torch, _ = fake_torch([])
+    torch.cuda.is_available = lambda: False
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    with pytest.raises(SystemExit) as exit_info:
+        gpu_check_torch.time_torch(8192)
+    assert exit_info.value.code == 77
+
+
+FAKE_TORCH_MODULE = '''
+"""A stand-in for torch with CUDA: every matmul "takes" 2 ms."""
+import types
+__version__ = "2.9.0-fake"
+version = types.SimpleNamespace(cuda="13.0")
+bfloat16, float16 = "bf16", "fp16"
+class _T:
+    def __mul__(self, o): return self
+    def __sub__(self, o): return self
+    def all(self): return True
+class _Event:
+    def __init__(self, enable_timing=False): pass
+    def record(self): pass
+    def synchronize(self): pass
+    def elapsed_time(self, other): return 2.0
+class Generator:
+    def __init__(self, device=None): pass
+    def manual_seed(self, s): return self
+cuda = types.SimpleNamespace(is_available=lambda: True, get_device_name=lambda d: "Fake GPU",
+                             synchronize=lambda: None, Event=_Event, empty_cache=lambda: None)
+backends = types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(
+    allow_fp16_reduced_precision_reduction=True, allow_bf16_reduced_precision_reduction=True)))
+device = lambda name: name
+rand = empty = lambda *a, **k: _T()
+matmul = lambda a, b, out=None: out
+isfinite = lambda t: t
+'''
+
+FAKE_BENCH = '''#!{python}
+"""Stands in for bench_fp16_vs_fp32 on a GPU: writes Google Benchmark JSON (a fixture with no
+failed benchmark) and exits 0."""
+import json, shutil, sys
+args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+out = args["--benchmark_out"]
+if "8192" in args.get("--benchmark_filter", ""):
+    doc = json.load(open({fixture!r}))
+    row = dict(doc["benchmarks"][0], run_type="iteration")
+    doc["benchmarks"] = [
+        dict(row, name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/manual_time",
+             run_name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/manual_time", tflops=t)
+        for p, t in (("bf16", 600.0), ("fp16", 500.0))]
+    json.dump(doc, open(out, "w"))
+else:
+    shutil.copy({fixture!r}, out)
+print("fake benchmark done")
+'''
+
+
+@needs_build
+def test_check_on_a_stand_in_gpu_passes_and_compares_with_torch(moved_bundle: Path,
+                                                                 tmp_path: Path):
+    """The whole GPU path of the check, with stand-ins for the GPU parts: device tests that pass,
+    a benchmark binary that writes real Google Benchmark JSON, and a torch whose matmul takes
+    2 ms. What is tested is the check's own wiring: steps, filter, ratio, summary, exit 0."""
+    for binary in (moved_bundle / "bin").glob("device_*"):
+        binary.write_text("#!/bin/sh\nfor a in \"$@\"; do case $a in --gtest_output=xml:*)\n"
+                          "  echo '<testsuites/>' > \"${a#--gtest_output=xml:}\" ;; esac; done\n"
+                          "echo '[  PASSED  ] 3 tests.'\nexit 0\n")
+    bench = moved_bundle / "bin" / "bench_fp16_vs_fp32"
+    bench.write_text(FAKE_BENCH.format(python=sys.executable,
+                                       fixture=str(REPO / "tests/scripts/fixtures/gpu_b.json")))
+    bench.chmod(0o755)
+    fake_site = tmp_path / "fake-torch"
+    (fake_site / "torch").mkdir(parents=True)
+    (fake_site / "torch" / "__init__.py").write_text(FAKE_TORCH_MODULE)
+    torch_python = tmp_path / "torch-python"
+    torch_python.write_text(f"#!/bin/sh\nPYTHONPATH={fake_site} exec {sys.executable} \"$@\"\n")
+    torch_python.chmod(0o755)
+
+    out = tmp_path / "check"
+    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=sys.executable,
+                     TCBENCH_TORCH_PYTHON=str(torch_python))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = check_outputs(out, moved_bundle)
+    n = len(list((moved_bundle / "bin").glob("device_*")))
+    assert f"{n} binaries: {3 * n} passed, 0 failed, 0 skipped" in summary
+    assert "-- PASSED (exit 0)" in summary
+    # 2 ms for 2*8192^3 FLOP is 549.8 TFLOP/s: bf16 600 -> 1.091x ok, fp16 500 -> 0.909x below.
+    assert re.search(r"bf16\s+549\.8\s+600\.0\s+1\.091x\s+ok", summary), summary
+    assert re.search(r"fp16\s+549\.8\s+500\.0\s+0\.909x\s+BELOW TARGET", summary), summary
+    assert json.loads((out / "torch" / "ratio.json").read_text())["rows"][0]["precision"] == "bf16"
