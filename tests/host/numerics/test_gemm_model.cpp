@@ -187,3 +187,27 @@ TEST(GemmModel, RejectsNonPositiveInputs) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(GemmModel, GuideArithmeticIntensityExamples) {
+  // The guide's Sec. 2 arithmetic intensity for FP16 (2MNK FLOP over 2(MK + NK + MN) bytes):
+  // 8192 x 128 x 8192 -> 124.1 FLOP/B (below V100's 138.9 ops:byte, memory limited), and
+  // 8192^3 -> 2730.7 FLOP/B. gemm_min_bytes counts exactly those bytes.
+  const tn::GemmShape skinny{8192, 128, 8192, tn::ElementType::fp16};
+  EXPECT_NEAR(2.0 * 8192 * 128 * 8192 / tn::gemm_min_bytes(skinny, 2), 124.1, 0.05);
+  const tn::GemmShape cube{8192, 8192, 8192, tn::ElementType::fp16};
+  EXPECT_NEAR(2.0 * 8192 * 8192 * 8192 / tn::gemm_min_bytes(cube, 2), 2730.7, 0.05);
+  // So on a GPU whose ops:byte ratio is 138.9 (V100: 125 TFLOP/s over 900 GB/s) the first is
+  // memory bound and the second compute bound. (64 SMs, so that 128x128 tiles fill whole waves
+  // in both shapes and only the roofline decides.)
+  const tn::GpuRates v100{125e12, 0.9e12};
+  EXPECT_NEAR(v100.flops_per_s / v100.bytes_per_s, 138.9, 0.05);
+  const auto a = tn::predict_gemm(skinny, {128, 128}, {64, 1}, v100, 2);
+  EXPECT_DOUBLE_EQ(a.efficiency.predicted_relative_throughput, 1.0);
+  EXPECT_TRUE(a.memory_bound);
+  EXPECT_NEAR(a.relative_to_peak, 124.12 / 138.89, 1e-3);
+  EXPECT_FALSE(tn::predict_gemm(cube, {128, 128}, {64, 1}, v100, 2).memory_bound);
+}
+
+}  // namespace
