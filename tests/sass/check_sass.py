@@ -92,7 +92,9 @@ def main() -> int:
                     failures.append(f"{binary.name} {arch}: no kernel matching '{rule['kernel']}'")
                     continue
                 for name, text in matches.items():
-                    opcodes = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", text))
+                    # Whole opcodes with their modifiers ("STG.E.128"), so a rule may name either the
+                    # mnemonic (matched as a prefix: "HMMA") or a specific form.
+                    opcodes = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)", text))
                     for op in rule["must"]:
                         checks += 1
                         if not any(o == op or o.startswith(op) for o in opcodes):
