@@ -51,6 +51,7 @@ struct PaddingPrediction {
   double break_even_slowdown = 0;
 };
 PaddingPrediction predict_padding(const GemmShape& shape, GemmDim dim, std::int64_t padded_extent,
-                                  TileShape tile, GpuShape gpu, GpuRates rates, int output_bytes);
+                                  TileShape tile, GpuShape gpu, GpuRates rates, int output_bytes,
+                                  int split_k = 1);
 
 }  // namespace tcbench::numerics
