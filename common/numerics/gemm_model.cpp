@@ -51,6 +51,16 @@ AlignmentClass classify_alignment(std::int64_t dim, ElementType t) {
                         dim % 16 == 0,   dim % 64 == 0,    dim % 128 == 0};
 }
 
+int alignment_bytes(std::int64_t dim, ElementType t) {
+  if (dim <= 0)
+    throw std::invalid_argument("alignment_bytes: the dimension must be positive, got " +
+                                std::to_string(dim));
+  const std::int64_t bytes = dim * element_bytes(t);
+  int a = 1;
+  while (a < 128 && bytes % (2 * a) == 0) a *= 2;
+  return a;
+}
+
 int efficient_multiple(ElementType t) {
   return 16 / element_bytes(t);
 }

@@ -17,7 +17,8 @@
 
 #include "tcbench/numerics/gemm_model.hpp"
 #include "tcbench/numerics/gemm_padding.hpp"
-#include "tcbench/peaks.hpp"
+#include "tcbench/gemm_lt.hpp"
+#include "tcbench/gemm_prediction.hpp"
 
 namespace tn = tcbench::numerics;
 using tcbench::Precision;
@@ -36,29 +37,6 @@ struct Gpu {
 // 3352 GB/s; 108 SMs, 2039 GB/s. Peaks are the datasheet figures in peaks.cpp.
 const Gpu kH100{"H100 SXM", {"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120}};
 const Gpu kA100{"A100 SXM 80GB", {"NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120}};
-
-tn::ElementType element(Precision p) {
-  switch (p) {
-    case Precision::tf32:
-      return tn::ElementType::tf32;
-    case Precision::bf16:
-      return tn::ElementType::bf16;
-    case Precision::int8:
-      return tn::ElementType::int8;
-    case Precision::fp8:
-      return tn::ElementType::fp8_e4m3;
-    default:
-      return tn::ElementType::fp16;
-  }
-}
-// D's element size in the configuration tcbench measures (GemmSpec::for_precision).
-int output_bytes(Precision p) {
-  return (p == Precision::tf32 || p == Precision::int8) ? 4 : 2;
-}
-
-tn::GpuRates rates(const Gpu& g, Precision p) {
-  return {tcbench::peak(g.spec, p).denominator() * 1e12, tcbench::peak_memory_gbps(g.spec) * 1e9};
-}
 
 // The assumed tile (the benchmark replaces it with the one cuBLASLt reports): a 128x64 tile
 // with split-K filling about one wave for the skinny layer, the guide's 256x128 for large N.
@@ -83,11 +61,16 @@ std::string yes(bool b) {
   return b ? "yes" : "no";
 }
 
+// The element types tcbench runs for the precision (GemmSpec::for_precision).
+tcbench::ModelledGemm modelled(std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
+  const auto spec = tcbench::GemmSpec::for_precision(p, m, n, k);
+  return {m, n, k, spec.a_type, spec.d_type};
+}
+
 tn::GemmTimePrediction predict(std::int64_t m, std::int64_t n, std::int64_t k, Precision p,
                                const Gpu& g) {
   const Config c = assumed(m, n, g);
-  return tn::predict_gemm({m, n, k, element(p)}, c.tile, {g.spec.sm_count, 1}, rates(g, p),
-                          output_bytes(p), c.split_k);
+  return tcbench::predict_on(g.spec, p, modelled(m, n, k, p), c.tile, c.split_k);
 }
 
 // Table 1: FP16, M = K = 4096, N swept: the tile, waves, model efficiency and roofline.
@@ -120,7 +103,7 @@ std::string pairs_table() {
     for (Precision p :
          {Precision::fp16, Precision::bf16, Precision::tf32, Precision::int8, Precision::fp8}) {
       o << "| " << g->label << " | " << tcbench::name(p) << " |";
-      if (!tcbench::peak(g->spec, p).supported) {
+      if (!(tcbench::gpu_rates(g->spec, p).flops_per_s > 0)) {
         for (int i = 0; i < 12; ++i) o << " - |";
         o << "\n";
         continue;
@@ -167,9 +150,9 @@ std::string padding_table() {
   for (const Gpu* g : {&kH100, &kA100}) {
     for (std::int64_t to : {40, 48}) {
       const Config c = assumed(4096, 33, *g);
-      const auto p =
-          tn::predict_padding({4096, 33, 4096, tn::ElementType::fp16}, tn::GemmDim::n, to, c.tile,
-                              {g->spec.sm_count, 1}, rates(*g, Precision::fp16), 2, c.split_k);
+      const auto p = tn::predict_padding(
+          {4096, 33, 4096, tn::ElementType::fp16}, tn::GemmDim::n, to, c.tile,
+          {g->spec.sm_count, 1}, tcbench::gpu_rates(g->spec, Precision::fp16), 2, c.split_k);
       o << "| " << g->label << " | " << to << " | "
         << fmt("%.1f %%", 100 * p.cost.extra_flop_fraction) << " | "
         << fmt("%.0f", p.cost.copy_bytes) << " | " << fmt("%.2f", p.copy_seconds * 1e6) << " | "
@@ -235,6 +218,25 @@ TEST(AlignmentPredictions, HeadlineFacts) {
   }
   // M = 4097 needs a 33rd row of 256-row tiles: 17 x 32 = 544 tiles instead of 512.
   EXPECT_EQ(predict(4097, 4096, 4096, Precision::fp16, kH100).efficiency.tiles, 17 * 32);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(GemmPrediction, RatesAndTypesFromTcbenchsTables) {
+  // The datasheet figures of peaks.cpp and 2 x 2619 MHz x 5120 bits / 8 = 3352 GB/s.
+  const auto h = tcbench::gpu_rates(kH100.spec, Precision::fp16);
+  EXPECT_DOUBLE_EQ(h.flops_per_s, 989.4e12);
+  EXPECT_NEAR(h.bytes_per_s, 3352.3e9, 0.1e9);
+  EXPECT_DOUBLE_EQ(tcbench::gpu_rates(kA100.spec, Precision::int8).flops_per_s, 624e12);
+  EXPECT_EQ(tcbench::gpu_rates(kA100.spec, Precision::fp8).flops_per_s, 0.0);  // no FP8 path
+  EXPECT_THROW(tcbench::predict_on(kA100.spec, Precision::fp8, {4096, 32, 4096}, {128, 64}),
+               tcbench::InvalidArgument);
+  EXPECT_EQ(tn::element_bytes(tcbench::model_element_type(CUDA_R_32I)), 4);
+  EXPECT_EQ(tn::element_bytes(tcbench::model_element_type(CUDA_R_8F_E4M3)), 1);
+  EXPECT_EQ(tcbench::model_element_type(CUDA_R_16BF), tn::ElementType::bf16);
+  EXPECT_THROW(tcbench::model_element_type(CUDA_C_32F), tcbench::InvalidArgument);
 }
 
 }  // namespace

@@ -134,6 +134,28 @@ TEST(Alignment, ClassesPerElementType) {
   EXPECT_EQ(tn::element_bytes(T::fp8_e5m2), 1);
 }
 
+TEST(Alignment, BytesClass) {
+  using T = tn::ElementType;
+  EXPECT_EQ(tn::alignment_bytes(33, T::fp16), 2);  // 66 bytes
+  EXPECT_EQ(tn::alignment_bytes(32, T::fp16), 64);
+  EXPECT_EQ(tn::alignment_bytes(40, T::fp16), 16);  // 80 bytes: the 16-byte rule, no more
+  EXPECT_EQ(tn::alignment_bytes(64, T::fp16), 128);
+  EXPECT_EQ(tn::alignment_bytes(8192, T::fp16), 128);  // capped
+  EXPECT_EQ(tn::alignment_bytes(4092, T::fp16), 8);
+  EXPECT_EQ(tn::alignment_bytes(4095, T::int8), 1);
+  EXPECT_EQ(tn::alignment_bytes(4092, T::tf32), 16);
+  EXPECT_EQ(tn::alignment_bytes(33, T::fp8_e4m3), 1);
+  // Consistent with the classes: >= 16 exactly when bytes16, 128 exactly when bytes128.
+  for (std::int64_t d = 1; d <= 300; ++d) {
+    for (T t : {T::fp16, T::int8, T::tf32, T::fp64}) {
+      const auto c = tn::classify_alignment(d, t);
+      ASSERT_EQ(tn::alignment_bytes(d, t) >= 16, c.bytes16) << d;
+      ASSERT_EQ(tn::alignment_bytes(d, t) == 128, c.bytes128) << d;
+    }
+  }
+  EXPECT_THROW(tn::alignment_bytes(0, T::fp16), std::invalid_argument);
+}
+
 TEST(Alignment, GuideTable1Multiples) {
   using T = tn::ElementType;
   EXPECT_EQ(tn::efficient_multiple(T::int8), 16);

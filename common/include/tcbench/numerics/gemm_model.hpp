@@ -32,6 +32,10 @@ struct AlignmentClass {
   bool mult128;
 };
 AlignmentClass classify_alignment(std::int64_t dim, ElementType t);
+// The largest power of two, up to 128, that divides dim * sizeof(t) bytes: one number for the
+// class (>= 16: the 16-byte rule holds; 128: the guide's A100 multiple). Throws
+// std::invalid_argument for dim <= 0.
+int alignment_bytes(std::int64_t dim, ElementType t);
 
 // The guide's Table 1 multiples, in elements: 16 bytes' worth (FP16 8, INT8 16, TF32 4, FP64 2)
 // and the A100 figure, 128 bytes' worth (FP16 64, INT8 128, TF32 32, FP64 16).
