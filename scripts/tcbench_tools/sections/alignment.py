@@ -92,6 +92,13 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
 
 
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=_DPI)
+    plt.close(fig)
+    return path
+
+
 def _mark_multiples(ax, lo: float, hi: float) -> None:
     """Thin lines at multiples of 8, darker at multiples of 16 (the FP16 and INT8 rules)."""
     for x in range(8 * math.ceil(lo / 8), int(hi) + 1, 8):
@@ -122,10 +129,7 @@ def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], p
     ax.set_title(f"{gpu}: {precision} throughput vs N")
     ax.legend(fontsize="small", loc="upper left")
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path:
@@ -156,10 +160,7 @@ def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path
                   fontsize="x-small", loc="upper left")
     axes[0].set_ylabel("TFLOP/s (TOP/s for int8)")
     fig.suptitle(f"{gpu}: the headline pairs (M = K = 4096); label = odd / aligned throughput")
-    fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Path) -> Path:
@@ -190,10 +191,7 @@ def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Pat
             ax.legend(fontsize="x-small")
     axes[0].set_ylabel("throughput relative to 4096")
     fig.suptitle(f"{gpu}: M and K around 4096 (grey: multiples of 16, dotted: of 8)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
