@@ -225,17 +225,16 @@ void run_point(benchmark::State& state, const Env& env, const Point& pt) {
   // Per unit of the swept dimension, against the next multiple of 16 bytes (cuBLASLt, cached).
   const Point aligned = aligned_point(pt);
   const std::int64_t v = swept_value(pt), va = swept_value(aligned);
-  if (pt.variant != Variant::wmma) {
-    double slowdown = 1.0;
-    if (va != v) {
-      const GemmCase ca = case_for(aligned);
-      if (!ca.spec.why_invalid(dev.spec.cc_major, dev.spec.cc_minor)) {
-        const double ta = baseline_median_seconds(env, ca);
-        slowdown = (r.seconds.median / static_cast<double>(v)) / (ta / static_cast<double>(va));
-      }
-    }
-    state.counters["slowdown_vs_aligned"] = slowdown;
+  if (pt.variant == Variant::wmma) return;
+  if (va == v) {
+    state.counters["slowdown_vs_aligned"] = 1.0;
+    return;
   }
+  const GemmCase ca = case_for(aligned);
+  if (ca.spec.why_invalid(dev.spec.cc_major, dev.spec.cc_minor)) return;  // nothing to compare
+  const double ta = baseline_median_seconds(env, ca);
+  state.counters["slowdown_vs_aligned"] =
+      (r.seconds.median / static_cast<double>(v)) / (ta / static_cast<double>(va));
 }
 
 // The inputs the harness would draw (its defaults for the type), for the padding case, which
