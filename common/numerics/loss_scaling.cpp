@@ -1,6 +1,9 @@
 #include "tcbench/numerics/loss_scaling.hpp"
 
 #include <array>
+#include <cmath>
+#include <numbers>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -22,13 +25,17 @@ ScalerStep StaticLossScaler::update(bool found_inf) {
 
 DynamicLossScaler::DynamicLossScaler(GradScalerConfig cfg) : cfg_(cfg), scale_(cfg.init_scale) {
   if (!(cfg.init_scale > 0.0f) || !is_finite(cfg.init_scale))
-    throw std::invalid_argument("DynamicLossScaler: init_scale must be positive and finite");
+    throw std::invalid_argument("DynamicLossScaler: init_scale must be positive and finite, got " +
+                                std::to_string(cfg.init_scale));
   if (!(cfg.growth_factor > 1.0))
-    throw std::invalid_argument("DynamicLossScaler: growth_factor must be > 1");
+    throw std::invalid_argument("DynamicLossScaler: growth_factor must be > 1, got " +
+                                std::to_string(cfg.growth_factor));
   if (!(cfg.backoff_factor > 0.0 && cfg.backoff_factor < 1.0))
-    throw std::invalid_argument("DynamicLossScaler: backoff_factor must be in (0, 1)");
+    throw std::invalid_argument("DynamicLossScaler: backoff_factor must be in (0, 1), got " +
+                                std::to_string(cfg.backoff_factor));
   if (cfg.growth_interval < 1)
-    throw std::invalid_argument("DynamicLossScaler: growth_interval must be >= 1");
+    throw std::invalid_argument("DynamicLossScaler: growth_interval must be >= 1, got " +
+                                std::to_string(cfg.growth_interval));
 }
 
 // Mirrors amp_update_scale_cuda_kernel: the products are formed in double (the factors are
@@ -53,25 +60,33 @@ ScalerStep DynamicLossScaler::update(bool found_inf) {
   return history_.back();
 }
 
+LandingCounts count_landings(std::span<const float> grads, float scale, Format f) {
+  LandingCounts c{};
+  for (float g : grads) ++c[static_cast<std::size_t>(landing_after_scaling(g, scale, f))];
+  return c;
+}
+
+std::vector<float> lognormal_gradients(std::size_t count, std::uint64_t seed, double mean_log10,
+                                       double sd_log10) {
+  std::mt19937_64 rng(seed);
+  // 53 random bits -> a double in (0, 1): never 0, so the logarithm below is finite.
+  auto unit = [&rng] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };
+  std::vector<float> g(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double z = std::sqrt(-2.0 * std::log(unit())) * std::cos(2.0 * std::numbers::pi * unit());
+    const double magnitude = std::pow(10.0, mean_log10 + sd_log10 * z);
+    g[i] = static_cast<float>((rng() & 1) ? magnitude : -magnitude);
+  }
+  return g;
+}
+
 GradientRangeReport analyze_gradient_range(std::span<const float> grads, float scale) {
   GradientRangeReport r;
   r.count = grads.size();
   r.scale = scale;
   if (grads.empty()) return r;
-  std::array<std::size_t, kLandingCount> h16{}, b16{};
-  for (float g : grads) {
-    const float s = g * scale;
-    // A finite gradient whose scaled value leaves even FP32 overflows every narrower format.
-    if (is_finite(g) && !is_finite(s)) {
-      ++h16[static_cast<std::size_t>(Landing::overflow)];
-      ++b16[static_cast<std::size_t>(Landing::overflow)];
-      continue;
-    }
-    ++h16[static_cast<std::size_t>(classify(s, Format::fp16))];
-    ++b16[static_cast<std::size_t>(classify(s, Format::bf16))];
-  }
   const auto n = static_cast<double>(grads.size());
-  auto fill = [n](const std::array<std::size_t, kLandingCount>& c) {
+  auto fill = [n](const LandingCounts& c) {
     auto at = [&](Landing l) { return static_cast<double>(c[static_cast<std::size_t>(l)]) / n; };
     LandingFractions f;
     f.zero = at(Landing::zero);
@@ -82,8 +97,8 @@ GradientRangeReport analyze_gradient_range(std::span<const float> grads, float s
     f.not_finite = at(Landing::not_finite);
     return f;
   };
-  r.fp16 = fill(h16);
-  r.bf16 = fill(b16);
+  r.fp16 = fill(count_landings(grads, scale, Format::fp16));
+  r.bf16 = fill(count_landings(grads, scale, Format::bf16));
   return r;
 }
 

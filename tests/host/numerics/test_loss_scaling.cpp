@@ -5,6 +5,7 @@
 // torch/amp/grad_scaler.py). Expected sequences below are written out from that rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -200,6 +201,74 @@ TEST(GradientRange, ScalingShiftsTheUnderflowFraction) {
   EXPECT_DOUBLE_EQ(r15.fp16.overflow, 0.0);  // max 2^0 * 2^15 < 65504
   const auto r17 = tn::analyze_gradient_range(g, 131072.0f);
   EXPECT_NEAR(r17.fp16.overflow, 1.0 / 40, 0.005);  // exponents [-1, 0) now reach 2^16
+}
+
+// Landing counts against an independent reference: FP16's thresholds from IEEE 754 binary16
+// under round-to-nearest-even, not CUDA's conversion (which count_landings uses). Scaled
+// magnitudes at or below 2^-25 round to 0 (the tie goes to even); below 2^-14 - 2^-25 they stay
+// subnormal (from there they round up to 2^-14); from 65520 (65504 + half an ulp, a tie that
+// goes to the even neighbour 2^16) they overflow.
+tn::Landing fp16_landing_by_threshold(float g, float scale) {
+  // The FP32 product, as the chain rule forms it; exact in double.
+  const double s = std::fabs(static_cast<double>(g * scale));
+  if (s == 0.0) return tn::Landing::zero;
+  if (s <= 0x1p-25) return tn::Landing::flushed_to_zero;
+  if (s < 0x1p-14 - 0x1p-25) return tn::Landing::subnormal;
+  if (s >= 65520.0) return tn::Landing::overflow;
+  return tn::Landing::normal;
+}
+
+TEST(GradientLanding, LognormalCountsMatchIeeeThresholdsAtEverySweepScale) {
+  const std::vector<float> g = tn::lognormal_gradients(200000, 7);
+  for (int e : tn::kSweepScaleLog2) {
+    const float scale = std::ldexp(1.0f, e);
+    tn::LandingCounts want{};
+    for (float x : g) ++want[static_cast<std::size_t>(fp16_landing_by_threshold(x, scale))];
+    EXPECT_EQ(tn::count_landings(g, scale, tn::Format::fp16), want) << "scale 2^" << e;
+    // BF16 has FP32's exponent range: every one of these gradients is normal at every scale.
+    const tn::LandingCounts bf = tn::count_landings(g, scale, tn::Format::bf16);
+    EXPECT_EQ(bf[static_cast<std::size_t>(tn::Landing::normal)], g.size()) << "scale 2^" << e;
+  }
+}
+
+TEST(GradientLanding, LognormalModelSpansTenOrdersOfMagnitude) {
+  const std::vector<float> g = tn::lognormal_gradients(100000, 7);
+  EXPECT_EQ(g, tn::lognormal_gradients(100000, 7));  // deterministic
+  std::vector<double> l;
+  std::size_t inside = 0, negative = 0;
+  for (float x : g) {
+    l.push_back(std::log10(std::fabs(static_cast<double>(x))));
+    inside += (std::fabs(x) >= 1e-10f && std::fabs(x) <= 1e-1f);
+    negative += x < 0;
+  }
+  std::nth_element(l.begin(), l.begin() + l.size() / 2, l.end());
+  EXPECT_NEAR(l[l.size() / 2], -5.5, 0.02);  // median of log10|g|
+  // +-3 sigma: 99.73 % of a normal distribution.
+  const auto n = static_cast<double>(g.size());
+  EXPECT_NEAR(static_cast<double>(inside) / n, 0.9973, 0.001);
+  EXPECT_NEAR(static_cast<double>(negative) / n, 0.5, 0.01);
+}
+
+TEST(GradientLanding, ScalingMovesTheLognormalMassOutOfTheUnderflowRegion) {
+  const std::vector<float> g = tn::lognormal_gradients(200000, 11);
+  const auto n = static_cast<double>(g.size());
+  const auto flushed = [&](int e) {
+    const auto c = tn::count_landings(g, std::ldexp(1.0f, e), tn::Format::fp16);
+    return static_cast<double>(c[static_cast<std::size_t>(tn::Landing::flushed_to_zero)]) / n;
+  };
+  const auto overflow = [&](int e) {
+    const auto c = tn::count_landings(g, std::ldexp(1.0f, e), tn::Format::fp16);
+    return static_cast<double>(c[static_cast<std::size_t>(tn::Landing::overflow)]) / n;
+  };
+  // Expected fractions from the normal CDF Phi(z) = erfc(-z / sqrt 2) / 2 (Python's math.erfc),
+  // log10|g| ~ N(-5.5, 1.5). Flushed: P(|g| <= 2^-25 / S): S = 1 -> z = (-7.526 + 5.5) / 1.5
+  // = -1.351 -> 8.84 %; S = 2^16 -> z = -4.561 -> 2.5e-6.
+  EXPECT_NEAR(flushed(0), 0.0884, 0.003);
+  EXPECT_LT(flushed(16), 2e-5);
+  // Overflow: P(|g| >= 65520 / S): S = 2^24 -> z = (log10(65520 / 2^24) + 5.5) / 1.5 = 2.060
+  // -> 1.96 %; S = 2^16 -> z = 3.666 -> 0.0123 %.
+  EXPECT_NEAR(overflow(24), 0.0196, 0.002);
+  EXPECT_NEAR(overflow(16), 1.23e-4, 6e-5);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // ICLR 2018, arXiv:1710.03740.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -85,6 +86,31 @@ class DynamicLossScaler {
   int growth_tracker_ = 0;
   std::vector<ScalerStep> history_;
 };
+
+// Where gradient g lands in format f when the loss was multiplied by `scale`: g * scale is formed
+// in FP32 (the chain rule carries the scale into every gradient) and then rounded to f. A finite
+// gradient whose scaled value leaves even FP32 overflows every narrower format.
+TCB_HD inline Landing landing_after_scaling(float g, float scale, Format f) {
+  const float s = g * scale;
+  if (is_finite(g) && !is_finite(s)) return Landing::overflow;
+  return classify(s, f);
+}
+
+// How many of `grads` land in each class (indexed by Landing) after scaling by `scale`: the host
+// reference the GPU classify-and-count kernel must match exactly.
+using LandingCounts = std::array<std::uint64_t, kLandingCount>;
+LandingCounts count_landings(std::span<const float> grads, float scale, Format f);
+
+// The scales the loss-scaling topic sweeps: 2^0, 2^4, ..., 2^24 (GradScaler's default is 2^16).
+inline constexpr std::array<int, 7> kSweepScaleLog2 = {0, 4, 8, 12, 16, 20, 24};
+
+// A log-normal gradient model: |g| = 10^x with x ~ N(mean_log10, sd_log10), random sign, drawn
+// from std::mt19937_64 with a Box-Muller transform written out here (so every standard library
+// gives the same values). The defaults put +-3 standard deviations at 1e-10 and 1e-1, the spread
+// of gradient magnitudes Micikevicius et al. (arXiv:1710.03740, Fig. 3) show for activation
+// gradients.
+std::vector<float> lognormal_gradients(std::size_t count, std::uint64_t seed,
+                                       double mean_log10 = -5.5, double sd_log10 = 1.5);
 
 // Fractions (of all values) landing in each class of `Landing` after multiplying by `scale`.
 struct LandingFractions {

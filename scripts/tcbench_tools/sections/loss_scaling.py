@@ -1,0 +1,223 @@
+"""Report section of the loss_scaling topic (benchmarks/bench_loss_scaling.cu).
+
+What the benchmark writes, and what this section reads:
+
+* ``loss_scaling/landing_<source>/<fp16|bf16>/scale_log2:<k>``: where gradients (``source``:
+  ``lognormal`` model or ``mlp`` backward pass) land after scaling by 2^k; counters
+  ``underflow_pct``, ``subnormal_pct``, ``overflow_pct``. Drawn as % of gradients lost
+  (underflow + overflow) against log2(scale), FP16 beside BF16, GradScaler's 2^16 marked. The
+  counts are exact integer counts of fixed inputs, the same on every GPU, so one GPU's are drawn.
+* ``loss_scaling/train_<mode>/<precision>/steps:<n>``: one training run per mode. Its loss curve
+  travels as counters ``loss_at_00`` .. ``loss_at_<P-1>`` (P = ``curve_points``), point i at step
+  round(i * (steps_run - 1) / (P - 1)), and ``scale_at_<i>`` likewise; numbers stay numbers in
+  the JSON (and Google Benchmark's repetition aggregates still apply), which a label would not
+  give. Besides: ``final_loss``, ``underflow_pct``, ``skipped_steps``, ``time_per_step_us``.
+* ``loss_scaling/unscale/fp32/elements:<n>``: the fused check-and-unscale kernel; ``gbps``,
+  ``pct_of_peak`` and ``unscale_pct_of_step`` (its time as % of one FP16 training step's GEMMs).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+TOPIC = "loss_scaling"
+TITLE = "Loss scaling: where FP16 gradients land, training with and without scaling"
+
+MODES = ["fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale"]
+GRADSCALER_DEFAULT_LOG2 = 16
+_CURVE = re.compile(r"^loss_at_(\d+)$")
+
+
+def _value(bench, metric: str) -> float | None:
+    sample = bench.sample(metric)
+    return None if sample is None else sample.center
+
+
+def _ok(rs, variant_prefix: str):
+    for bench in rs.benchmarks.values():
+        p = bench.parsed
+        if p.topic == TOPIC and p.variant.startswith(variant_prefix) and bench.ok:
+            yield bench, p
+
+
+def landing_points(rs) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
+    """{(source, precision): [(log2 scale, lost %, underflow %)]} from one result set."""
+    out: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
+    for bench, p in _ok(rs, "landing_"):
+        k = p.args.get("scale_log2")
+        under, over = _value(bench, "underflow_pct"), _value(bench, "overflow_pct")
+        if k is None or under is None or over is None:
+            continue
+        out.setdefault((p.variant[len("landing_"):], p.precision), []).append(
+            (int(k), under + over, under))
+    return {key: sorted(pts) for key, pts in out.items()}
+
+
+def training_runs(rs) -> dict[str, dict]:
+    """{mode: {"bench": Benchmark, "curve": [(step, loss)], "scale": [(step, scale)]}}."""
+    runs = {}
+    for bench, p in _ok(rs, "train_"):
+        mode = p.variant[len("train_"):]
+        rows = bench.iterations or list(bench.aggregates.values())
+        points = sorted(int(m.group(1)) for key in (rows[0] if rows else {})
+                        if (m := _CURVE.match(key)))
+        steps_run = _value(bench, "steps_run")
+        count = len(points)
+        curve, scale = [], []
+        for i in points:
+            step = 0 if count < 2 or not steps_run else round(i * (steps_run - 1) / (count - 1))
+            loss = _value(bench, f"loss_at_{i:02d}")
+            s = _value(bench, f"scale_at_{i:02d}")
+            if loss is not None:
+                curve.append((step, loss))
+            if s is not None:
+                scale.append((step, s))
+        runs[mode] = {"bench": bench, "curve": curve, "scale": scale}
+    return runs
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:60]
+
+
+def plot_landing(points, label: str, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sources = sorted({s for s, _ in points})
+    fig, axes = plt.subplots(1, len(sources), figsize=(5.2 * len(sources), 4.0), squeeze=False)
+    style = {"fp16": ("tab:red", "FP16"), "bf16": ("tab:blue", "BF16")}
+    for ax, source in zip(axes[0], sources):
+        for prec in ("fp16", "bf16"):
+            pts = points.get((source, prec))
+            if not pts:
+                continue
+            color, name = style[prec]
+            xs = [k for k, _, _ in pts]
+            ax.plot(xs, [lost for _, lost, _ in pts], marker="o", color=color,
+                    label=f"{name}: lost (underflow + overflow)")
+            ax.plot(xs, [u for _, _, u in pts], linestyle="--", color=color, alpha=0.6,
+                    label=f"{name}: underflow only")
+        ax.set_xticks(sorted({k for prec in ("fp16", "bf16") for k, _, _ in points.get((source, prec), [])}))
+        ax.axvline(GRADSCALER_DEFAULT_LOG2, color="gray", linestyle=":")
+        ax.annotate("GradScaler default 2^16", (GRADSCALER_DEFAULT_LOG2, 0.95),
+                    xycoords=("data", "axes fraction"), ha="right", fontsize="small",
+                    color="gray", xytext=(-3, 0), textcoords="offset points")
+        ax.set_xlabel("log2(loss scale)")
+        ax.set_ylabel("% of gradient elements lost")
+        ax.set_title(f"{'log-normal model' if source == 'lognormal' else source.upper() + ' backward pass'}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="x-small")
+    fig.suptitle(f"Where scaled gradients land ({label})", fontsize="medium")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_curves(runs: dict[str, dict], label: str, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.8, 4.2))
+    for mode in [m for m in MODES if m in runs] + sorted(set(runs) - set(MODES)):
+        curve = runs[mode]["curve"]
+        if not curve:
+            continue
+        # FP32 is the reference the others should track: dashed black, drawn on top, so it
+        # stays visible where a scaled run lies exactly on it.
+        style = (dict(color="black", linestyle="--", linewidth=1.2, zorder=3) if mode == "fp32"
+                 else dict(marker="."))
+        ax.plot([s for s, _ in curve], [v for _, v in curve], label=mode, **style)
+    ax.set_yscale("log")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("loss (MSE), log scale")
+    ax.set_title(f"Training loss per mode ({label})")
+    ax.grid(which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def render(doc, sets, labels, out_dir: Path) -> list[Path]:
+    images: list[Path] = []
+    doc.para("FP16's smallest subnormal is 2^-24: smaller gradients become 0 unless the loss is "
+             "multiplied by a scale before the backward pass. See docs/concepts/loss-scaling.md.")
+
+    # 1. Where gradients land: identical counts on every GPU, drawn once.
+    for rs, label in zip(sets, labels):
+        points = landing_points(rs)
+        if points:
+            path = plot_landing(points, label, out_dir / "section_loss_scaling_landing.png")
+            images.append(path)
+            doc.heading(3, "% of gradients lost vs loss scale")
+            doc.image(path, "% of gradients lost (underflow + overflow) vs log2(scale), FP16 vs "
+                            "BF16, GradScaler's 2^16 marked")
+            break
+
+    # 2. Training runs, per GPU.
+    per_gpu = [training_runs(rs) for rs in sets]
+    if any(per_gpu):
+        doc.heading(3, "Training with and without loss scaling")
+        headers = ["mode"]
+        for label in labels:
+            headers += [f"{label} final loss", f"{label} x FP32", f"{label} lost %",
+                        f"{label} skipped", f"{label} ms/step"]
+        rows = []
+        modes = [m for m in MODES if any(m in r for r in per_gpu)]
+        for mode in modes:
+            row = [mode]
+            for runs in per_gpu:
+                run = runs.get(mode)
+                if run is None:
+                    row += ["-"] * 5
+                    continue
+                bench = run["bench"]
+                final = _value(bench, "final_loss")
+                fp32 = _value(runs["fp32"]["bench"], "final_loss") if "fp32" in runs else None
+                step_us = _value(bench, "time_per_step_us")
+                row += [_fmt(final, ".3g"),
+                        _fmt(final / fp32 if final is not None and fp32 else None, ".2f"),
+                        _fmt(_value(bench, "underflow_pct"), ".1f"),
+                        _fmt(_value(bench, "skipped_steps"), ".0f"),
+                        _fmt(step_us / 1e3 if step_us is not None else None, ".3f")]
+            rows.append(row)
+        doc.table(headers, rows, set(range(1, len(headers))))
+        for runs, label in zip(per_gpu, labels):
+            if any(r["curve"] for r in runs.values()):
+                path = plot_curves(runs, label,
+                                   out_dir / f"section_loss_scaling_curves_{_slug(label)}.png")
+                images.append(path)
+                doc.image(path, f"Loss curves of the five modes on {label}")
+
+    # 3. The cost of scaling.
+    unscale = [{int(float(p.args.get("elements", p.args.get("n", 0)))): b
+                for b, p in _ok(rs, "unscale")} for rs in sets]
+    sizes = sorted({n for u in unscale for n in u})
+    if sizes:
+        doc.heading(3, "Cost of the fused check-and-unscale")
+        headers = ["elements"]
+        for label in labels:
+            headers += [f"{label} GB/s", f"{label} % of DRAM peak", f"{label} % of a step's GEMMs"]
+        rows = []
+        for n in sizes:
+            row = [f"{n:,}"]
+            for u in unscale:
+                b = u.get(n)
+                row += [_fmt(_value(b, "gbps") if b else None, ".0f"),
+                        _fmt(_value(b, "pct_of_peak") if b else None, ".1f"),
+                        _fmt(_value(b, "unscale_pct_of_step") if b else None, ".2f")]
+            rows.append(row)
+        doc.table(headers, rows, set(range(1, len(headers))))
+    return images
