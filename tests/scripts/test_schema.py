@@ -22,7 +22,8 @@ GBENCH_KEYS = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
                "cpu_scaling_enabled", "caches", "load_avg", "library_build_type",
                "json_schema_version", "library_version"}
 TCBENCH_FIXTURES = ["gpu_a.json", "gpu_b.json", "gpu_c.json", "gpu_a_single.json",
-                    "gpu_a_aggregates.json", "loss_scaling.json", "fp8_gpu_h.json"]
+                    "gpu_a_aggregates.json", "loss_scaling.json", "fp8_gpu_h.json",
+                    "alignment_quick.json"]
 
 
 def context_tool() -> Path:

@@ -134,6 +134,28 @@ TEST(Alignment, ClassesPerElementType) {
   EXPECT_EQ(tn::element_bytes(T::fp8_e5m2), 1);
 }
 
+TEST(Alignment, BytesClass) {
+  using T = tn::ElementType;
+  EXPECT_EQ(tn::alignment_bytes(33, T::fp16), 2);  // 66 bytes
+  EXPECT_EQ(tn::alignment_bytes(32, T::fp16), 64);
+  EXPECT_EQ(tn::alignment_bytes(40, T::fp16), 16);  // 80 bytes: the 16-byte rule, no more
+  EXPECT_EQ(tn::alignment_bytes(64, T::fp16), 128);
+  EXPECT_EQ(tn::alignment_bytes(8192, T::fp16), 128);  // capped
+  EXPECT_EQ(tn::alignment_bytes(4092, T::fp16), 8);
+  EXPECT_EQ(tn::alignment_bytes(4095, T::int8), 1);
+  EXPECT_EQ(tn::alignment_bytes(4092, T::tf32), 16);
+  EXPECT_EQ(tn::alignment_bytes(33, T::fp8_e4m3), 1);
+  // Consistent with the classes: >= 16 exactly when bytes16, 128 exactly when bytes128.
+  for (std::int64_t d = 1; d <= 300; ++d) {
+    for (T t : {T::fp16, T::int8, T::tf32, T::fp64}) {
+      const auto c = tn::classify_alignment(d, t);
+      ASSERT_EQ(tn::alignment_bytes(d, t) >= 16, c.bytes16) << d;
+      ASSERT_EQ(tn::alignment_bytes(d, t) == 128, c.bytes128) << d;
+    }
+  }
+  EXPECT_THROW(tn::alignment_bytes(0, T::fp16), std::invalid_argument);
+}
+
 TEST(Alignment, GuideTable1Multiples) {
   using T = tn::ElementType;
   EXPECT_EQ(tn::efficient_multiple(T::int8), 16);
@@ -184,6 +206,30 @@ TEST(GemmModel, RejectsNonPositiveInputs) {
   EXPECT_THROW(tn::model_gemm({1, 1, 1}, {0, 128}, {108, 1}), std::invalid_argument);
   EXPECT_THROW(tn::model_gemm({1, 1, 1}, {}, {0, 1}), std::invalid_argument);
   EXPECT_THROW(tn::model_gemm({1, 1, 1}, {}, {108, 0}), std::invalid_argument);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(GemmModel, GuideArithmeticIntensityExamples) {
+  // The guide's Sec. 2 arithmetic intensity for FP16 (2MNK FLOP over 2(MK + NK + MN) bytes):
+  // 8192 x 128 x 8192 -> 124.1 FLOP/B (below V100's 138.9 ops:byte, memory limited), and
+  // 8192^3 -> 2730.7 FLOP/B. gemm_min_bytes counts exactly those bytes.
+  const tn::GemmShape skinny{8192, 128, 8192, tn::ElementType::fp16};
+  EXPECT_NEAR(2.0 * 8192 * 128 * 8192 / tn::gemm_min_bytes(skinny, 2), 124.1, 0.05);
+  const tn::GemmShape cube{8192, 8192, 8192, tn::ElementType::fp16};
+  EXPECT_NEAR(2.0 * 8192 * 8192 * 8192 / tn::gemm_min_bytes(cube, 2), 2730.7, 0.05);
+  // So on a GPU whose ops:byte ratio is 138.9 (V100: 125 TFLOP/s over 900 GB/s) the first is
+  // memory bound and the second compute bound. (64 SMs, so that 128x128 tiles fill whole waves
+  // in both shapes and only the roofline decides.)
+  const tn::GpuRates v100{125e12, 0.9e12};
+  EXPECT_NEAR(v100.flops_per_s / v100.bytes_per_s, 138.9, 0.05);
+  const auto a = tn::predict_gemm(skinny, {128, 128}, {64, 1}, v100, 2);
+  EXPECT_DOUBLE_EQ(a.efficiency.predicted_relative_throughput, 1.0);
+  EXPECT_TRUE(a.memory_bound);
+  EXPECT_NEAR(a.relative_to_peak, 124.12 / 138.89, 1e-3);
+  EXPECT_FALSE(tn::predict_gemm(cube, {128, 128}, {64, 1}, v100, 2).memory_bound);
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+// What padding one GEMM dimension to a multiple costs, and when the model says it pays.
+//
+// Running N = 33 as 40 (a multiple of 8, 16 bytes of FP16) or 48 (16) makes every operand meet
+// cuBLAS's Tensor Core alignment rule, at the price of (a) the FLOPs on the zero rows/columns
+// and (b) a copy of each input operand that holds the dimension into a zero-filled, padded
+// buffer. Output columns/rows beyond the original are simply not read back: D is column-major,
+// so its first N columns are the answer in place (for M or K padding the consumer reads D with
+// the padded leading dimension).
+//
+// Padding wins when   t_gemm(padded) + t_copy  <  t_gemm(unpadded).
+// The efficiency model predicts both GEMM times on the aligned path; the unaligned path is
+// slower by a factor the sources give no number for. break_even_slowdown is the factor at
+// which padding starts to win: measure the unaligned slowdown and compare.
+#pragma once
+
+#include "tcbench/numerics/gemm_model.hpp"
+
+#include <cstdint>
+
+namespace tcbench::numerics {
+
+enum class GemmDim : std::uint8_t { m, n, k };
+const char* name(GemmDim d);
+
+// The smallest multiple of `multiple` that is >= value (value, multiple > 0).
+std::int64_t round_up(std::int64_t value, std::int64_t multiple);
+
+struct PaddingCost {
+  GemmShape original, padded;
+  double useful_flops = 0;         // 2*M*N*K of the original problem
+  double padded_flops = 0;         // 2*M*N*K of the padded problem
+  double extra_flops = 0;          // padded - useful
+  double extra_flop_fraction = 0;  // extra / useful
+  // The pad copy: every input operand that holds the dimension (N: B; M: A; K: A and B) is
+  // read once at its original size and written once at its padded size.
+  double copy_read_bytes = 0;
+  double copy_write_bytes = 0;
+  double copy_bytes = 0;
+};
+// Throws std::invalid_argument unless padded_extent >= the dimension's extent.
+PaddingCost padding_cost(const GemmShape& shape, GemmDim dim, std::int64_t padded_extent);
+
+struct PaddingPrediction {
+  PaddingCost cost;
+  GemmTimePrediction unpadded;      // the original shape, at aligned-path speed
+  GemmTimePrediction padded;        // the padded shape
+  double copy_seconds = 0;          // cost.copy_bytes / bandwidth
+  double padded_total_seconds = 0;  // padded.seconds + copy_seconds
+  // (padded + copy) / unpadded: padding wins when the unaligned GEMM is slower than the
+  // aligned-path prediction by more than this factor.
+  double break_even_slowdown = 0;
+};
+PaddingPrediction predict_padding(const GemmShape& shape, GemmDim dim, std::int64_t padded_extent,
+                                  TileShape tile, GpuShape gpu, GpuRates rates, int output_bytes,
+                                  int split_k = 1);
+
+}  // namespace tcbench::numerics

@@ -1,0 +1,291 @@
+"""Report section for bench_alignment: does 33 lose to 32, and does the model explain why?
+
+Plots, per GPU:
+- per precision, throughput against N (M = K = 4096, N up to 256) for each variant (cuBLASLt,
+  cuBLASLt with B stored N-contiguous, our WMMA kernel), the model's prediction (the
+  ``model_tflops`` counter: roofline plus tile and wave quantization with the tile cuBLASLt
+  chose) overlaid as a dashed line, and the multiples of 8 and 16 marked;
+- the headline pairs (32/33, 64/65, 128/129, 8192/8193) as bars per precision;
+- M and K swept around 4096, relative to 4096, with the model's relative prediction.
+Tables: the pairs with ``slowdown_vs_aligned`` and the padding strategies (33 run as 40 or 48,
+pad copy included) with the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.patches import Patch  # noqa: E402
+
+from tcbench_tools.names import precision_order  # noqa: E402
+from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet  # noqa: E402
+from tcbench_tools.tables import fmt_num  # noqa: E402
+
+TOPIC = "alignment"
+TITLE = "Alignment: 32 vs 33 and every dimension around it"
+
+BASE = 4096  # the fixed dimensions of every sweep
+N_PLOT_MAX = 256  # N sweep plots stop here; the 8192 pair is in the pair plot
+MIN_SWEEP_POINTS = 10  # fewer (quick mode: the pairs only) make no sweep plot
+PAIRS = ((32, 33), (64, 65), (128, 129), (8192, 8193))
+VARIANT_STYLE = {  # label, line style, marker
+    "cublaslt": ("cuBLASLt", "-", "o"),
+    "cublaslt_bT": ("cuBLASLt, B N-contiguous", "-", "s"),
+    "wmma": ("our WMMA kernel", "-", "^"),
+}
+_DPI = 110
+
+
+@dataclass
+class Point:
+    value: float  # throughput (TFLOP/s or TOP/s)
+    model: float | None  # model_tflops
+    slowdown: float | None  # slowdown_vs_aligned
+    label: str
+
+
+def _counter(bench: Benchmark, name: str) -> float | None:
+    sample = bench.sample(name)
+    if sample is None or not math.isfinite(sample.center):
+        return None
+    return sample.center
+
+
+def _label(bench: Benchmark) -> str:
+    rows = bench.iterations or list(bench.aggregates.values())
+    return str(rows[0].get("label", "")) if rows else ""
+
+
+def _points(rs: ResultSet) -> dict[tuple[str, str, str], dict[int, Point]]:
+    """(variant, precision, axis) -> {swept value: point}, axis in n/m/k: the other two are 4096."""
+    out: dict[tuple[str, str, str], dict[int, Point]] = defaultdict(dict)
+    for bench in rs.benchmarks.values():
+        parsed = bench.parsed
+        if parsed.topic != TOPIC or not bench.ok:
+            continue
+        metric = bench.throughput_metric()
+        args = parsed.numeric_args()
+        if metric is None or not {"m", "n", "k"} <= args.keys():
+            continue
+        value = bench.sample(metric).center
+        point = Point(value, _counter(bench, "model_tflops"), _counter(bench, "slowdown_vs_aligned"),
+                      _label(bench))
+        for axis, others in (("n", "mk"), ("m", "nk"), ("k", "mn")):
+            if all(args[o] == BASE for o in others):
+                out[(parsed.variant, parsed.precision, axis)][int(args[axis])] = point
+    return out
+
+
+def _unit(precision: str) -> str:
+    return THROUGHPUT_UNITS["tops" if precision == "int8" else "tflops"]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=_DPI)
+    plt.close(fig)
+    return path
+
+
+def _mark_multiples(ax, lo: float, hi: float) -> None:
+    """Thin lines at multiples of 8, darker at multiples of 16 (the FP16 and INT8 rules)."""
+    for x in range(8 * math.ceil(lo / 8), int(hi) + 1, 8):
+        strong = x % 16 == 0
+        ax.axvline(x, color="0.5" if strong else "0.65", lw=0.9 if strong else 0.8,
+                   ls="-" if strong else (0, (2, 2)), zorder=0)
+
+
+def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(9.0, 4.6))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    xs_all = [n for pts in lines.values() for n in pts]
+    _mark_multiples(ax, min(xs_all), max(xs_all))
+    for i, (variant, pts) in enumerate(lines.items()):
+        name, style, marker = VARIANT_STYLE.get(variant, (variant, "-", "."))
+        color = colors[i % len(colors)]
+        ns = sorted(pts)
+        ax.plot(ns, [pts[n].value for n in ns], style, marker=marker, ms=2.5, lw=1.1,
+                color=color, label=f"{name} (measured)")
+        model = [(n, pts[n].model) for n in ns if pts[n].model is not None]
+        if model and variant == "cublaslt":
+            ax.plot([n for n, _ in model], [m for _, m in model], "--", lw=1.4, color="black",
+                    label="model (roofline x tile x wave, cuBLASLt's tile)")
+    ax.set_xlim(0, max(xs_all) + 2)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("N (M = K = 4096); grey lines: multiples of 16, dotted: multiples of 8")
+    ax.set_ylabel(_unit(precision))
+    ax.set_title(f"{gpu}: {precision} throughput vs N")
+    ax.legend(fontsize="small", loc="upper left")
+    ax.grid(axis="y", alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path:
+    """One panel per pair; per precision an aligned bar and an odd bar, the ratio above it."""
+    precisions = sorted(pairs, key=precision_order)
+    fig, axes = plt.subplots(1, len(PAIRS), figsize=(3.4 * len(PAIRS), 4.2))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, (even, odd) in zip(axes, PAIRS):
+        for i, prec in enumerate(precisions):
+            pts = pairs[prec]
+            for j, n in enumerate((even, odd)):
+                x = i + (j - 0.5) * 0.38
+                if n in pts:
+                    ax.bar(x, pts[n].value, 0.36, color=colors[j])
+                else:
+                    ax.text(x, 0, "skipped", rotation=90, ha="center", va="bottom",
+                            fontsize="x-small")
+            if even in pts and odd in pts and pts[even].value > 0:
+                top = max(pts[even].value, pts[odd].value)
+                ax.text(i, top * 1.02, f"{pts[odd].value / pts[even].value:.2f}", ha="center",
+                        va="bottom", fontsize="x-small")
+        ax.set_xticks(range(len(precisions)))
+        ax.set_xticklabels(precisions, fontsize="small")
+        ax.set_title(f"N = {even} vs {odd}", fontsize="medium")
+        ax.margins(y=0.12)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend([Patch(color=colors[0]), Patch(color=colors[1])], [f"N = {even}", f"N = {odd}"],
+                  fontsize="x-small", loc="upper left")
+    axes[0].set_ylabel("TFLOP/s (TOP/s for int8)")
+    fig.suptitle(f"{gpu}: the headline pairs (M = K = 4096); label = odd / aligned throughput")
+    return _save(fig, path)
+
+
+def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Path) -> Path:
+    """M and K around 4096: throughput relative to the 4096 point, measured and model."""
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.2), sharey=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, axis in zip(axes, ("m", "k")):
+        precs = sorted({p for (a, p) in sweeps if a == axis}, key=precision_order)
+        xs_all = [x for (a, _), pts in sweeps.items() if a == axis for x in pts]
+        if xs_all:
+            _mark_multiples(ax, min(xs_all), max(xs_all))
+        for i, prec in enumerate(precs):
+            pts = sweeps[(axis, prec)]
+            if BASE not in pts:
+                continue
+            ref, color = pts[BASE], colors[i % len(colors)]
+            xs = sorted(pts)
+            ax.plot(xs, [pts[x].value / ref.value for x in xs], "-", marker="osD^v"[i % 5],
+                    ms=3.5, color=color, label=prec, alpha=0.85)
+            if ref.model:
+                model = [(x, pts[x].model / ref.model) for x in xs if pts[x].model]
+                ax.plot([x for x, _ in model], [m for _, m in model], "--", color=color, lw=1)
+        ax.axhline(1.0, color="0.4", lw=0.8)
+        ax.set_xlabel(f"{axis.upper()} (the other two = 4096)")
+        ax.set_title(f"{axis.upper()} swept; dashed: model", fontsize="medium")
+        ax.grid(axis="y", alpha=0.3)
+        if precs:
+            ax.legend(fontsize="x-small")
+    axes[0].set_ylabel("throughput relative to 4096")
+    fig.suptitle(f"{gpu}: M and K around 4096 (grey: multiples of 16, dotted: of 8)")
+    return _save(fig, path)
+
+
+def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
+    rows = []
+    by_prec: dict[str, dict[str, Benchmark]] = defaultdict(dict)
+    for bench in rs.benchmarks.values():
+        p = bench.parsed
+        if p.topic == TOPIC and p.variant.startswith("pad_to_"):
+            by_prec[p.precision][p.variant] = bench
+    for prec in sorted(by_prec, key=precision_order):
+        for variant, bench in sorted(by_prec[prec].items()):
+            if not bench.ok:
+                reason = bench.skip_reason or (bench.error or "")
+                rows.append([label, prec, variant.removeprefix("pad_to_"), "-", "-", "-", "-",
+                             f"skipped: {reason}" if bench.skipped else f"FAILED: {reason}"])
+                continue
+            unpadded = _counter(bench, "unpadded_us")
+            wins = _counter(bench, "padding_wins")
+            verdict = ("padding wins" if wins else "unaligned wins") if wins is not None else "-"
+            if unpadded is None and wins:
+                verdict = "padding wins (N = 33 cannot run)"
+            rows.append([label, prec, variant.removeprefix("pad_to_"), fmt_num(unpadded),
+                         fmt_num(_counter(bench, "gemm_us")), fmt_num(_counter(bench, "copy_us")),
+                         fmt_num(bench.sample("time").center * 1e6), verdict])
+    return rows
+
+
+def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
+    images: list[Path] = []
+    doc.para("A batch (N) of 33 against 32, and M, N, K around multiples of 8 and 16. The dashed "
+             "model is tcbench's roofline with tile and wave quantization for the tile cuBLASLt "
+             "chose; it does not know the unaligned-kernel penalty, so the gap between a measured "
+             "point and the model at a non-multiple of 8 is that penalty. See "
+             "docs/concepts/alignment.md for which dimension's alignment matters in which layout.")
+    pair_rows, pad_rows = [], []
+    for rs, label in zip(sets, labels):
+        points = _points(rs)
+        slug = _slug(label)
+        by_prec: dict[str, dict[str, dict[int, Point]]] = defaultdict(dict)
+        for (variant, prec, axis), pts in points.items():
+            small = {n: p for n, p in pts.items() if n <= N_PLOT_MAX}
+            if axis == "n" and len(small) >= MIN_SWEEP_POINTS:
+                by_prec[prec][variant] = small
+        for prec in sorted(by_prec, key=precision_order):
+            lines = dict(sorted(by_prec[prec].items(),
+                                key=lambda kv: list(VARIANT_STYLE).index(kv[0])
+                                if kv[0] in VARIANT_STYLE else 99))
+            path = out_dir / f"section_{TOPIC}_{slug}_n_sweep_{prec}.png"
+            images.append(plot_n_sweep(label, prec, lines, path))
+            doc.heading(3, f"{label}: {prec}, throughput vs N")
+            doc.image(path, f"{label} {prec} throughput vs N")
+
+        pairs = {prec: pts for (variant, prec, axis), pts in points.items()
+                 if variant == "cublaslt" and axis == "n"
+                 and any(a in pts or b in pts for a, b in PAIRS)}
+        if pairs:
+            path = out_dir / f"section_{TOPIC}_{slug}_pairs.png"
+            images.append(plot_pairs(label, pairs, path))
+            doc.heading(3, f"{label}: the headline pairs")
+            doc.image(path, f"{label} headline pairs")
+            for prec in sorted(pairs, key=precision_order):
+                for even, odd in PAIRS:
+                    a, b = pairs[prec].get(even), pairs[prec].get(odd)
+                    if a is None and b is None:
+                        continue
+                    pair_rows.append([
+                        label, prec, f"{even} / {odd}", fmt_num(a.value if a else None),
+                        fmt_num(b.value if b else None),
+                        fmt_num(b.value / a.value if a and b and a.value else None, 3),
+                        fmt_num(b.slowdown if b else None, 3),
+                        fmt_num(b.model / a.model if a and b and a.model and b.model else None, 3),
+                        b.label if b else "skipped"])
+
+        mk = {(axis, prec): pts for (variant, prec, axis), pts in points.items()
+              if variant == "cublaslt" and axis in ("m", "k") and len(pts) >= 3}
+        if mk:
+            path = out_dir / f"section_{TOPIC}_{slug}_m_k.png"
+            images.append(plot_mk(label, mk, path))
+            doc.heading(3, f"{label}: M and K around 4096")
+            doc.image(path, f"{label} M and K around 4096")
+        pad_rows += _padding_rows(rs, label)
+
+    if pair_rows:
+        doc.heading(3, "Pairs")
+        doc.para("Throughput of the aligned and the odd size (cuBLASLt, M = K = 4096); "
+                 "`slowdown` is the odd size's time per unit of N over that of the next multiple "
+                 "of 16 bytes of N (1.00 = no loss); `model` is the model's odd/aligned ratio.")
+        doc.table(["GPU", "precision", "N", "aligned", "odd", "odd/aligned", "slowdown",
+                   "model", "odd size ran as"], pair_rows, right={3, 4, 5, 6, 7})
+    if pad_rows:
+        doc.heading(3, "Padding N = 33")
+        doc.para("33 run as 40 (a multiple of 8) and 48 (of 16), the pad copy of B included in "
+                 "the time; times in microseconds. Padding wins when GEMM + copy is faster than "
+                 "the unpadded GEMM.")
+        doc.table(["GPU", "precision", "as", "N = 33 (us)", "padded GEMM (us)", "copy (us)",
+                   "padded total (us)", "verdict"], pad_rows, right={3, 4, 5, 6})
+    return images
