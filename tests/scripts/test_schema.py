@@ -23,7 +23,7 @@ GBENCH_KEYS = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
                "json_schema_version", "library_version"}
 TCBENCH_FIXTURES = ["gpu_a.json", "gpu_b.json", "gpu_c.json", "gpu_a_single.json",
                     "gpu_a_aggregates.json", "loss_scaling.json", "fp8_gpu_h.json",
-                    "alignment_quick.json"]
+                    "alignment_quick.json", "int8_gemm_a.json", "int8_gemm_b.json"]
 
 
 def context_tool() -> Path:
