@@ -8,6 +8,7 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <cupti_result.h>
 #include <curand.h>
 
 #include <source_location>
@@ -39,6 +40,8 @@ class InvalidArgument : public Error {
 const char* status_name(cudaError_t status) noexcept;
 const char* status_name(cublasStatus_t status) noexcept;
 const char* status_name(curandStatus_t status) noexcept;
+// A switch, not cuptiGetResultString: tcbench_common must not need libcupti to name a status.
+const char* status_name(CUptiResult status) noexcept;
 
 namespace detail {
 [[noreturn]] void throw_api_error(std::string_view api, const char* status, std::string_view call,
@@ -77,6 +80,9 @@ void report_api_error(std::string_view api, const char* status, std::string_view
 #define TCB_CUBLAS_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr)
 #define TCB_CURAND(expr) TCB_API_CHECK_("cuRAND", CURAND_STATUS_SUCCESS, expr, "")
 #define TCB_CURAND_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("cuRAND", CURAND_STATUS_SUCCESS, expr)
+#define TCB_CUPTI(expr) TCB_API_CHECK_("CUPTI", CUPTI_SUCCESS, expr, "")
+#define TCB_CUPTI_CTX(expr, ctx) TCB_API_CHECK_("CUPTI", CUPTI_SUCCESS, expr, ctx)
+#define TCB_CUPTI_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("CUPTI", CUPTI_SUCCESS, expr)
 
 // A kernel launch is checked twice: the launch itself (bad configuration) here, execution errors
 // at the next synchronizing call.
