@@ -87,6 +87,8 @@ def main() -> int:
             for rule in rules:
                 if sm_number(arch) < rule["min_sm"]:
                     continue
+                if "archs" in rule and arch not in rule["archs"]:  # arch-specific rules
+                    continue
                 matches = {k: v for k, v in kernels.items() if rule["kernel"] in k}
                 if not matches:
                     failures.append(f"{binary.name} {arch}: no kernel matching '{rule['kernel']}'")
