@@ -214,6 +214,13 @@ std::vector<std::uint8_t> counter_data_image(CUpti_RangeProfiler_Object* object,
 
 }  // namespace
 
+std::string current_device_chip() {
+  int ordinal = 0;
+  TCB_CUDA(cudaGetDevice(&ordinal));
+  TCB_CUDA(cudaFree(nullptr));
+  return device_chip(ordinal);
+}
+
 std::optional<double> Counters::value(std::string_view counter) const {
   for (const CounterValue& v : values)
     if (v.counter == counter) return v.value;

@@ -34,6 +34,9 @@ struct Counters {
   std::optional<double> value(std::string_view counter) const;
 };
 
+// CUPTI's chip name of the current device ("GH100"), the key of the metric table.
+std::string current_device_chip();
+
 // Collects the metric table of the current device's chip around `runs` executions of `work`
 // (which enqueues GPU work and returns; the device is synchronized after each pass).
 // Throws CountersUnavailable, whose what() is one sentence, when counters cannot be read here:
