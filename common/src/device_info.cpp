@@ -1,9 +1,11 @@
 #include "tcbench/device_info.hpp"
 
+#include "tcbench/build_info.hpp"
 #include "tcbench/error.hpp"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 
@@ -32,6 +34,10 @@ static std::string format_number(double v) {
 std::vector<std::pair<std::string, std::string>> DeviceInfo::context() const {
   std::vector<std::pair<std::string, std::string>> kv = {
       {"gpu_name", spec.name},
+      {"gpu_ordinal", std::to_string(ordinal)},
+      {"gpu_pci_bus_id", pci_bus_id.empty() ? "unknown" : pci_bus_id},
+      {"gpu_uuid", uuid.empty() ? "unknown" : uuid},
+      {"gpu_mig_mode", mig_mode},
       {"compute_capability", compute_capability()},
       {"sm_count", std::to_string(spec.sm_count)},
       {"sm_clock_mhz", format_number(spec.sm_clock_mhz)},
@@ -62,20 +68,98 @@ std::vector<std::pair<std::string, std::string>> DeviceInfo::context() const {
   return kv;
 }
 
+DeviceCountFailure classify_device_count_failure(cudaError_t status, int driver_version) {
+  const std::string name = cudaGetErrorName(status);
+  // Without a driver the runtime says "insufficient driver", which reads like a version
+  // problem; a driver version of 0 tells the two cases apart.
+  if (status == cudaErrorNoDevice)
+    return {true, "no CUDA GPU available: the driver sees no device (" + name +
+                      "; check CUDA_VISIBLE_DEVICES)"};
+  if (driver_version == 0)
+    return {true, "no CUDA GPU available: no NVIDIA driver is loaded (" + name + ")"};
+  switch (status) {
+    case cudaErrorInsufficientDriver:
+      return {false, "the NVIDIA driver supports CUDA " + format_cuda_version(driver_version) +
+                         "; tcbench needs CUDA 13.0 (driver R580 or newer): update the driver (" +
+                         name + ")"};
+    case cudaErrorSystemDriverMismatch:
+      return {false,
+              "the NVIDIA kernel module and the user-space driver library have different "
+              "versions (usually after a driver update without a reboot): reboot or "
+              "reinstall the driver (" +
+                  name + ")"};
+    case cudaErrorSystemNotReady:
+      return {false,
+              "the GPU system is not ready; on NVSwitch systems start the NVIDIA fabric "
+              "manager (systemctl start nvidia-fabricmanager) (" +
+                  name + ")"};
+    case cudaErrorCompatNotSupportedOnDevice:
+      return {false,
+              "the CUDA forward-compatibility package does not support this GPU: install "
+              "a driver of R580 or newer (" +
+                  name + ")"};
+    case cudaErrorDevicesUnavailable:
+      return {false, "every GPU is busy or in exclusive-process mode held by another process (" +
+                         name + ")"};
+    default:
+      return {false, std::string("the CUDA runtime cannot use the GPU: ") +
+                         cudaGetErrorString(status) + " (" + name + ")"};
+  }
+}
+
+namespace {
+
+std::string format_uuid(const cudaUUID_t& u) {
+  char buf[64];
+  const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
+  std::snprintf(buf, sizeof buf,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return buf;
+}
+
+// MIG mode through NVML, loaded at run time: linking it would make every binary need the
+// driver's libnvidia-ml.so.1, and listing benchmarks must work on machines without a driver.
+std::string read_mig_mode(const std::string& pci_bus_id) {
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return "unknown";
+  using Init = int (*)();
+  using ByBus = int (*)(const char*, void**);
+  using Mig = int (*)(void*, unsigned*, unsigned*);
+  auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
+  auto by_bus = reinterpret_cast<ByBus>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
+  auto mig = reinterpret_cast<Mig>(dlsym(lib, "nvmlDeviceGetMigMode"));
+  auto shutdown = reinterpret_cast<Init>(dlsym(lib, "nvmlShutdown"));
+  std::string mode = "unknown";
+  if (init && by_bus && mig && shutdown && init() == 0) {
+    void* dev = nullptr;
+    unsigned current = 0, pending = 0;
+    if (by_bus(pci_bus_id.c_str(), &dev) == 0) {
+      const int rc = mig(dev, &current, &pending);
+      if (rc == 0)
+        mode = current != 0 ? "enabled" : "disabled";
+      else if (rc == 3)
+        mode = "unsupported";  // NVML_ERROR_NOT_SUPPORTED: no MIG on this GPU
+    }
+    shutdown();
+  }
+  dlclose(lib);
+  return mode;
+}
+
+}  // namespace
+
 DeviceInfo require_device() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    // Clear the sticky error so later calls are not confused by it.
-    (void)cudaGetLastError();
+    (void)cudaGetLastError();  // clear the error so later calls are not confused by it
     int driver = 0;
-    // Without a driver the runtime says "insufficient driver", which reads like a version
-    // problem; a driver version of 0 tells the two cases apart.
-    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
-      throw NoDevice(std::string("no CUDA GPU available: no NVIDIA driver is loaded (") +
-                     cudaGetErrorName(status) + ")");
-    throw NoDevice(std::string("no CUDA GPU available: ") + cudaGetErrorName(status) + " (" +
-                   cudaGetErrorString(status) + ")");
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    const DeviceCountFailure f = classify_device_count_failure(status, driver);
+    if (f.skip) throw NoDevice(f.sentence);
+    throw DeviceUnusable(f.sentence);
   }
   if (count == 0) throw NoDevice("no CUDA GPU available: the driver reports 0 devices");
 
@@ -99,10 +183,23 @@ DeviceInfo require_device() {
   info.spec.mem_bus_bits = attr(cudaDevAttrGlobalMemoryBusWidth);
   info.l2_bytes = static_cast<std::size_t>(attr(cudaDevAttrL2CacheSize));
   info.total_mem_bytes = prop.totalGlobalMem;
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) info.pci_bus_id = bus;
+  info.uuid = format_uuid(prop.uuid);
+  if (!info.pci_bus_id.empty()) info.mig_mode = read_mig_mode(info.pci_bus_id);
   TCB_CUDA(cudaDriverGetVersion(&info.driver_version));
   TCB_CUDA(cudaRuntimeGetVersion(&info.runtime_version));
   info.cublaslt_version = cublasLtGetVersion();
   return info;
+}
+
+std::vector<std::pair<std::string, std::string>> run_context(const DeviceInfo& device, bool quick) {
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"tcbench_version", std::string(tcbench_version())},
+      {"git_sha", std::string(git_sha())},
+      {"tcbench_quick", quick ? "true" : "false"}};
+  for (auto& item : device.context()) kv.push_back(std::move(item));
+  return kv;
 }
 
 }  // namespace tcbench

@@ -1,5 +1,8 @@
 #include "tcbench/peaks.hpp"
 
+#include <utility>
+#include <vector>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -69,6 +72,16 @@ const ArchRates* find_arch(int cc_major, int cc_minor) {
     if (a.cc_major == cc_major && a.cc_minor == cc_minor) return &a;
   return nullptr;
 }
+
+}  // namespace
+
+std::vector<std::pair<int, int>> peak_table_compute_capabilities() {
+  std::vector<std::pair<int, int>> out;
+  for (const ArchRates& a : kArchTable) out.emplace_back(a.cc_major, a.cc_minor);
+  return out;
+}
+
+namespace {
 
 constexpr bool halved_on_geforce(Precision p) {
   return p == Precision::tf32 || p == Precision::fp16 || p == Precision::bf16 ||

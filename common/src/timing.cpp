@@ -35,6 +35,13 @@ SampleStats compute_stats(std::span<const double> samples) {
   return s;
 }
 
+int warmup_batch_runs(double seconds_per_run, double remaining_seconds) {
+  if (!(remaining_seconds > 0)) return 0;
+  if (!(seconds_per_run > 0)) return 1000;  // below the event timer's resolution
+  const double runs = std::ceil(remaining_seconds / seconds_per_run);
+  return static_cast<int>(std::clamp(runs, 1.0, 1000.0));
+}
+
 L2Flusher::L2Flusher(std::size_t l2_bytes) : buffer_(std::max<std::size_t>(2 * l2_bytes, 1)) {}
 
 void L2Flusher::flush(cudaStream_t stream) {

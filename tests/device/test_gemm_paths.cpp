@@ -2,7 +2,8 @@
 // the FP64 reference, at awkward sizes, with poisoned outputs. Skips without a GPU.
 #include "gpu_test.hpp"
 
-#include "tcbench/gemm_check.hpp"
+#include "tcbench/gemm_lt.hpp"
+#include "tcbench/gemm_verify.hpp"
 #include "tcbench/kernels/gemm_simt.hpp"
 #include "tcbench/kernels/gemm_wmma.hpp"
 #include "tcbench/random_fill.hpp"
@@ -14,9 +15,11 @@ namespace {
 
 constexpr std::uint64_t kSeedA = 11, kSeedB = 12;
 
+// elem_tol: the per-element bound (relative to sum |a||b|) of the precision under test.
 template <typename In, typename Out>
 VerifyStats check(const GemmProblem& p, Distribution dist,
-                  const std::function<void(const In*, const In*, Out*, cudaStream_t)>& run) {
+                  const std::function<void(const In*, const In*, Out*, cudaStream_t)>& run,
+                  double elem_tol) {
   Stream stream;
   DeviceBuffer<In> a(checked_elements(p.lda, p.a_cols())), b(checked_elements(p.ldb, p.b_cols()));
   DeviceBuffer<Out> d(checked_elements(p.ldd, p.n));
@@ -24,7 +27,7 @@ VerifyStats check(const GemmProblem& p, Distribution dist,
   fill_random(b.get(), b.size(), dist, kSeedB, stream.get());
   return verify_gemm(
       p, a.get(), b.get(), d.get(), [&](cudaStream_t s) { run(a.get(), b.get(), d.get(), s); },
-      stream.get());
+      elem_tol, stream.get());
 }
 
 GemmProblem awkward() {
@@ -38,11 +41,12 @@ GemmProblem awkward() {
 TEST(DeviceGemm, SimtFp32MatchesReference) {
   TCB_REQUIRE_GPU(dev);
   const GemmProblem p = awkward();
-  const VerifyStats s =
-      check<float, float>(p, Distribution::uniform(-1, 1),
-                          [&](const float* a, const float* b, float* d, cudaStream_t st) {
-                            kernels::gemm_simt_fp32(p, a, b, d, st);
-                          });
+  const VerifyStats s = check<float, float>(
+      p, Distribution::uniform(-1, 1),
+      [&](const float* a, const float* b, float* d, cudaStream_t st) {
+        kernels::gemm_simt_fp32(p, a, b, d, st);
+      },
+      error_model(Precision::fp32, p.k).element_tolerance());
   EXPECT_TRUE(s.passes(tolerance(Precision::fp32, p.k)))
       << s.describe(tolerance(Precision::fp32, p.k));
 }
@@ -53,10 +57,10 @@ void wmma_case(Precision prec) {
   if (auto why = kernels::wmma_unsupported_reason(dev.spec.cc_major, dev.spec.cc_minor, prec))
     GTEST_SKIP() << *why;
   const GemmProblem p = awkward();
-  const VerifyStats s = check<T, T>(p, Distribution::uniform(-1, 1),
-                                    [&](const T* a, const T* b, T* d, cudaStream_t st) {
-                                      kernels::gemm_wmma<T>(p, a, b, d, st);
-                                    });
+  const VerifyStats s = check<T, T>(
+      p, Distribution::uniform(-1, 1),
+      [&](const T* a, const T* b, T* d, cudaStream_t st) { kernels::gemm_wmma<T>(p, a, b, d, st); },
+      error_model(prec, p.k).element_tolerance());
   EXPECT_TRUE(s.passes(tolerance(prec, p.k))) << s.describe(tolerance(prec, p.k));
 }
 TEST(DeviceGemm, WmmaFp16MatchesReference) {
@@ -71,7 +75,8 @@ TEST(DeviceGemm, UnwrittenOutputFailsVerification) {
   TCB_REQUIRE_GPU(dev);
   const GemmProblem p = awkward();
   const VerifyStats s = check<float, float>(
-      p, Distribution::uniform(-1, 1), [](const float*, const float*, float*, cudaStream_t) {});
+      p, Distribution::uniform(-1, 1), [](const float*, const float*, float*, cudaStream_t) {},
+      1.0);
   EXPECT_FALSE(s.passes(1.0));
   EXPECT_EQ(s.nonfinite, s.checked);
 }
@@ -108,44 +113,47 @@ void PrintTo(const LtCase& c, std::ostream* os) {
 class DeviceCublasLt : public ::testing::TestWithParam<LtCase> {};
 
 template <typename In, typename Out>
-VerifyStats run_lt(const DeviceInfo& dev, const GemmSpec& spec, Distribution dist) {
+VerifyStats run_lt(const DeviceInfo& dev, Precision p, const GemmSpec& spec, Distribution dist) {
   LtHandle lt;
   GemmPlan plan(lt, spec, dev.spec.cc_major, dev.spec.cc_minor);
+  GemmProblem problem = spec.problem;
   return check<In, Out>(
-      to_problem(spec), dist,
-      [&](const In* a, const In* b, Out* d, cudaStream_t s) { plan.run(s, a, b, d, d); });
+      problem.resolve(), dist,
+      [&](const In* a, const In* b, Out* d, cudaStream_t s) { plan.run(s, a, b, d, d); },
+      error_model(p, problem.k).element_tolerance());
 }
 
 TEST_P(DeviceCublasLt, MatchesReference) {
   TCB_REQUIRE_GPU(dev);
   const LtCase c = GetParam();
-  if (!dev.peak(c.precision).supported)
-    GTEST_SKIP() << name(c.precision) << " is not available on " << dev.spec.name;
+  // Support is the path's own rule (the spec validator), never the peak table.
   const GemmSpec spec = GemmSpec::for_precision(c.precision, c.m, c.n, c.k);
   if (auto why = spec.why_invalid(dev.spec.cc_major, dev.spec.cc_minor)) GTEST_SKIP() << *why;
   const auto uniform = Distribution::uniform(-1, 1);
   VerifyStats s;
   switch (c.precision) {
     case Precision::fp64:
-      s = run_lt<double, double>(dev, spec, uniform);
+      s = run_lt<double, double>(dev, c.precision, spec, uniform);
       break;
     case Precision::fp32:
     case Precision::tf32:
-      s = run_lt<float, float>(dev, spec, uniform);
+      s = run_lt<float, float>(dev, c.precision, spec, uniform);
       break;
     case Precision::fp16:
     case Precision::fp16_acc16:
-      s = run_lt<__half, __half>(dev, spec, uniform);
+      s = run_lt<__half, __half>(dev, c.precision, spec, uniform);
       break;
     case Precision::bf16:
-      s = run_lt<__nv_bfloat16, __nv_bfloat16>(dev, spec, uniform);
+      s = run_lt<__nv_bfloat16, __nv_bfloat16>(dev, c.precision, spec, uniform);
       break;
     // Integer-valued inputs make the INT8 and FP8 references exact.
     case Precision::int8:
-      s = run_lt<std::int8_t, std::int32_t>(dev, spec, Distribution::integers(-127, 127));
+      s = run_lt<std::int8_t, std::int32_t>(dev, c.precision, spec,
+                                            Distribution::integers(-127, 127));
       break;
     case Precision::fp8:
-      s = run_lt<__nv_fp8_e4m3, __nv_bfloat16>(dev, spec, Distribution::integers(-8, 8));
+      s = run_lt<__nv_fp8_e4m3, __nv_bfloat16>(dev, c.precision, spec,
+                                               Distribution::integers(-8, 8));
       break;
   }
   const double tol = tolerance(c.precision, c.k);

@@ -78,28 +78,28 @@ TEST(GemmSpec, ForPrecisionTypes) {
   EXPECT_EQ(i.a_type, CUDA_R_8I);
   EXPECT_EQ(i.d_type, CUDA_R_32I);
   EXPECT_EQ(i.scale_type, CUDA_R_32I);
-  EXPECT_EQ(i.trans_a, CUBLAS_OP_T);
-  EXPECT_EQ(i.trans_b, CUBLAS_OP_N);
+  EXPECT_TRUE(i.problem.trans_a);
+  EXPECT_FALSE(i.problem.trans_b);
   const GemmSpec f8 = fp8();
   EXPECT_EQ(f8.a_type, CUDA_R_8F_E4M3);
   EXPECT_EQ(f8.b_type, CUDA_R_8F_E4M3);
   EXPECT_EQ(f8.d_type, CUDA_R_16BF);
-  EXPECT_EQ(f8.trans_a, CUBLAS_OP_T);
+  EXPECT_TRUE(f8.problem.trans_a);
   EXPECT_EQ(GemmSpec::for_precision(P::fp64, 8, 8, 8).scale_type, CUDA_R_64F);
 }
 
 TEST(GemmSpec, TightestLeadingDimensions) {
   GemmSpec s = fp8(64, 32, 128);  // TN: A stored k x m, B k x n
-  EXPECT_EQ(s.effective_lda(), 128);
-  EXPECT_EQ(s.effective_ldb(), 128);
-  EXPECT_EQ(s.effective_ldc(), 64);
-  EXPECT_EQ(s.effective_ldd(), 64);
-  s.trans_a = CUBLAS_OP_N;
-  s.trans_b = CUBLAS_OP_T;
-  EXPECT_EQ(s.effective_lda(), 64);
-  EXPECT_EQ(s.effective_ldb(), 32);
-  s.lda = 200;
-  EXPECT_EQ(s.effective_lda(), 200);
+  EXPECT_EQ(s.problem.effective_lda(), 128);
+  EXPECT_EQ(s.problem.effective_ldb(), 128);
+  EXPECT_EQ(s.problem.effective_ldc(), 64);
+  EXPECT_EQ(s.problem.effective_ldd(), 64);
+  s.problem.trans_a = false;
+  s.problem.trans_b = true;
+  EXPECT_EQ(s.problem.effective_lda(), 64);
+  EXPECT_EQ(s.problem.effective_ldb(), 32);
+  s.problem.lda = 200;
+  EXPECT_EQ(s.problem.effective_lda(), 200);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -121,23 +121,23 @@ TEST(GemmSpecReject, NonPositiveSizes) {
 
 TEST(GemmSpecReject, LeadingDimensionsTooSmall) {
   GemmSpec s = GemmSpec::for_precision(P::fp16, 128, 64, 32);  // NN
-  s.lda = 127;
+  s.problem.lda = 127;
   EXPECT_TRUE(Rejected(s, 9, 0, {"lda=127", "128 rows of A"}));
-  s.lda = 0;
-  s.ldb = 31;
+  s.problem.lda = 0;
+  s.problem.ldb = 31;
   EXPECT_TRUE(Rejected(s, 9, 0, {"ldb=31", "32 rows of B"}));
-  s.ldb = 0;
-  s.ldc = 100;
+  s.problem.ldb = 0;
+  s.problem.ldc = 100;
   EXPECT_TRUE(Rejected(s, 9, 0, {"ldc=100", "128 rows of C"}));
-  s.ldc = 0;
-  s.ldd = 64;
+  s.problem.ldc = 128;  // ldc = 0 means "as ldd" (C aliases D), so pin it to test ldd alone
+  s.problem.ldd = 64;
   EXPECT_TRUE(Rejected(s, 9, 0, {"ldd=64"}));
   // Transposed A is stored k x m, so lda >= k is enough.
   GemmSpec t = GemmSpec::for_precision(P::fp16, 128, 64, 32);
-  t.trans_a = CUBLAS_OP_T;
-  t.lda = 32;
+  t.problem.trans_a = true;
+  t.problem.lda = 32;
   EXPECT_TRUE(Valid(t, 9, 0));
-  t.lda = 31;
+  t.problem.lda = 31;
   EXPECT_TRUE(Rejected(t, 9, 0, {"lda=31", "A transposed"}));
 }
 
@@ -150,14 +150,14 @@ TEST(GemmSpecReject, Fp8NeedsAda) {
 
 TEST(GemmSpecReject, Fp8LayoutTnExceptOnBlackwellDatacenter) {
   GemmSpec nn = fp8();
-  nn.trans_a = CUBLAS_OP_N;
+  nn.problem.trans_a = false;
   for (auto [ma, mi] : {std::pair{8, 9}, std::pair{9, 0}, std::pair{12, 0}, std::pair{12, 1}})
     EXPECT_TRUE(Rejected(nn, ma, mi, {"TN", "transa=N", "transb=N"}));
   EXPECT_TRUE(Valid(nn, 10, 0));
   EXPECT_TRUE(Valid(nn, 10, 3));
   GemmSpec nt = fp8();
-  nt.trans_a = CUBLAS_OP_N;
-  nt.trans_b = CUBLAS_OP_T;
+  nt.problem.trans_a = false;
+  nt.problem.trans_b = true;
   EXPECT_TRUE(Rejected(nt, 9, 0, {"transb=T"}));
   EXPECT_TRUE(Valid(nt, 10, 0));
 }
@@ -169,11 +169,11 @@ TEST(GemmSpecReject, Fp8DimensionMultiples) {
   EXPECT_TRUE(Valid(fp8(64, 8, 64), 9, 0));
   EXPECT_TRUE(Valid(fp8(16, 24, 16), 9, 0));
   GemmSpec ld = fp8(64, 64, 64);
-  ld.lda = 72;  // 72 bytes of E4M3
+  ld.problem.lda = 72;  // 72 bytes of E4M3
   EXPECT_TRUE(Rejected(ld, 9, 0, {"lda", "72 bytes", "16"}));
-  ld.lda = 80;
+  ld.problem.lda = 80;
   EXPECT_TRUE(Valid(ld, 9, 0));
-  ld.ldc = 68;  // 136 bytes of BF16
+  ld.problem.ldc = 68;  // 136 bytes of BF16
   EXPECT_TRUE(Rejected(ld, 9, 0, {"ldc", "136 bytes"}));
 }
 
@@ -214,22 +214,22 @@ TEST(GemmSpecReject, Fp8TypeCombinations) {
 TEST(GemmSpecReject, Int8Rules) {
   EXPECT_TRUE(Valid(int8(), 7, 5));
   GemmSpec nn = int8();
-  nn.trans_a = CUBLAS_OP_N;
+  nn.problem.trans_a = false;
   EXPECT_TRUE(Rejected(nn, 9, 0, {"INT8", "TN", "transa=N"}));
   GemmSpec nt = int8();
-  nt.trans_b = CUBLAS_OP_T;
+  nt.problem.trans_b = true;
   EXPECT_TRUE(Rejected(nt, 10, 0, {"transb=T"}));  // unlike FP8, no Blackwell exception
   EXPECT_TRUE(Rejected(int8(6, 256, 256), 9, 0, {"multiples of 4", "m=6"}));
   EXPECT_TRUE(Rejected(int8(256, 256, 18), 9, 0, {"k=18"}));
   EXPECT_TRUE(Valid(int8(256, 7, 256), 9, 0));  // n is free
   GemmSpec ld = int8();
-  ld.lda = 258;
+  ld.problem.lda = 258;
   EXPECT_TRUE(Rejected(ld, 9, 0, {"lda=258"}));
-  ld.lda = 0;
-  ld.ldb = 262;
+  ld.problem.lda = 0;
+  ld.problem.ldb = 262;
   EXPECT_TRUE(Rejected(ld, 9, 0, {"ldb=262"}));
-  ld.ldb = 0;
-  ld.ldc = 258;
+  ld.problem.ldb = 0;
+  ld.problem.ldc = 258;
   EXPECT_TRUE(Rejected(ld, 9, 0, {"ldc=258"}));
   GemmSpec epi = int8();
   epi.epilogue = CUBLASLT_EPILOGUE_RELU;
@@ -318,7 +318,7 @@ TEST(GemmSpec, ValidateThrowsTheSentenceWithTheSpec) {
 
 TEST(GemmSpec, DescribeNamesEverything) {
   GemmSpec s = fp8(64, 32, 128);
-  s.ldc = 80;
+  s.problem.ldc = 80;
   s.fast_accum = true;
   const std::string d = s.describe();
   for (const char* f :
@@ -402,7 +402,7 @@ TEST(GemmDescriptors, AttributeSizeMismatchThrows) {
 
 TEST(GemmDescriptors, LayoutsFp8Tn) {
   GemmSpec s = fp8(64, 32, 128);
-  s.ldc = 80;
+  s.problem.ldc = 80;
   const GemmLayouts l = make_layouts(s);
   // A is stored k x m (transposed), B k x n, C and D m x n.
   EXPECT_EQ(l.a.attribute<std::uint32_t>(CUBLASLT_MATRIX_LAYOUT_TYPE), CUDA_R_8F_E4M3);

@@ -2,7 +2,10 @@
 """Disassembles built CUDA code and checks which instructions each kernel uses.
 
 Proves without a GPU that tensor-core kernels compile to tensor-core instructions (HMMA, IMMA,
-HGMMA, QGMMA) and that CUDA-core kernels do not, for every architecture the build targets.
+HGMMA, QGMMA) and that CUDA-core kernels do not, for every architecture the build targets; and
+(--load-ccs) that every portable binary carries code that loads on every compute capability the
+peak table knows. A rule may name "archs" (e.g. ["sm_90a"]) to apply there only; otherwise it
+applies to every architecture from "min_sm" on.
 Exit codes: 0 pass, 1 a rule failed, 77 the disassembler is not available (skipped).
 """
 import argparse
@@ -53,11 +56,41 @@ def sm_number(arch: str) -> int:
     return int(re.match(r"sm_(\d+)", arch).group(1))
 
 
+def loads_on(cc: tuple[int, int], cubins: set[str], ptx: set[str]) -> bool:
+    """Whether code with these cubins/PTX can run on compute capability cc (CUDA's rules):
+    a portable sm_XY cubin runs on X.Z for Z >= Y; an sm_XYa/f cubin only on exactly X.Y (f: the
+    same family, here taken as exactly X.Y too); PTX for compute_XY JIT-compiles for any cc >= XY."""
+    major, minor = cc
+    for c in cubins:
+        m = re.match(r"sm_(\d+)(\d)([af]?)$", c)
+        if not m:
+            continue
+        cmaj, cmin, suffix = int(m.group(1)), int(m.group(2)), m.group(3)
+        if suffix and (cmaj, cmin) == cc:
+            return True
+        if not suffix and cmaj == major and cmin <= minor:
+            return True
+    for p in ptx:
+        m = re.match(r"(?:sm|compute)_(\d+)(\d)[af]?$", p)
+        if m and (int(m.group(1)), int(m.group(2))) <= cc and not p.endswith(("a", "f")):
+            return True
+    return False
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cuobjdump", default="")
     ap.add_argument("--archs", required=True, help="CMAKE_CUDA_ARCHITECTURES of the build")
     ap.add_argument("--rules", required=True, type=Path)
+    ap.add_argument("--load-ccs", default="",
+                    help="ELF rule: 'major.minor;...' (the peak table's compute capabilities): "
+                         "every portable binary must have a cubin or PTX that loads on each")
+    ap.add_argument("--load-ccs-from", default="",
+                    help="a program that prints the --load-ccs list (tcbench_context "
+                         "--compute-capabilities)")
+    ap.add_argument("--arch-specific", nargs="*", type=Path, default=[],
+                    help="binaries of arch-specific kernels (sm_90a): checked for their own "
+                         "architectures only, exempt from the ELF rule (their launchers Skip)")
     ap.add_argument("binaries", nargs="+", type=Path)
     args = ap.parse_args()
 
@@ -73,43 +106,58 @@ def main() -> int:
 
     wanted = wanted_archs(args.archs)
     failures, checks, checked_archs = [], 0, set()
-    for binary in args.binaries:
+    kernels_by_arch: dict[str, dict[str, str]] = {}
+    if args.load_ccs_from:
+        args.load_ccs = run([args.load_ccs_from, "--compute-capabilities"], env).strip()
+    load_ccs = [tuple(int(x) for x in cc.split(".")) for cc in filter(None, args.load_ccs.split(";"))]
+    for binary in [*args.binaries, *args.arch_specific]:
+        specific = binary in args.arch_specific
         listing = run([tool, "-lelf", str(binary)], env)
         present = set(re.findall(r"\.(sm_\d+[af]?)\.cubin", listing))
+        ptx = set(re.findall(r"\.((?:sm|compute)_\d+[af]?)\.ptx", run([tool, "-lptx", str(binary)], env)))
         # "native" builds name no architecture: check every one the binary embeds.
-        archs = wanted or sorted(present)
-        checked_archs.update(archs)
+        archs = sorted(present) if (specific or not wanted) else wanted
         for arch in archs:
             if arch not in present:
                 failures.append(f"{binary.name}: no {arch} code (embedded: {sorted(present)})")
                 continue
-            kernels = kernels_in(run([tool, "-sass", "-arch", arch, str(binary)], env))
-            for rule in rules:
-                if sm_number(arch) < rule["min_sm"]:
-                    continue
-                if "archs" in rule and arch not in rule["archs"]:  # arch-specific rules
-                    continue
-                matches = {k: v for k, v in kernels.items() if rule["kernel"] in k}
-                if not matches:
-                    failures.append(f"{binary.name} {arch}: no kernel matching '{rule['kernel']}'")
-                    continue
-                for name, text in matches.items():
-                    opcodes = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", text))
-                    for op in rule["must"]:
-                        checks += 1
-                        if not any(o == op or o.startswith(op) for o in opcodes):
-                            failures.append(f"{binary.name} {arch} {rule['kernel']}: no {op}")
-                    for op in rule["must_not"]:
-                        checks += 1
-                        if any(o == op or o.startswith(op) for o in opcodes):
-                            failures.append(f"{binary.name} {arch} {rule['kernel']}: contains {op}")
+            checked_archs.add(arch)
+            kernels_by_arch.setdefault(arch, {}).update(
+                kernels_in(run([tool, "-sass", "-arch", arch, str(binary)], env)))
+        if not specific:
+            for cc in load_ccs:
+                checks += 1
+                if not loads_on(cc, present, ptx):
+                    failures.append(f"{binary.name}: no cubin or PTX loads on compute capability "
+                                    f"{cc[0]}.{cc[1]} (cubins {sorted(present)}, PTX {sorted(ptx)})")
+    for arch, kernels in sorted(kernels_by_arch.items()):
+        for rule in rules:
+            only = rule.get("archs")
+            if only is not None and arch not in only:
+                continue
+            if only is None and sm_number(arch) < rule["min_sm"]:
+                continue
+            matches = {k: v for k, v in kernels.items() if rule["kernel"] in k}
+            if not matches:
+                failures.append(f"{arch}: no kernel matching '{rule['kernel']}'")
+                continue
+            for name, text in matches.items():
+                opcodes = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", text))
+                for op in rule["must"]:
+                    checks += 1
+                    if not any(o == op or o.startswith(op) for o in opcodes):
+                        failures.append(f"{arch} {rule['kernel']}: no {op}")
+                for op in rule["must_not"]:
+                    checks += 1
+                    if any(o == op or o.startswith(op) for o in opcodes):
+                        failures.append(f"{arch} {rule['kernel']}: contains {op}")
     for f in failures:
         print("FAIL:", f)
     if not checked_archs:
         print(f"check_sass: skipped: no SASS in the binaries for '{args.archs}'")
         return SKIP
-    print(f"check_sass: {checks - len(failures)} of {checks} instruction checks passed over "
-          f"{', '.join(sorted(checked_archs))}")
+    print(f"check_sass: {checks - len(failures)} of {checks} instruction and loadability checks "
+          f"passed over {', '.join(sorted(checked_archs))}")
     return 1 if failures else 0
 
 

@@ -1,9 +1,10 @@
-// Move-only owners for CUDA resources: device and pinned buffers, streams, events.
+// Move-only owners for CUDA resources: device buffers, streams, events.
 // Benchmarks never call cudaMalloc/cudaFree themselves; sizes are checked for overflow and a
 // failed allocation names the byte count.
 #pragma once
 
 #include "tcbench/error.hpp"
+#include "tcbench/unique_handle.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -84,41 +85,23 @@ class DeviceBuffer {
 };
 
 namespace detail {
-// Move-only ownership of a runtime handle; Destroy reports failures without throwing, so the
-// destructor stays noexcept.
-template <typename Handle, cudaError_t (*Destroy)(Handle)>
-class CudaHandle {
- public:
-  CudaHandle() = default;
-  CudaHandle(const CudaHandle&) = delete;  // two owners would destroy the handle twice
-  CudaHandle& operator=(const CudaHandle&) = delete;
-  CudaHandle(CudaHandle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
-  CudaHandle& operator=(CudaHandle&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, nullptr);
-    }
-    return *this;
-  }
-  ~CudaHandle() { reset(); }
-  Handle get() const noexcept { return h_; }
-
- protected:
-  void reset() noexcept {
-    if (h_) TCB_CUDA_NOEXCEPT(Destroy(h_));
-    h_ = nullptr;
-  }
-  Handle h_ = nullptr;
+struct StreamTraits {
+  using handle_type = cudaStream_t;
+  static void destroy(handle_type h) noexcept { TCB_CUDA_NOEXCEPT(cudaStreamDestroy(h)); }
+};
+struct EventTraits {
+  using handle_type = cudaEvent_t;
+  static void destroy(handle_type h) noexcept { TCB_CUDA_NOEXCEPT(cudaEventDestroy(h)); }
 };
 }  // namespace detail
 
-class Stream : public detail::CudaHandle<cudaStream_t, cudaStreamDestroy> {
+class Stream : public UniqueHandle<detail::StreamTraits> {
  public:
   Stream() { TCB_CUDA(cudaStreamCreateWithFlags(&h_, cudaStreamNonBlocking)); }
   void synchronize() const { TCB_CUDA(cudaStreamSynchronize(h_)); }
 };
 
-class Event : public detail::CudaHandle<cudaEvent_t, cudaEventDestroy> {
+class Event : public UniqueHandle<detail::EventTraits> {
  public:
   Event() { TCB_CUDA(cudaEventCreate(&h_)); }
   void record(cudaStream_t stream) { TCB_CUDA(cudaEventRecord(h_, stream)); }

@@ -5,6 +5,8 @@
 #include "tcbench/peaks.hpp"
 #include "tcbench/precision.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -13,8 +15,11 @@
 namespace tcbench {
 
 struct DeviceInfo {
-  int ordinal = 0;
-  GpuSpec spec;  // name, compute capability, SMs, clocks, bus width
+  int ordinal = 0;  // the CUDA ordinal in this process (after CUDA_VISIBLE_DEVICES)
+  GpuSpec spec;     // name, compute capability, SMs, clocks, bus width
+  // Which physical GPU ran: "0000:17:00.0", "GPU-8f1c...", and "enabled"/"disabled"/"unknown"
+  // (MIG, read through NVML when the driver's library is there).
+  std::string pci_bus_id, uuid, mig_mode = "unknown";
   std::size_t l2_bytes = 0;
   std::size_t total_mem_bytes = 0;
   int driver_version = 0;  // e.g. 13000 for 13.0
@@ -31,11 +36,27 @@ struct DeviceInfo {
   std::vector<std::pair<std::string, std::string>> context() const;
 };
 
-// Reads the current device. Throws NoDevice, with the driver's reason, when there is none:
-// this is the one place that decides "no GPU".
+// Reads the current device. Throws NoDevice, with the driver's reason, when there is none, and
+// DeviceUnusable when there is a GPU or a driver that cannot be used (see
+// classify_device_count_failure): this is the one place that decides "no GPU".
 DeviceInfo require_device();
 
-// "1.2.3" from an integer version such as 13000 (driver) or 130000 (cuBLASLt).
+// What a failed cudaGetDeviceCount means. Only "no device" and "no driver loaded" are a skip
+// (skip = true, exit 77); anything else (a driver too old for CUDA 13, a driver/library
+// mismatch, a stopped fabric manager, ...) is a broken box that must fail, with a sentence that
+// says what to fix. `driver_version` is cudaDriverGetVersion's answer (0 when no driver loads).
+struct DeviceCountFailure {
+  bool skip = false;
+  std::string sentence;
+};
+DeviceCountFailure classify_device_count_failure(cudaError_t status, int driver_version);
+
+// The run's full context (DESIGN 6): tcbench_version, git_sha, tcbench_quick and every key of
+// DeviceInfo::context(). The one source of the schema: benchmarks write it, the fixture
+// generator prints it (tcbench_context), and the Python tools' tests compare key sets with it.
+std::vector<std::pair<std::string, std::string>> run_context(const DeviceInfo& device, bool quick);
+
+// "13.0" from a CUDA driver or runtime version integer (13000 -> "13.0", 12090 -> "12.9").
 std::string format_cuda_version(int version);
 
 }  // namespace tcbench

@@ -9,7 +9,6 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <cupti_result.h>
-#include <curand.h>
 
 #include <source_location>
 #include <stdexcept>
@@ -39,9 +38,20 @@ class InvalidArgument : public Error {
 
 const char* status_name(cudaError_t status) noexcept;
 const char* status_name(cublasStatus_t status) noexcept;
-const char* status_name(curandStatus_t status) noexcept;
 // A switch, not cuptiGetResultString: tcbench_common must not need libcupti to name a status.
 const char* status_name(CUptiResult status) noexcept;
+
+// True for the CUDA errors that leave the context unusable ("sticky" errors: every later call
+// in the process returns them), after which no further benchmark can run.
+bool is_sticky_cuda_error(cudaError_t status) noexcept;
+
+// A GPU is there (or a driver is), but tcbench cannot use it: a driver too old for CUDA 13, a
+// driver/library mismatch, a stopped fabric manager. Unlike NoDevice this is a failure (exit 1),
+// never a skip: a broken GPU box must not read as "nothing to test".
+class DeviceUnusable : public Error {
+ public:
+  using Error::Error;
+};
 
 namespace detail {
 [[noreturn]] void throw_api_error(std::string_view api, const char* status, std::string_view call,
@@ -78,8 +88,6 @@ void report_api_error(std::string_view api, const char* status, std::string_view
 #define TCB_CUBLAS(expr) TCB_API_CHECK_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr, "")
 #define TCB_CUBLAS_CTX(expr, ctx) TCB_API_CHECK_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr, ctx)
 #define TCB_CUBLAS_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr)
-#define TCB_CURAND(expr) TCB_API_CHECK_("cuRAND", CURAND_STATUS_SUCCESS, expr, "")
-#define TCB_CURAND_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("cuRAND", CURAND_STATUS_SUCCESS, expr)
 #define TCB_CUPTI(expr) TCB_API_CHECK_("CUPTI", CUPTI_SUCCESS, expr, "")
 #define TCB_CUPTI_CTX(expr, ctx) TCB_API_CHECK_("CUPTI", CUPTI_SUCCESS, expr, ctx)
 #define TCB_CUPTI_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("CUPTI", CUPTI_SUCCESS, expr)

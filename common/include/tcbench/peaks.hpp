@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace tcbench {
 
@@ -49,6 +51,10 @@ double ops_per_clock_per_sm(int cc_major, int cc_minor, Precision p, bool geforc
 // GeForce parts run tensor math with FP32 accumulation (and TF32) at half the rate of the
 // datacenter/workstation parts built from the same chip.
 bool is_geforce(std::string_view device_name);
+
+// The compute capabilities the per-architecture table knows: every one of them must be able to
+// load every portable kernel (the ELF rule of tests/sass).
+std::vector<std::pair<int, int>> peak_table_compute_capabilities();
 
 // 2 x memory clock x bus width / 8, in GB/s (1e9 bytes/s).
 double peak_memory_gbps(const GpuSpec& gpu);

@@ -22,7 +22,8 @@ struct SampleStats {
 SampleStats compute_stats(std::span<const double> samples);
 
 // Evicts the L2 between samples by writing a buffer twice the L2 size, so each sample reads its
-// inputs from DRAM as a real layer would (nvbench's cold measurement does the same).
+// inputs from DRAM as a real layer would. (nvbench's cold measurement memsets a buffer of exactly
+// the L2 size; twice that also evicts lines a non-LRU replacement policy would keep.)
 class L2Flusher {
  public:
   explicit L2Flusher(std::size_t l2_bytes);
@@ -33,10 +34,26 @@ class L2Flusher {
   unsigned char value_ = 0;
 };
 
-struct TimingOptions {
-  int warmup = 3;  // untimed runs first: clocks ramp up, lazy module loading happens
-  bool flush_l2 = true;
+// When to stop taking samples: at least min_samples of them AND at least min_seconds of
+// measured time (nvbench's rule: a slow configuration still gets 10 samples, a fast one enough
+// to fill the budget), but never more than max_samples once the minimum count is met.
+struct SamplingPolicy {
+  std::size_t min_samples = 10;
+  double min_seconds = 0.5;
+  std::size_t max_samples = 10000;
+  // Warm-up before the first sample, in seconds of work (nvbench also warms up by time): clocks
+  // ramp up, lazy module loading and cuBLASLt's first-call setup happen here, not in a sample.
+  double warmup_seconds = 0.05;
+
+  bool done(std::size_t samples, double total_seconds) const {
+    if (samples < min_samples) return false;
+    return total_seconds >= min_seconds || samples >= max_samples;
+  }
 };
+
+// How many runs the next warm-up batch should have, given the measured time of one run and the
+// warm-up time still missing: enough to cover it, at least 1 and at most 1000 per batch.
+int warmup_batch_runs(double seconds_per_run, double remaining_seconds);
 
 // Times `work` (which enqueues GPU work on `stream`) with a pair of events; returns seconds.
 class GpuTimer {

@@ -1,0 +1,38 @@
+#include "tcbench/bench/env.hpp"
+
+namespace tcbench::bench {
+
+struct Env::Resources {
+  Stream stream;
+  LtHandle lt;
+  L2Flusher flusher;
+  explicit Resources(const DeviceInfo& dev) : flusher(dev.l2_bytes) {}
+};
+
+Env::Env(RunOptions options) : options_(options) {}
+
+Env::Env(RunOptions options, DeviceInfo device)
+    : options_(options), device_(std::make_unique<DeviceInfo>(std::move(device))) {
+  resources_ = std::make_unique<Resources>(*device_);
+}
+
+Env::~Env() = default;
+
+const DeviceInfo& Env::device() const {
+  if (!device_) throw NoDevice("no GPU in this run (benchmarks are only being listed)");
+  return *device_;
+}
+cudaStream_t Env::stream() const {
+  device();
+  return resources_->stream.get();
+}
+const LtHandle& Env::lt() const {
+  device();
+  return resources_->lt;
+}
+L2Flusher& Env::flusher() const {
+  device();
+  return resources_->flusher;
+}
+
+}  // namespace tcbench::bench

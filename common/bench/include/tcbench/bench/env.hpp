@@ -1,0 +1,53 @@
+// What every benchmark of a binary shares: the options of the run and the process-wide GPU
+// resources (one stream, one cuBLASLt handle, one L2 flusher), created once by the shared main
+// after the device check and destroyed by it before the process ends.
+#pragma once
+
+#include "tcbench/cuda_owners.hpp"
+#include "tcbench/device_info.hpp"
+#include "tcbench/gemm_lt.hpp"
+#include "tcbench/timing.hpp"
+
+#include <memory>
+
+namespace tcbench::bench {
+
+struct RunOptions {
+  bool quick = false;  // --quick: the headline cases only, for CI smoke runs
+  // Sampling: at least min_samples timed samples and at least min_seconds of them (the
+  // --benchmark_min_time value, or the default: 0.5 s, 0.1 s with --quick).
+  SamplingPolicy sampling;
+};
+
+class Env {
+ public:
+  // Listing mode (no GPU needed): registration only.
+  explicit Env(RunOptions options);
+  // Measuring mode: creates the shared resources on `device`.
+  Env(RunOptions options, DeviceInfo device);
+  ~Env();
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+
+  bool quick() const { return options_.quick; }
+  const RunOptions& options() const { return options_; }
+  bool has_device() const { return device_ != nullptr; }
+  // Throw NoDevice in listing mode: a topic's register_topic() must not call them.
+  const DeviceInfo& device() const;
+  cudaStream_t stream() const;
+  const LtHandle& lt() const;
+  L2Flusher& flusher() const;
+
+ private:
+  struct Resources;
+  RunOptions options_;
+  std::unique_ptr<DeviceInfo> device_;
+  std::unique_ptr<Resources> resources_;
+};
+
+// Defined once per benchmark binary, by its topic file: registers the topic's benchmarks. It runs
+// without a GPU too (for --benchmark_list_tests), so it must not touch the device: everything
+// GPU-side happens inside the registered bodies.
+void register_topic(const Env& env);
+
+}  // namespace tcbench::bench

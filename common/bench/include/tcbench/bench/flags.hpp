@@ -1,0 +1,29 @@
+// The command line of a benchmark binary: tcbench's own flags, and the Google Benchmark flags
+// tcbench checks itself, so a usage error is reported the same way (one sentence, exit 2) on a
+// machine with or without a GPU, before anything is measured.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tcbench::bench {
+
+struct CommandLine {
+  bool quick = false;                      // --quick
+  bool list_tests = false;                 // --benchmark_list_tests[=true]
+  std::optional<double> min_time_seconds;  // --benchmark_min_time=X (seconds; "Xs" accepted)
+  std::vector<std::string> passthrough;    // everything for benchmark::Initialize, argv[0] first
+};
+
+// Parses `args` (argv[0] first). Returns the usage error as a sentence, or the command line.
+// Checked here: --benchmark_filter compiles as a regular expression, --benchmark_repetitions is
+// a positive integer, --benchmark_min_time a non-negative number of seconds, the output formats
+// are console, json or csv. Unknown flags are left to Google Benchmark, which rejects them.
+struct ParseResult {
+  std::optional<std::string> error;
+  CommandLine line;
+};
+ParseResult parse_command_line(const std::vector<std::string>& args);
+
+}  // namespace tcbench::bench

@@ -1,0 +1,56 @@
+// Timing and reporting, owned by the harness: a topic hands over its work and gets the samples'
+// statistics back, with the counters already set.
+#pragma once
+
+#include "tcbench/bench/env.hpp"
+#include "tcbench/precision.hpp"
+#include "tcbench/timing.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <string>
+#include <optional>
+
+namespace tcbench::bench {
+
+struct MeasureOptions {
+  // Flush the L2 before every sample (outside the timed events), so each sample reads its
+  // inputs from DRAM as a real layer would. Off for benchmarks that measure cache-resident work.
+  bool flush_l2 = true;
+};
+
+// Timed warm-up (at least 50 ms of work), then samples until the run's SamplingPolicy is met
+// (at least 10, and at least its time budget); each sample is one run of `work` between two
+// events. Every Google Benchmark iteration gets the median as its manual time, and the counters
+// samples, time_median_us, time_p10_us, time_p90_us and spread_pct are set. Call it once per
+// body. Google Benchmark first calls a body with one iteration to size the run and then again
+// with the real count; the second call reuses the first call's samples instead of measuring
+// twice. Returns the statistics, in seconds.
+SampleStats measure(benchmark::State& state, const Env& env,
+                    const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
+
+// The same samples without touching a benchmark's state (baselines measured inside another
+// benchmark).
+SampleStats sample_work(const Env& env, const std::function<void(cudaStream_t)>& work,
+                        MeasureOptions options = {});
+
+// tflops (tops for integer precisions) = ops / median, and pct_of_peak against the device's peak
+// for `p` (the datasheet figure for known products; absent when the table has none).
+void report_compute(benchmark::State& state, const Env& env, Precision p, double ops,
+                    const SampleStats& seconds);
+
+// gbps = bytes moved per run / median, and pct_of_peak against the DRAM bandwidth.
+void report_bandwidth(benchmark::State& state, const Env& env, double bytes,
+                      const SampleStats& seconds);
+
+namespace detail {
+// Which benchmark call is running (set by register_gpu_benchmark's wrapper for measure()).
+void set_current_call(const std::string& name, benchmark::IterationCount max_iterations);
+}  // namespace detail
+
+// The one formula for pct_of_peak (C++ side): 100 * achieved / peak, or nullopt when the peak
+// is unknown or zero.
+std::optional<double> pct_of_peak(double achieved, double peak);
+
+}  // namespace tcbench::bench

@@ -1,0 +1,73 @@
+// The main() of every benchmark binary (compiled into each bench_<topic>).
+#include "tcbench/bench/flags.hpp"
+#include "tcbench/bench/harness.hpp"
+#include "tcbench/device_info.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+// A Debug benchmark measures the compiler, not the GPU. CMake already refuses to add benchmarks
+// to unoptimized builds; this catches any other way of building them.
+#if !defined(__OPTIMIZE__)
+#error "tcbench benchmarks must be built with optimization (use the release, ci or dev preset)"
+#endif
+
+namespace {
+
+tcbench::bench::RunOptions run_options(const tcbench::bench::CommandLine& line) {
+  tcbench::bench::RunOptions o;
+  o.quick = line.quick;
+  o.sampling.min_seconds = line.min_time_seconds.value_or(line.quick ? 0.1 : 0.5);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tcbench;
+  const std::string program = argc > 0 ? argv[0] : "tcbench";
+  const bench::ParseResult parsed =
+      bench::parse_command_line(std::vector<std::string>(argv, argv + argc));
+  if (parsed.error) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), parsed.error->c_str());
+    return 2;
+  }
+  std::vector<std::string> args = parsed.line.passthrough;
+  std::vector<char*> gbench_argv;
+  for (std::string& a : args) gbench_argv.push_back(a.data());
+  int gbench_argc = static_cast<int>(gbench_argv.size());
+  benchmark::Initialize(&gbench_argc, gbench_argv.data());  // --help works without a GPU
+  if (benchmark::ReportUnrecognizedArguments(gbench_argc, gbench_argv.data())) return 2;
+
+  const bench::RunOptions options = run_options(parsed.line);
+  try {
+    if (parsed.line.list_tests) {
+      // Names only: no GPU needed, so users and CI can see and filter the suite anywhere.
+      const bench::Env env(options);
+      bench::register_topic(env);
+      benchmark::RunSpecifiedBenchmarks();
+      benchmark::Shutdown();
+      return 0;
+    }
+    bench::Env env(options, require_device());
+    for (const auto& [key, value] : run_context(env.device(), options.quick))
+      benchmark::AddCustomContext(key, value);
+    bench::register_topic(env);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+  } catch (const NoDevice& e) {
+    std::fprintf(stderr, "%s: %s; nothing to measure.\n", program.c_str(), e.what());
+    return 77;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+    return 1;
+  }
+  const int errors = bench::error_count();
+  if (errors > 0) {
+    std::fprintf(stderr, "%s: %d benchmark(s) failed; see the messages above.\n", program.c_str(),
+                 errors);
+    return 1;
+  }
+  return 0;
+}

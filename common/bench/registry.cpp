@@ -1,0 +1,97 @@
+#include "tcbench/bench/registry.hpp"
+
+#include "tcbench/bench/measure.hpp"
+#include "tcbench/gemm_lt.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+
+namespace tcbench::bench {
+namespace {
+std::atomic<int> g_errors{0};
+std::mutex g_fatal_mutex;
+std::optional<std::string> g_fatal;  // set once the CUDA context is unusable
+
+// After a failure, is the context still usable? A sticky error (illegal address, launch failure,
+// ...) makes every later CUDA call fail with the same status.
+void note_if_context_lost(const std::string& name) {
+  const cudaError_t status = cudaDeviceSynchronize();
+  if (status == cudaSuccess || !is_sticky_cuda_error(status)) {
+    (void)cudaGetLastError();  // a non-sticky error must not leak into the next benchmark
+    return;
+  }
+  const std::lock_guard<std::mutex> lock(g_fatal_mutex);
+  if (!g_fatal)
+    g_fatal = std::string("an earlier benchmark (") + name + ") left the GPU context unusable (" +
+              status_name(status) + ")";
+}
+}  // namespace
+
+int error_count() {
+  return g_errors.load();
+}
+
+benchmark::internal::Benchmark* register_gpu_benchmark(
+    const Env& env, const std::string& name, std::function<void(benchmark::State&)> body) {
+  (void)env;
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [body, name](benchmark::State& state) {
+    bench::detail::set_current_call(name, state.max_iterations);
+    {
+      const std::lock_guard<std::mutex> lock(g_fatal_mutex);
+      if (g_fatal) {
+        state.SkipWithError(("skipped: not run: " + *g_fatal).c_str());
+        return;
+      }
+    }
+    try {
+      body(state);
+    } catch (const Skipped& e) {
+      state.SkipWithError((std::string("skipped: ") + e.what()).c_str());
+    } catch (const NoAlgorithm& e) {
+      state.SkipWithError((std::string("skipped: ") + e.what()).c_str());
+    } catch (const std::exception& e) {
+      ++g_errors;
+      std::fprintf(stderr, "tcbench: %s failed: %s\n", name.c_str(), e.what());
+      state.SkipWithError((std::string("error: ") + e.what()).c_str());
+      note_if_context_lost(name);
+      const std::lock_guard<std::mutex> lock(g_fatal_mutex);
+      if (g_fatal)
+        std::fprintf(stderr, "tcbench: %s; the remaining benchmarks are skipped.\n",
+                     g_fatal->c_str());
+    }
+  });
+  // The harness owns the sampling (measure()); every Google Benchmark iteration reports the
+  // median of its samples as manual time. Without UseManualTime, rates would divide by CPU time,
+  // which for asynchronous GPU work is meaningless. (Iterations(1) would avoid Google
+  // Benchmark's sizing call, but it appends "/iterations:1" to every name; measure() instead
+  // reuses the sizing call's samples.)
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+  return b;
+}
+
+std::string gemm_name(std::string_view topic, std::string_view variant, Precision p, std::int64_t m,
+                      std::int64_t n, std::int64_t k) {
+  std::string s;
+  s.append(topic).append("/").append(variant).append("/").append(name(p));
+  s.append("/m:").append(std::to_string(m));
+  s.append("/n:").append(std::to_string(n));
+  s.append("/k:").append(std::to_string(k));
+  return s;
+}
+
+void require_memory(const Env& env, std::size_t bytes, std::string_view what) {
+  const DeviceInfo& dev = env.device();
+  const std::size_t free_bytes = dev.free_mem_bytes();
+  if (static_cast<double>(bytes) > 0.9 * static_cast<double>(free_bytes)) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%.*s needs %.2f GiB but only %.2f GiB of %s is free",
+                  static_cast<int>(what.size()), what.data(),
+                  static_cast<double>(bytes) / (1 << 30),
+                  static_cast<double>(free_bytes) / (1 << 30), dev.spec.name.c_str());
+    throw Skipped(buf);
+  }
+}
+
+}  // namespace tcbench::bench

@@ -1,0 +1,73 @@
+// What one cuBLASLt GEMM computes: a GemmSpec (shape, element types, compute and scale types,
+// epilogue, FP8 scaling) and the rules it must meet on a given compute capability. Pure host
+// code: validation needs no GPU and no cuBLASLt handle. Descriptors and plans are gemm_lt.hpp.
+//
+// Column-major throughout: D = alpha * op(A) * op(B) + beta * C, op(A) is m x k, op(B) k x n,
+// C and D m x n. "TN" means A transposed (stored k x m) and B not (stored k x n), i.e. both
+// operands K-contiguous, which INT8 and (before Blackwell datacenter parts) FP8 require.
+#pragma once
+
+#include "tcbench/gemm_problem.hpp"
+#include "tcbench/precision.hpp"
+
+#include <cublasLt.h>
+#include <library_types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tcbench {
+
+std::string data_type_name(cudaDataType_t t);          // "CUDA_R_8F_E4M3"
+std::string compute_type_name(cublasComputeType_t t);  // "CUBLAS_COMPUTE_32F"
+std::size_t data_type_bytes(cudaDataType_t t);         // 0 for types tcbench never uses
+std::string cc_string(int cc_major, int cc_minor);     // "9.0": the one cc formatter
+bool is_fp8_type(cudaDataType_t t);
+
+struct GemmSpec {
+  GemmProblem problem;  // m, n, k, transposes, leading dimensions (0 = tightest)
+  cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F, c_type = CUDA_R_32F, d_type = CUDA_R_32F;
+  cublasComputeType_t compute_type = CUBLAS_COMPUTE_32F;
+  cudaDataType_t scale_type = CUDA_R_32F;  // type of alpha and beta
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void* bias = nullptr;  // device vector of length m for the BIAS epilogues
+  // FP8 tensor-wide scaling (device fp32 scalars; null means 1): D = d_scale * (alpha *
+  // a_scale * b_scale * op(A) op(B) + beta * C), amax_d = max|D| before d_scale.
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+  const float* d_scale = nullptr;
+  float* amax_d = nullptr;
+  bool fast_accum = false;  // FP8 only: skip the periodic promotion of partial sums
+  std::int32_t batch_count = 1;
+  // Strided batch, in elements; 0: matrices packed back to back (ld x columns).
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
+
+  // The configuration tcbench measures for each precision (m x n x k, tightest lds):
+  //   fp64        64F everywhere, COMPUTE_64F (DMMA where the GPU has it)
+  //   fp32        32F, COMPUTE_32F_PEDANTIC: plain COMPUTE_32F lets cuBLAS opt into TF32 or
+  //               BF16x9 emulation through environment/math-mode settings; the baseline must
+  //               stay FP32 FFMA
+  //   tf32        32F data, COMPUTE_32F_FAST_TF32
+  //   fp16        16F in/out, COMPUTE_32F, scale 32F
+  //   fp16_acc16  16F in/out, COMPUTE_16F, scale 16F
+  //   bf16        16BF in/out, COMPUTE_32F
+  //   int8        8I in, 32I out, COMPUTE_32I, scale 32I, TN
+  //   fp8         E4M3 x E4M3 -> BF16 (C and D), COMPUTE_32F, TN
+  // GemmTypes<P> (gemm_types.hpp) names the same element types at compile time.
+  static GemmSpec for_precision(Precision p, std::int64_t m, std::int64_t n, std::int64_t k);
+
+  bool is_fp8() const;
+  bool is_int8() const;
+
+  // A sentence naming the offending values, or nullopt if cuBLASLt should accept the spec on
+  // a GPU of this compute capability.
+  std::optional<std::string> why_invalid(int cc_major, int cc_minor) const;
+  // Throws InvalidArgument with why_invalid()'s sentence followed by describe().
+  void validate(int cc_major, int cc_minor) const;
+  // One line: sizes, types, ops, lds, compute/scale types, epilogue, flags.
+  std::string describe() const;
+};
+
+}  // namespace tcbench

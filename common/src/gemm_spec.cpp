@@ -1,0 +1,496 @@
+#include "tcbench/gemm_spec.hpp"
+
+#include "tcbench/error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <sstream>
+#include <utility>
+
+namespace tcbench {
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+std::string data_type_name(cudaDataType_t t) {
+  switch (t) {
+    case CUDA_R_16F:
+      return "CUDA_R_16F";
+    case CUDA_R_16BF:
+      return "CUDA_R_16BF";
+    case CUDA_R_32F:
+      return "CUDA_R_32F";
+    case CUDA_R_64F:
+      return "CUDA_R_64F";
+    case CUDA_R_8I:
+      return "CUDA_R_8I";
+    case CUDA_R_8U:
+      return "CUDA_R_8U";
+    case CUDA_R_32I:
+      return "CUDA_R_32I";
+    case CUDA_R_8F_E4M3:
+      return "CUDA_R_8F_E4M3";
+    case CUDA_R_8F_E5M2:
+      return "CUDA_R_8F_E5M2";
+    case CUDA_R_8F_UE8M0:
+      return "CUDA_R_8F_UE8M0";
+    case CUDA_R_4F_E2M1:
+      return "CUDA_R_4F_E2M1";
+    default:
+      return "cudaDataType_t(" + std::to_string(static_cast<int>(t)) + ")";
+  }
+}
+
+std::string compute_type_name(cublasComputeType_t t) {
+  switch (t) {
+    case CUBLAS_COMPUTE_16F:
+      return "CUBLAS_COMPUTE_16F";
+    case CUBLAS_COMPUTE_16F_PEDANTIC:
+      return "CUBLAS_COMPUTE_16F_PEDANTIC";
+    case CUBLAS_COMPUTE_32F:
+      return "CUBLAS_COMPUTE_32F";
+    case CUBLAS_COMPUTE_32F_PEDANTIC:
+      return "CUBLAS_COMPUTE_32F_PEDANTIC";
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+      return "CUBLAS_COMPUTE_32F_FAST_16F";
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
+      return "CUBLAS_COMPUTE_32F_FAST_16BF";
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      return "CUBLAS_COMPUTE_32F_FAST_TF32";
+    case CUBLAS_COMPUTE_64F:
+      return "CUBLAS_COMPUTE_64F";
+    case CUBLAS_COMPUTE_64F_PEDANTIC:
+      return "CUBLAS_COMPUTE_64F_PEDANTIC";
+    case CUBLAS_COMPUTE_32I:
+      return "CUBLAS_COMPUTE_32I";
+    case CUBLAS_COMPUTE_32I_PEDANTIC:
+      return "CUBLAS_COMPUTE_32I_PEDANTIC";
+    default:
+      return "cublasComputeType_t(" + std::to_string(static_cast<int>(t)) + ")";
+  }
+}
+
+std::size_t data_type_bytes(cudaDataType_t t) {
+  switch (t) {
+    case CUDA_R_8I:
+    case CUDA_R_8U:
+    case CUDA_R_8F_E4M3:
+    case CUDA_R_8F_E5M2:
+      return 1;
+    case CUDA_R_16F:
+    case CUDA_R_16BF:
+      return 2;
+    case CUDA_R_32F:
+    case CUDA_R_32I:
+      return 4;
+    case CUDA_R_64F:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+std::string cc_string(int cc_major, int cc_minor) {
+  return std::to_string(cc_major) + "." + std::to_string(cc_minor);
+}
+
+bool is_fp8_type(cudaDataType_t t) {
+  return t == CUDA_R_8F_E4M3 || t == CUDA_R_8F_E5M2;
+}
+
+namespace {
+
+const char* op_name(bool transposed) {
+  return transposed ? "T" : "N";
+}
+
+// Epilogue bits (cublasLt.h): BIAS reads the bias vector, BGRAD variants write it, AUX
+// variants read or write an auxiliary matrix that GemmSpec does not model.
+constexpr unsigned kEpilogueBias = CUBLASLT_EPILOGUE_BIAS;
+constexpr unsigned kEpilogueBgradBits = 16u | CUBLASLT_EPILOGUE_BGRADA | CUBLASLT_EPILOGUE_BGRADB;
+constexpr unsigned kEpilogueAux = 128u;
+
+// Non-FP8 combinations cuBLASLt lists under cublasLtMatmul "Datatypes Supported" (cuBLAS 13.x
+// docs #cublasltmatmul; INT8 rows also in concepts.md A.1). FP8 is checked in code below
+// because its C/D choices depend on A and B.
+struct TypeCombo {
+  cudaDataType_t a, b, c, d, scale;
+  std::array<cublasComputeType_t, 5> compute;  // unused slots repeat the first entry
+};
+
+constexpr std::array<TypeCombo, 10> kTypeCombos{{
+    {CUDA_R_64F,
+     CUDA_R_64F,
+     CUDA_R_64F,
+     CUDA_R_64F,
+     CUDA_R_64F,
+     {CUBLAS_COMPUTE_64F, CUBLAS_COMPUTE_64F_PEDANTIC, CUBLAS_COMPUTE_64F, CUBLAS_COMPUTE_64F,
+      CUBLAS_COMPUTE_64F}},
+    {CUDA_R_32F,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F_FAST_TF32,
+      CUBLAS_COMPUTE_32F_FAST_16F, CUBLAS_COMPUTE_32F_FAST_16BF}},
+    {CUDA_R_16F,
+     CUDA_R_16F,
+     CUDA_R_16F,
+     CUDA_R_16F,
+     CUDA_R_16F,
+     {CUBLAS_COMPUTE_16F, CUBLAS_COMPUTE_16F_PEDANTIC, CUBLAS_COMPUTE_16F, CUBLAS_COMPUTE_16F,
+      CUBLAS_COMPUTE_16F}},
+    {CUDA_R_16F,
+     CUDA_R_16F,
+     CUDA_R_16F,
+     CUDA_R_16F,
+     CUDA_R_32F,
+     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
+      CUBLAS_COMPUTE_32F}},
+    {CUDA_R_16F,
+     CUDA_R_16F,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
+      CUBLAS_COMPUTE_32F}},
+    {CUDA_R_16BF,
+     CUDA_R_16BF,
+     CUDA_R_16BF,
+     CUDA_R_16BF,
+     CUDA_R_32F,
+     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
+      CUBLAS_COMPUTE_32F}},
+    {CUDA_R_16BF,
+     CUDA_R_16BF,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
+      CUBLAS_COMPUTE_32F}},
+    // INT8 -> INT32 with integer alpha/beta: the IMMA path tcbench measures.
+    {CUDA_R_8I,
+     CUDA_R_8I,
+     CUDA_R_32I,
+     CUDA_R_32I,
+     CUDA_R_32I,
+     {CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I_PEDANTIC, CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I,
+      CUBLAS_COMPUTE_32I}},
+    // INT8 -> INT8 requantized through a float alpha (s_A * s_B / s_D).
+    {CUDA_R_8I,
+     CUDA_R_8I,
+     CUDA_R_8I,
+     CUDA_R_8I,
+     CUDA_R_32F,
+     {CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I_PEDANTIC, CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I,
+      CUBLAS_COMPUTE_32I}},
+    // INT8 in, float compute and output; not listed under the IMMA rules (not a tensor path).
+    {CUDA_R_8I,
+     CUDA_R_8I,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     CUDA_R_32F,
+     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
+      CUBLAS_COMPUTE_32F}},
+}};
+
+bool in_type_table(const GemmSpec& s) {
+  for (const TypeCombo& row : kTypeCombos) {
+    if (row.a != s.a_type || row.b != s.b_type || row.c != s.c_type || row.d != s.d_type ||
+        row.scale != s.scale_type)
+      continue;
+    if (std::find(row.compute.begin(), row.compute.end(), s.compute_type) != row.compute.end())
+      return true;
+  }
+  return false;
+}
+
+// Tensor-wide FP8 (cuBLAS docs #cublasltmatmul, FP8 table; concepts.md B.2): C is BF16, FP16 or
+// FP32; with FP32 C, D is FP32; otherwise D is C's type or an FP8 type, E5M2 output only when
+// an input is E5M2.
+std::optional<std::string> fp8_output_problem(const GemmSpec& s) {
+  const bool any_e5m2 = s.a_type == CUDA_R_8F_E5M2 || s.b_type == CUDA_R_8F_E5M2;
+  const std::string pair = data_type_name(s.a_type) + " x " + data_type_name(s.b_type);
+  if (s.c_type != CUDA_R_16BF && s.c_type != CUDA_R_16F && s.c_type != CUDA_R_32F)
+    return "An FP8 GEMM (" + pair + ") takes C as CUDA_R_16BF, CUDA_R_16F or CUDA_R_32F, not " +
+           data_type_name(s.c_type) + ".";
+  bool d_ok = false;
+  if (s.c_type == CUDA_R_32F) {
+    d_ok = s.d_type == CUDA_R_32F;
+  } else {
+    d_ok = s.d_type == s.c_type || s.d_type == CUDA_R_8F_E4M3 ||
+           (any_e5m2 && s.d_type == CUDA_R_8F_E5M2);
+  }
+  if (!d_ok)
+    return "An FP8 GEMM (" + pair + ") with C " + data_type_name(s.c_type) + " cannot write D as " +
+           data_type_name(s.d_type) + "; D must be " +
+           (s.c_type == CUDA_R_32F
+                ? std::string("CUDA_R_32F")
+                : data_type_name(s.c_type) +
+                      (any_e5m2 ? ", CUDA_R_8F_E4M3 or CUDA_R_8F_E5M2" : " or CUDA_R_8F_E4M3")) +
+           ".";
+  return std::nullopt;
+}
+
+bool uses_bf16(const GemmSpec& s) {
+  return s.a_type == CUDA_R_16BF || s.b_type == CUDA_R_16BF || s.c_type == CUDA_R_16BF ||
+         s.d_type == CUDA_R_16BF || s.compute_type == CUBLAS_COMPUTE_32F_FAST_16BF;
+}
+
+std::string epilogue_name(cublasLtEpilogue_t e) {
+  switch (e) {
+    case CUBLASLT_EPILOGUE_DEFAULT:
+      return "default";
+    case CUBLASLT_EPILOGUE_RELU:
+      return "relu";
+    case CUBLASLT_EPILOGUE_BIAS:
+      return "bias";
+    case CUBLASLT_EPILOGUE_RELU_BIAS:
+      return "relu_bias";
+    case CUBLASLT_EPILOGUE_GELU:
+      return "gelu";
+    case CUBLASLT_EPILOGUE_GELU_BIAS:
+      return "gelu_bias";
+    default:
+      return std::to_string(static_cast<unsigned>(e));
+  }
+}
+
+constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+
+using Why = std::optional<std::string>;
+
+std::string dims(const GemmProblem& p) {
+  return "m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k);
+}
+
+// One function per rule; why_invalid() asks them in order and returns the first sentence.
+
+Why rule_sizes(const GemmSpec& s) {
+  const GemmProblem& p = s.problem;
+  if (std::string why = p.why_invalid(); !why.empty()) return why;
+  if (p.m > kInt32Max || p.n > kInt32Max || p.k > kInt32Max)
+    return "cuBLASLt takes dimensions that fit in int32; got " + dims(p) + ".";
+  const std::pair<const char*, std::int64_t> lds[] = {{"lda", p.effective_lda()},
+                                                      {"ldb", p.effective_ldb()},
+                                                      {"ldc", p.effective_ldc()},
+                                                      {"ldd", p.effective_ldd()}};
+  for (const auto& [name, ld] : lds)
+    if (ld > kInt32Max)
+      return std::string(name) + "=" + std::to_string(ld) + " does not fit in int32.";
+  if (s.batch_count < 1)
+    return "batch_count must be at least 1; got " + std::to_string(s.batch_count) + ".";
+  if (s.stride_a < 0 || s.stride_b < 0 || s.stride_c < 0 || s.stride_d < 0)
+    return "Batch strides must not be negative; got stride_a=" + std::to_string(s.stride_a) +
+           " stride_b=" + std::to_string(s.stride_b) + " stride_c=" + std::to_string(s.stride_c) +
+           " stride_d=" + std::to_string(s.stride_d) + ".";
+  return std::nullopt;
+}
+
+Why rule_types(const GemmSpec& s) {
+  if (s.is_fp8()) {
+    if (s.a_type == CUDA_R_8F_E5M2 && s.b_type == CUDA_R_8F_E5M2)
+      return "E5M2 x E5M2 is not a supported FP8 GEMM; make A or B E4M3 (E4M3 x E5M2 and E5M2 x "
+             "E4M3 are supported).";
+    if (!is_fp8_type(s.a_type) || !is_fp8_type(s.b_type))
+      return "An FP8 GEMM needs both A and B in FP8; got A " + data_type_name(s.a_type) +
+             " and B " + data_type_name(s.b_type) + ".";
+    if (s.compute_type != CUBLAS_COMPUTE_32F || s.scale_type != CUDA_R_32F)
+      return "An FP8 GEMM needs compute type CUBLAS_COMPUTE_32F and scale type CUDA_R_32F; got " +
+             compute_type_name(s.compute_type) + " and " + data_type_name(s.scale_type) + ".";
+    return fp8_output_problem(s);
+  }
+  if (!in_type_table(s))
+    return "A " + data_type_name(s.a_type) + ", B " + data_type_name(s.b_type) + ", C " +
+           data_type_name(s.c_type) + ", D " + data_type_name(s.d_type) + " with " +
+           compute_type_name(s.compute_type) + " and scale " + data_type_name(s.scale_type) +
+           " is not a type combination cuBLASLt supports.";
+  return std::nullopt;
+}
+
+Why rule_architecture(const GemmSpec& s, int cc_major, int cc_minor) {
+  const std::string cc = cc_string(cc_major, cc_minor);
+  if (s.is_fp8() && cc_major * 10 + cc_minor < 89)
+    return "FP8 GEMMs need compute capability 8.9 or newer (Ada, Hopper, Blackwell); this GPU is " +
+           cc + ".";
+  if (uses_bf16(s) && cc_major < 8)
+    return "BF16 needs compute capability 8.0 or newer; this GPU is " + cc + ".";
+  if (s.compute_type == CUBLAS_COMPUTE_32F_FAST_TF32 && cc_major < 8)
+    return "TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) needs compute capability 8.0 or newer; this GPU "
+           "is " +
+           cc + ".";
+  return std::nullopt;
+}
+
+// INT8 with regular (COL) ordering: cuBLAS docs #cublasltmatmul, concepts.md A.2. The int8-out
+// variant (requantizing through a float alpha) follows the same layout rules.
+Why rule_int8(const GemmSpec& s) {
+  if (!s.is_int8()) return std::nullopt;
+  const GemmProblem& p = s.problem;
+  if (!p.trans_a || p.trans_b)
+    return std::string("INT8 GEMMs require the TN layout (A transposed, B not); got transa=") +
+           op_name(p.trans_a) + " transb=" + op_name(p.trans_b) + ".";
+  if (p.m % 4 != 0 || p.k % 4 != 0)
+    return "INT8 GEMMs need m and k to be multiples of 4; got " + dims(p) + ".";
+  if (p.effective_lda() % 4 != 0 || p.effective_ldb() % 4 != 0 || p.effective_ldc() % 4 != 0 ||
+      p.effective_ldd() % 4 != 0)
+    return "INT8 GEMMs need lda, ldb, ldc and ldd to be multiples of 4; got lda=" +
+           std::to_string(p.effective_lda()) + " ldb=" + std::to_string(p.effective_ldb()) +
+           " ldc=" + std::to_string(p.effective_ldc()) +
+           " ldd=" + std::to_string(p.effective_ldd()) + ".";
+  if (s.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+    return "INT8 GEMMs support only the default epilogue; got " + epilogue_name(s.epilogue) + ".";
+  return std::nullopt;
+}
+
+// FP8: cuBLAS docs #cublasltmatmul "tensor- or block-scaled FP8 kernels", concepts.md B.1.
+Why rule_fp8(const GemmSpec& s, int cc_major, int cc_minor) {
+  const GemmProblem& p = s.problem;
+  if (!s.is_fp8()) {
+    if (s.a_scale != nullptr || s.b_scale != nullptr || s.d_scale != nullptr || s.amax_d != nullptr)
+      return "A/B/D scale and amax_D pointers are tensor-wide FP8 scaling; this GEMM has A " +
+             data_type_name(s.a_type) + " and B " + data_type_name(s.b_type) + ".";
+    if (s.fast_accum)
+      return "fast_accum is an FP8 option; this GEMM has A " + data_type_name(s.a_type) +
+             " and B " + data_type_name(s.b_type) + ".";
+    return std::nullopt;
+  }
+  if ((!p.trans_a || p.trans_b) && cc_major != 10)
+    return "FP8 GEMMs on compute capability " + cc_string(cc_major, cc_minor) +
+           " require the TN layout (A transposed, B not); got transa=" + op_name(p.trans_a) +
+           " transb=" + op_name(p.trans_b) + ". Only compute capability 10.x accepts others.";
+  if (p.m % 16 != 0 || p.k % 16 != 0 || p.n % 8 != 0)
+    return "FP8 GEMMs need m and k to be multiples of 16 and n a multiple of 8; got " + dims(p) +
+           ".";
+  const auto bytes = [](std::int64_t ld, cudaDataType_t t) {
+    return ld * static_cast<std::int64_t>(data_type_bytes(t));
+  };
+  const std::pair<const char*, std::int64_t> ld_bytes[] = {
+      {"lda", bytes(p.effective_lda(), s.a_type)},
+      {"ldb", bytes(p.effective_ldb(), s.b_type)},
+      {"ldc", bytes(p.effective_ldc(), s.c_type)},
+      {"ldd", bytes(p.effective_ldd(), s.d_type)}};
+  for (const auto& [ld_name, n_bytes] : ld_bytes)
+    if (n_bytes % 16 != 0)
+      return std::string(
+                 "FP8 GEMMs need every leading dimension to span a multiple of 16 bytes; ") +
+             ld_name + " spans " + std::to_string(n_bytes) + " bytes.";
+  return std::nullopt;
+}
+
+Why rule_epilogue(const GemmSpec& s) {
+  const auto epi = static_cast<unsigned>(s.epilogue);
+  if ((epi & kEpilogueAux) != 0)
+    return "Epilogue " + epilogue_name(s.epilogue) +
+           " needs an auxiliary matrix, which GemmSpec does not carry.";
+  if ((epi & (kEpilogueBias | kEpilogueBgradBits)) != 0 && s.bias == nullptr)
+    return "Epilogue " + epilogue_name(s.epilogue) + " needs a bias vector; bias is null.";
+  return std::nullopt;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// GemmSpec
+
+GemmSpec GemmSpec::for_precision(Precision p, std::int64_t m, std::int64_t n, std::int64_t k) {
+  GemmSpec s;
+  s.problem.m = m;
+  s.problem.n = n;
+  s.problem.k = k;
+  auto all = [&s](cudaDataType_t t) { s.a_type = s.b_type = s.c_type = s.d_type = t; };
+  switch (p) {
+    case Precision::fp64:
+      all(CUDA_R_64F);
+      s.compute_type = CUBLAS_COMPUTE_64F;
+      s.scale_type = CUDA_R_64F;
+      break;
+    case Precision::fp32:
+      all(CUDA_R_32F);
+      s.compute_type = CUBLAS_COMPUTE_32F_PEDANTIC;
+      s.scale_type = CUDA_R_32F;
+      break;
+    case Precision::tf32:
+      all(CUDA_R_32F);
+      s.compute_type = CUBLAS_COMPUTE_32F_FAST_TF32;
+      s.scale_type = CUDA_R_32F;
+      break;
+    case Precision::fp16:
+      all(CUDA_R_16F);
+      s.compute_type = CUBLAS_COMPUTE_32F;
+      s.scale_type = CUDA_R_32F;
+      break;
+    case Precision::fp16_acc16:
+      all(CUDA_R_16F);
+      s.compute_type = CUBLAS_COMPUTE_16F;
+      s.scale_type = CUDA_R_16F;
+      break;
+    case Precision::bf16:
+      all(CUDA_R_16BF);
+      s.compute_type = CUBLAS_COMPUTE_32F;
+      s.scale_type = CUDA_R_32F;
+      break;
+    case Precision::int8:
+      s.a_type = s.b_type = CUDA_R_8I;
+      s.c_type = s.d_type = CUDA_R_32I;
+      s.compute_type = CUBLAS_COMPUTE_32I;
+      s.scale_type = CUDA_R_32I;
+      s.problem.trans_a = true;
+      break;
+    case Precision::fp8:
+      s.a_type = s.b_type = CUDA_R_8F_E4M3;
+      s.c_type = s.d_type = CUDA_R_16BF;
+      s.compute_type = CUBLAS_COMPUTE_32F;
+      s.scale_type = CUDA_R_32F;
+      s.problem.trans_a = true;
+      break;
+  }
+  return s;
+}
+
+bool GemmSpec::is_fp8() const {
+  return is_fp8_type(a_type) || is_fp8_type(b_type);
+}
+bool GemmSpec::is_int8() const {
+  return a_type == CUDA_R_8I || b_type == CUDA_R_8I;
+}
+
+std::optional<std::string> GemmSpec::why_invalid(int cc_major, int cc_minor) const {
+  if (auto why = rule_sizes(*this)) return why;
+  if (auto why = rule_types(*this)) return why;
+  if (auto why = rule_architecture(*this, cc_major, cc_minor)) return why;
+  if (auto why = rule_int8(*this)) return why;
+  if (auto why = rule_fp8(*this, cc_major, cc_minor)) return why;
+  return rule_epilogue(*this);
+}
+
+void GemmSpec::validate(int cc_major, int cc_minor) const {
+  if (auto why = why_invalid(cc_major, cc_minor))
+    throw InvalidArgument(*why + " [" + describe() + "]");
+}
+
+std::string GemmSpec::describe() const {
+  const GemmProblem& p = problem;
+  std::ostringstream os;
+  os << "GEMM m=" << p.m << " n=" << p.n << " k=" << p.k;
+  if (batch_count != 1) os << " batch=" << batch_count;
+  os << ": A " << data_type_name(a_type) << " op " << op_name(p.trans_a)
+     << " lda=" << p.effective_lda() << ", B " << data_type_name(b_type) << " op "
+     << op_name(p.trans_b) << " ldb=" << p.effective_ldb() << ", C " << data_type_name(c_type)
+     << " ldc=" << p.effective_ldc() << ", D " << data_type_name(d_type)
+     << " ldd=" << p.effective_ldd() << ", " << compute_type_name(compute_type) << ", scale "
+     << data_type_name(scale_type);
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) os << ", epilogue " << epilogue_name(epilogue);
+  if (a_scale || b_scale || d_scale) {
+    os << ", scales";
+    if (a_scale) os << " A";
+    if (b_scale) os << " B";
+    if (d_scale) os << " D";
+  }
+  if (amax_d) os << ", amax_D";
+  if (fast_accum) os << ", fast_accum";
+  return os.str();
+}
+
+}  // namespace tcbench
