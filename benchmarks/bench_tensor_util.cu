@@ -103,6 +103,7 @@ void add_memory(const Env& env, bool quick) {
     };
     TCB_CUDA(cudaMemsetAsync(a.get(), 0xFF, a.bytes(), env.stream()));  // poisoned: NaN
     run(env.stream());
+    TCB_CUDA(cudaStreamSynchronize(env.stream()));  // the copies below use the default stream
     // Spot-check against the host element function (bit for bit) before timing.
     for (const std::size_t i : {std::size_t{0}, n / 3, n - 1}) {
       float got = 0, bi = 0, ci = 0;

@@ -25,8 +25,8 @@ TEST(StreamTriad, MatchesTheHostBitForBit) {
   DeviceBuffer<float> db(n), dc(n), da(n);
   db.upload(b);
   dc.upload(c);
-  TCB_CUDA(cudaMemset(da.get(), 0xFF, da.bytes()));  // NaN: an element left unwritten fails
-  Stream stream;
+  Stream stream;  // non-blocking: the poison must go on it, not on the legacy default stream
+  TCB_CUDA(cudaMemsetAsync(da.get(), 0xFF, da.bytes(), stream.get()));  // NaN if left unwritten
   stream_triad(db.get(), dc.get(), da.get(), 3.0f, n, stream.get());
   const std::vector<float> a = da.download(stream.get());
   std::size_t wrong = 0;

@@ -28,8 +28,8 @@ TEST_P(TensorPeak, AccumulatorsMatchTheHostExactly) {
   DeviceBuffer<PeakClocks> clocks(static_cast<std::size_t>(launch.blocks));
   da.upload(a);
   db.upload(b);
-  TCB_CUDA(cudaMemset(out.get(), 0xFF, out.bytes()));  // poisoned: NaN as doubles
-  Stream stream;
+  Stream stream;  // non-blocking: the poison must go on it, not on the legacy default stream
+  TCB_CUDA(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // NaN as doubles
   launch_tensor_peak(instr, launch, {da.get(), db.get(), out.get(), clocks.get()}, stream.get());
   TCB_CUDA(cudaStreamSynchronize(stream.get()));
   const PeakCheck check = check_peak_output(instr, launch, out.download());
