@@ -31,47 +31,39 @@ __device__ inline long long global_nanos() {
   return t;
 }
 
-// One instruction per Op: its register counts, input width and the inline PTX. Bodies compile
-// to __trap() below the architecture that has the instruction; the host never launches there.
-struct MmaF16F32 {
-  static constexpr int kARegs = 4, kBRegs = 2, kCRegs = 4, kPerReg = 2, kBytes = 2;
-  using Acc = float;
-  __device__ static void mma(float (&d)[4], const std::uint32_t (&a)[4],
-                             const std::uint32_t (&b)[2]) {
+// Instruction bodies exist only from the architecture that has the instruction; below it they
+// are a trap (the host never launches there, peak_unsupported_reason says why).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#define TCB_FROM_SM80(body) body
 #else
-    __trap();
+#define TCB_FROM_SM80(body) __trap()
 #endif
-  }
-  __device__ static double element(const float (&d)[4], int e) {
-    return d[e];
-  }
-};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define TCB_FROM_SM89(body) body
+#else
+#define TCB_FROM_SM89(body) __trap()
+#endif
 
-struct MmaBf16F32 {
-  static constexpr int kARegs = 4, kBRegs = 2, kCRegs = 4, kPerReg = 2, kBytes = 2;
-  using Acc = float;
-  __device__ static void mma(float (&d)[4], const std::uint32_t (&a)[4],
-                             const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    __trap();
-#endif
+// An Op with four FP32 accumulators, 4 A and 2 B registers: one struct per instruction, differing
+// only in its PTX type suffix, its input width and the architecture that has it.
+#define TCB_MMA_F32X4_OP(Name, FROM_ARCH, shape_types, per_reg, bytes)                             \
+  struct Name {                                                                                    \
+    static constexpr int kARegs = 4, kBRegs = 2, kCRegs = 4, kPerReg = per_reg, kBytes = bytes;    \
+    using Acc = float;                                                                             \
+    __device__ static void mma(float (&d)[4], const std::uint32_t (&a)[4],                         \
+                               const std::uint32_t (&b)[2]) {                                      \
+      FROM_ARCH(asm volatile("mma.sync.aligned." shape_types                                       \
+                             " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"              \
+                             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                      \
+                             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))); \
+    }                                                                                              \
+    __device__ static double element(const float (&d)[4], int e) { return d[e]; }                  \
   }
-  __device__ static double element(const float (&d)[4], int e) {
-    return d[e];
-  }
-};
+
+TCB_MMA_F32X4_OP(MmaF16F32, TCB_FROM_SM80, "m16n8k16.row.col.f32.f16.f16.f32", 2, 2);
+TCB_MMA_F32X4_OP(MmaBf16F32, TCB_FROM_SM80, "m16n8k16.row.col.f32.bf16.bf16.f32", 2, 2);
+TCB_MMA_F32X4_OP(MmaTf32F32, TCB_FROM_SM80, "m16n8k8.row.col.f32.tf32.tf32.f32", 1, 4);
+TCB_MMA_F32X4_OP(MmaE4m3F32, TCB_FROM_SM89, "m16n8k32.row.col.f32.e4m3.e4m3.f32", 4, 1);
 
 // FP16 accumulation: two f16x2 registers hold the four accumulator elements.
 struct MmaF16F16 {
@@ -79,15 +71,11 @@ struct MmaF16F16 {
   using Acc = std::uint32_t;
   __device__ static void mma(std::uint32_t (&d)[2], const std::uint32_t (&a)[4],
                              const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
+    TCB_FROM_SM80(asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, "
         "{%0,%1};"
         : "+r"(d[0]), "+r"(d[1])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    __trap();
-#endif
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])));
   }
   __device__ static double element(const std::uint32_t (&d)[2], int e) {
     const std::uint32_t reg = d[e / 2];
@@ -96,64 +84,19 @@ struct MmaF16F16 {
   }
 };
 
-struct MmaTf32F32 {
-  static constexpr int kARegs = 4, kBRegs = 2, kCRegs = 4, kPerReg = 1, kBytes = 4;
-  using Acc = float;
-  __device__ static void mma(float (&d)[4], const std::uint32_t (&a)[4],
-                             const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    __trap();
-#endif
-  }
-  __device__ static double element(const float (&d)[4], int e) {
-    return d[e];
-  }
-};
-
+// INT8: four s32 accumulators.
 struct MmaS8S32 {
   static constexpr int kARegs = 4, kBRegs = 2, kCRegs = 4, kPerReg = 4, kBytes = 1;
   using Acc = int;
   __device__ static void mma(int (&d)[4], const std::uint32_t (&a)[4],
                              const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
+    TCB_FROM_SM80(asm volatile(
         "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    __trap();
-#endif
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])));
   }
-  __device__ static double element(const int (&d)[4], int e) {
-    return d[e];
-  }
-};
-
-struct MmaE4m3F32 {
-  static constexpr int kARegs = 4, kBRegs = 2, kCRegs = 4, kPerReg = 4, kBytes = 1;
-  using Acc = float;
-  __device__ static void mma(float (&d)[4], const std::uint32_t (&a)[4],
-                             const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    __trap();
-#endif
-  }
-  __device__ static double element(const float (&d)[4], int e) {
-    return d[e];
-  }
+  __device__ static double element(const int (&d)[4], int e) { return d[e]; }
 };
 
 // Reads element `index` (raw bits, Op::kBytes wide) of a tile.

@@ -115,77 +115,34 @@ __device__ inline void wgmma_wait() {
 #endif
 }
 
-struct WgmmaF16 {
-  static constexpr int kBytes = 2;
-  using Acc = float;
-  __device__ static void mma(float (&d)[128], std::uint64_t da, std::uint64_t db) {
 #if TCB_HAS_WGMMA
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " TCB_WGMMA_D_REGS
-        ", %128, %129, p, 1, 1, 0, 0;\n}\n"
-        : TCB_WGMMA_D_F32
-        : "l"(da), "l"(db), "r"(1));
+#define TCB_WGMMA_BODY(asm_statement) asm_statement
 #else
-    (void)d, (void)da, (void)db;
-    __trap();
+#define TCB_WGMMA_BODY(asm_statement) ((void)d, (void)da, (void)db, __trap())
 #endif
-  }
-};
 
-struct WgmmaBf16 {
-  static constexpr int kBytes = 2;
-  using Acc = float;
-  __device__ static void mma(float (&d)[128], std::uint64_t da, std::uint64_t db) {
-#if TCB_HAS_WGMMA
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " TCB_WGMMA_D_REGS
-        ", %128, %129, p, 1, 1, 0, 0;\n}\n"
-        : TCB_WGMMA_D_F32
-        : "l"(da), "l"(db), "r"(1));
-#else
-    (void)d, (void)da, (void)db;
-    __trap();
-#endif
+// One Op per instruction: its input width, accumulator type and PTX, with both operands from
+// shared-memory descriptors and the accumulator always added to (scale-d = 1). `tail` holds the
+// immediates after scale-d: scale-a/b and transpose flags for f16/bf16, scale-a/b for e4m3,
+// nothing for s8.
+#define TCB_WGMMA_OP(Name, bytes, AccType, D_OPERANDS, shape_types, tail)               \
+  struct Name {                                                                         \
+    static constexpr int kBytes = bytes;                                                \
+    using Acc = AccType;                                                                \
+    __device__ static void mma(AccType (&d)[128], std::uint64_t da, std::uint64_t db) { \
+      TCB_WGMMA_BODY(                                                                   \
+          asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                    \
+                       "wgmma.mma_async.sync.aligned." shape_types " " TCB_WGMMA_D_REGS \
+                       ", %128, %129, p" tail ";\n}\n"                                  \
+                       : D_OPERANDS                                                     \
+                       : "l"(da), "l"(db), "r"(1)));                                    \
+    }                                                                                   \
   }
-};
 
-struct WgmmaE4m3 {
-  static constexpr int kBytes = 1;
-  using Acc = float;
-  __device__ static void mma(float (&d)[128], std::uint64_t da, std::uint64_t db) {
-#if TCB_HAS_WGMMA
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 " TCB_WGMMA_D_REGS
-        ", %128, %129, p, 1, 1;\n}\n"
-        : TCB_WGMMA_D_F32
-        : "l"(da), "l"(db), "r"(1));
-#else
-    (void)d, (void)da, (void)db;
-    __trap();
-#endif
-  }
-};
-
-struct WgmmaS8 {
-  static constexpr int kBytes = 1;
-  using Acc = int;
-  __device__ static void mma(int (&d)[128], std::uint64_t da, std::uint64_t db) {
-#if TCB_HAS_WGMMA
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 " TCB_WGMMA_D_REGS
-        ", %128, %129, p;\n}\n"
-        : TCB_WGMMA_D_S32
-        : "l"(da), "l"(db), "r"(1));
-#else
-    (void)d, (void)da, (void)db;
-    __trap();
-#endif
-  }
-};
+TCB_WGMMA_OP(WgmmaF16, 2, float, TCB_WGMMA_D_F32, "m64n256k16.f32.f16.f16", ", 1, 1, 0, 0");
+TCB_WGMMA_OP(WgmmaBf16, 2, float, TCB_WGMMA_D_F32, "m64n256k16.f32.bf16.bf16", ", 1, 1, 0, 0");
+TCB_WGMMA_OP(WgmmaE4m3, 1, float, TCB_WGMMA_D_F32, "m64n256k32.f32.e4m3.e4m3", ", 1, 1");
+TCB_WGMMA_OP(WgmmaS8, 1, int, TCB_WGMMA_D_S32, "m64n256k32.s32.s8.s8", "");
 
 // Fills a tile: byte o belongs to core-matrix row (o / 16) % 8, whose value is values[row].
 template <class Op>
