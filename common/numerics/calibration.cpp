@@ -78,25 +78,44 @@ std::string_view name(Calibrator c) {
   return "?";
 }
 
+namespace {
+
+// Empty and all-zero histograms have no defensible amax: say so instead of returning 0.
+void require_calibratable(const AbsHistogram& h, const char* who) {
+  if (h.total() == 0)
+    throw std::invalid_argument(std::string(who) + ": the histogram holds no finite samples (" +
+                                std::to_string(h.non_finite()) +
+                                " NaN/Inf counted apart); there is nothing to calibrate");
+  if (!(h.max_seen() > 0.0f))
+    throw std::invalid_argument(std::string(who) + ": all " + std::to_string(h.total()) +
+                                " samples are 0; an amax of 0 would quantize everything to 0");
+}
+
+}  // namespace
+
 float calibrate_max(const AbsHistogram& h) {
+  require_calibratable(h, "calibrate_max");
   return h.max_seen();
 }
 
-// Upper edge of the first bin at which the CDF reaches p, so at least p of the mass lies below
-// the returned amax (pytorch-quantization returns that bin's lower edge; one bin apart).
+// pytorch-quantization's _compute_amax_percentile: cdf = running sum of count / total (summed in
+// that order, as np.cumsum does), idx = the first bin whose cdf reaches p / 100 (searchsorted,
+// side left), amax = the LOWER edge of that bin. When rounding leaves the last cdf just below
+// 1, p = 100 finds no bin and returns the top edge, range_max, exactly as numpy does.
 float calibrate_percentile(const AbsHistogram& h, double percentile) {
   if (!(percentile > 0.0 && percentile <= 100.0))
     throw std::invalid_argument("calibrate_percentile: percentile must be in (0, 100], got " +
                                 std::to_string(percentile));
-  if (h.total() == 0) return 0.0f;
-  const double target = percentile / 100.0 * static_cast<double>(h.total());
-  HistCount cum = 0;
+  require_calibratable(h, "calibrate_percentile");
+  const double target = percentile / 100.0;
+  const auto total = static_cast<double>(h.total());
   const auto counts = h.counts();
+  double cdf = 0.0;
   for (int i = 0; i < h.num_bins(); ++i) {
-    cum += counts[static_cast<std::size_t>(i)];
-    if (static_cast<double>(cum) >= target) return static_cast<float>(h.bin_upper(i));
+    cdf += static_cast<double>(counts[static_cast<std::size_t>(i)]) / total;
+    if (cdf >= target) return static_cast<float>(h.bin_lower(i));
   }
-  return h.range_max();
+  return static_cast<float>(h.bin_lower(h.num_bins()));
 }
 
 namespace {
@@ -164,14 +183,25 @@ std::vector<double> entropy_divergences(const AbsHistogram& h, const EntropyOpti
   check_candidates(h, opt.start_bin, opt.stride, "entropy_divergences");
   if (opt.num_levels < 1)
     throw std::invalid_argument("entropy_divergences: num_levels must be >= 1");
+  require_calibratable(h, "entropy_divergences");
+  std::vector<HistCount> bins(h.counts().begin(), h.counts().end());
+  // pytorch-quantization's _compute_amax_entropy copies bin 1 over bin 0 before the search.
+  // Post-ReLU activations put about half their values exactly at 0; left as it is, that spike
+  // dominates P and drags the KL minimum far below the signal's real extent.
+  if (opt.replace_zero_bin && bins.size() >= 2) bins[0] = bins[1];
+  HistCount kept = 0;
+  for (HistCount c : bins) kept += c;
+  if (kept == 0)
+    throw std::invalid_argument(
+        "entropy_divergences: every sample lies in the first bin, which the entropy method "
+        "replaces; use a smaller range_max or another calibrator");
   std::vector<double> out;
   for (int i = opt.start_bin; i <= h.num_bins(); i += opt.stride)
-    out.push_back(kl_for_threshold(h.counts(), i, opt.num_levels));
+    out.push_back(kl_for_threshold(bins, i, opt.num_levels));
   return out;
 }
 
 float calibrate_entropy(const AbsHistogram& h, const EntropyOptions& opt) {
-  if (h.total() == 0) return 0.0f;
   const std::vector<double> kl = entropy_divergences(h, opt);
   // The largest candidate among equal minima, as pytorch-quantization picks (last argmin).
   std::size_t best = 0;
@@ -184,7 +214,7 @@ float calibrate_entropy(const AbsHistogram& h, const EntropyOptions& opt) {
 float calibrate_mse(const AbsHistogram& h, const MseOptions& opt) {
   // Candidates are bin centres from index start_bin, as pytorch-quantization's _compute_amax_mse.
   check_candidates(h, opt.start_bin + 1, opt.stride, "calibrate_mse");
-  if (h.total() == 0) return 0.0f;
+  require_calibratable(h, "calibrate_mse");
   const auto counts = h.counts();
   double best_err = std::numeric_limits<double>::infinity();
   float best_amax = 0.0f;

@@ -55,8 +55,14 @@ std::vector<std::pair<std::string, std::string>> DeviceInfo::context() const {
   int datasheet = 0, model = 0;
   for (Precision p : kAllPrecisions) {
     const Peak pk = peak(p);
-    if (!pk.supported) continue;
     const std::string key = "peak_" + std::string(name(p));
+    if (!pk.supported) {
+      // Said explicitly, so a reader of the file can tell "this GPU lacks it" from "not measured".
+      kv.emplace_back(key, "0");
+      kv.emplace_back(key + "_max_clock", "0");
+      kv.emplace_back(key + "_source", "none");
+      continue;
+    }
     kv.emplace_back(key, format_number(pk.denominator()));
     kv.emplace_back(key + "_max_clock", format_number(pk.max_clock));
     kv.emplace_back(key + "_source", pk.datasheet ? "datasheet" : "max-clock");

@@ -45,11 +45,11 @@ def configure_args(preset: str) -> list[str]:
     return args
 
 
-def _step(title: str, cmd: list[str], cwd: Path) -> int:
+def _step(title: str, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
     print(f"\n=== tcbench test: {title}: {' '.join(cmd)}", flush=True)
     begin = time.monotonic()
     try:
-        code = subprocess.call(cmd, cwd=cwd)
+        code = subprocess.call(cmd, cwd=cwd, env=env)
     except FileNotFoundError:
         print(f"tcbench: {cmd[0]} is not installed or not on PATH.", file=sys.stderr)
         return 127
@@ -74,8 +74,12 @@ def run_tests(preset: str, jobs: int | None, python_only: bool) -> int:
             results.append((title, code))
             if code != 0:
                 break  # the later C++ steps need this one
+    env = dict(os.environ)
+    if not python_only:
+        # tests/scripts/test_schema.py compares the fixtures with what this build's C++ writes.
+        env["TCBENCH_BUILD_DIR"] = str(root / "build" / preset)
     results.append(("pytest", _step("pytest", [sys.executable, "-m", "pytest", "tests/scripts"],
-                                     root)))
+                                     root, env)))
     failed = [f"{t} (exit {c})" for t, c in results if c != 0]
     skipped = []
     if not python_only and len(results) < 4:

@@ -1,7 +1,9 @@
 """Command line of scripts/tcbench: ``test``, ``run``, ``compare``, ``report``, ``profile``.
 
-Exit codes: 0 success; 1 a regression (compare), a failed benchmark, binary or test step;
-2 bad arguments or unusable input files (one sentence on stderr); 77 no CUDA GPU (run).
+Exit codes: 0 success; 1 a regression or another gate failure (compare), a failed benchmark,
+binary or test step; 2 bad arguments or unusable input files (one sentence on stderr); 77 no CUDA
+GPU (run); 130/143 run interrupted by SIGINT/SIGTERM; 70 a bug in the tools (one sentence, never a
+traceback).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tcbench_tools import __version__
-from tcbench_tools.errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, InputError
+from tcbench_tools.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, InputError
 
 
 def _positive_int(text: str) -> int:
@@ -62,14 +64,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "turn, writes <out>/<binary>.json and a merged <out>/results.json, and prints "
                     "the best result per topic and precision. Arguments after '--' go to every "
                     "binary unchanged (Google Benchmark flags).",
-        epilog="Exit codes: 0 all ran; 1 a binary or benchmark failed; 2 usage error; "
-               "77 no CUDA GPU is visible (nothing measured).")
+        epilog="Exit codes: 0 all ran; 1 a binary or benchmark failed; 2 usage error (also when "
+               "a binary rejects the flags after '--'); 77 no CUDA GPU is visible; 130/143 "
+               "interrupted by SIGINT/SIGTERM (what finished is merged, marked incomplete).")
     r.add_argument("--quick", action="store_true",
                    help="a small fixed set of sizes, short minimum time (for CI)")
     r.add_argument("--filter", metavar="REGEX", help="Google Benchmark --benchmark_filter")
     r.add_argument("--repetitions", type=_positive_int, metavar="N",
                    help="repetitions per benchmark (kept, with aggregates)")
-    r.add_argument("--device", metavar="N", help="GPU index (sets CUDA_VISIBLE_DEVICES)")
+    r.add_argument("--device", metavar="N",
+                   help="GPU index or UUID (sets CUDA_VISIBLE_DEVICES; checked against "
+                        "'nvidia-smi -L' when it is installed)")
     r.add_argument("--out", metavar="DIR", type=Path,
                    help="output folder (default: results/<YYYYmmdd-HHMMSS>/ in the repository)")
     r.add_argument("--preset", default="release", help="CMake preset to build (default: release)")
@@ -87,8 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "with >= 5 repetitions on both sides, else beyond 2x the larger coefficient "
                     "of variation, else the threshold alone). BASELINE and CANDIDATE are result "
                     "files or folders (a folder means its results.json, or all its *.json).",
-        epilog="Exit codes: 0 no regression; 1 at least one regression or newly failing "
-               "benchmark; 2 usage or input error.")
+        epilog="Exit codes: 0 pass; 1 a regression, a newly failing, missing, newly skipped or "
+               "not comparable benchmark (the last three unless allowed), an incomplete "
+               "candidate run, or nothing compared; 2 usage or input error (including values "
+               "that are not finite numbers). docs/ci.md has the full table.")
     c.add_argument("baseline", metavar="BASELINE")
     c.add_argument("candidate", metavar="CANDIDATE")
     c.add_argument("--threshold", default=None, metavar="PCT",
@@ -97,11 +104,19 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--alpha", type=_alpha, default=None,
                    help="significance level of the U test (default: 0.05)")
     c.add_argument("--config", metavar="FILE",
-                   help="JSON or TOML: {\"default\": 5, \"thresholds\": {\"REGEX\": PCT}}")
+                   help="JSON or TOML: default, alpha, allow_missing, allow_skipped, "
+                        "allow_not_comparable, thresholds = {REGEX: PCT}")
     c.add_argument("--normalize-peak", action="store_true",
                    help="compare pct_of_peak (higher is better) instead of time: across GPUs")
+    c.add_argument("--allow-missing", action="store_true",
+                   help="benchmarks of the baseline absent from the candidate do not fail")
+    c.add_argument("--allow-skipped", action="store_true",
+                   help="benchmarks that ran in the baseline and are skipped now do not fail")
+    c.add_argument("--allow-not-comparable", action="store_true",
+                   help="benchmarks without a comparable metric do not fail")
     c.add_argument("--markdown", metavar="FILE", type=Path,
-                   help="also write the table as Markdown (e.g. $GITHUB_STEP_SUMMARY)")
+                   help="also write the table as Markdown; appended when FILE is "
+                        "$GITHUB_STEP_SUMMARY, replaced otherwise")
 
     f = sub.add_parser(
         "profile", help="tensor-pipe counters of a benchmark binary, read by Nsight Compute",
@@ -127,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--out", type=Path, default=Path("report"),
                    help="output folder (default: report/)")
+    p.add_argument("--label", action="append", metavar="NAME",
+                   help="name of each FILE in the tables and plots, in order (repeat once per "
+                        "FILE; default: the GPU name, made unique with the folder or date)")
+
+    from tcbench_tools import fleet
+
+    fleet.add_parser(sub)
     return parser
 
 
@@ -163,6 +185,8 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
                 print(f"tcbench: the {title} step failed (exit {code}): nothing was run.",
                       file=sys.stderr)
                 return EXIT_FAIL
+    if args.device is not None:
+        runner.check_device(args.device)
     bin_dir = args.bin_dir or repo / "build" / args.preset / "bin"
     binaries = runner.discover(bin_dir)
     if args.bench:
@@ -180,6 +204,18 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     return runner.run_suite(binaries, opts)
 
 
+def _is_step_summary(path: Path) -> bool:
+    """Whether ``path`` is the file GitHub Actions names in $GITHUB_STEP_SUMMARY (appended to,
+    never replaced: other steps write there too)."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not summary:
+        return False
+    try:
+        return Path(summary).resolve() == path.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from tcbench_tools import compare
     from tcbench_tools.results import load
@@ -192,6 +228,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.alpha is not None:
         options.alpha = args.alpha
     options.normalize_peak = args.normalize_peak
+    for key in compare.OPT_OUTS.values():
+        if getattr(args, key):
+            setattr(options, key, True)
     baseline, candidate = load(args.baseline), load(args.candidate)
     comp = compare.compare(baseline, candidate, options)
     for warning in comp.warnings:
@@ -199,12 +238,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(compare.render_text(comp))
     if args.markdown:
         try:
-            with open(args.markdown, "a" if str(args.markdown).endswith("STEP_SUMMARY") else "w",
+            with open(args.markdown, "a" if _is_step_summary(args.markdown) else "w",
                       encoding="utf-8") as fh:
                 fh.write(compare.render_markdown(comp, args.baseline, args.candidate))
         except OSError as exc:
             raise InputError(f"cannot write {args.markdown}: {exc.strerror or exc}.") from None
-    return EXIT_FAIL if comp.failing else EXIT_OK
+    if comp.invalid:
+        first = comp.invalid[0]
+        print(f"tcbench: {len(comp.invalid)} benchmark(s) hold values that are not finite "
+              f"numbers, which no statistic may use (first: {first.name}, {first.note}); fix or "
+              "regenerate the result files.", file=sys.stderr)
+    return comp.exit_code
 
 
 def cmd_profile(args: argparse.Namespace, extra: list[str]) -> int:
@@ -218,8 +262,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     from tcbench_tools import report
     from tcbench_tools.results import load
 
+    if args.label is not None and len(args.label) != len(args.files):
+        raise InputError(f"--label was given {len(args.label)} time(s) for {len(args.files)} "
+                         "file(s): give one label per file, in the same order.")
     sets = [load(f) for f in args.files]
-    md, page, images = report.write(sets, args.out)
+    md, page, images = report.write(sets, args.out, args.label)
     print(f"tcbench report: {len(sets)} runs -> {md}, {page} and {len(images)} plots in {args.out}.")
     return EXIT_OK
 
@@ -231,8 +278,9 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
-    if extra and args.command not in ("run", "profile"):
-        print("tcbench: arguments after '--' are only for 'run' and 'profile'.", file=sys.stderr)
+    if extra and args.command not in ("run", "fleet", "profile"):
+        print("tcbench: arguments after '--' are only for 'run', 'fleet' and 'profile'.",
+              file=sys.stderr)
         return EXIT_USAGE
     try:
         if args.command == "test":
@@ -243,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_compare(args)
         if args.command == "profile":
             return cmd_profile(args, extra)
+        if args.command == "fleet":
+            from tcbench_tools import fleet
+
+            return fleet.run(args, extra)
         return cmd_report(args)
     except InputError as exc:
         print(f"tcbench: {exc}", file=sys.stderr)
@@ -250,3 +302,23 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tcbench: interrupted.", file=sys.stderr)
         return 130
+    except runner_interrupted() as exc:
+        print(f"tcbench: interrupted by {exc}.", file=sys.stderr)
+        return 128 + exc.signum
+    except OSError as exc:  # the file system refused something no check above foresaw
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"tcbench: cannot access{where}: {exc.strerror or exc}.", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:
+        print("tcbench: an input is nested too deeply to read.", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - never a traceback; 1 and 2 keep their meaning
+        print(f"tcbench: internal error ({type(exc).__name__}: {exc}); please report it with the "
+              "command line and input files.", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def runner_interrupted() -> type[Exception]:
+    from tcbench_tools.runner import Interrupted
+
+    return Interrupted

@@ -19,14 +19,28 @@ Decision rule (docs/ci.md explains it for users):
   - with a single sample and no spread counter (plain Google Benchmark output) nothing measures
     the noise: the threshold alone decides.
 * Improvements use the same rule in the other direction. A change beyond the threshold that
-  fails the significance test is reported as ``noise``.
-* A benchmark that ran in the baseline and fails (an error that is not ``skipped:``) in the
-  candidate counts as ``FAILED``. Regressions and failures make the exit code 1.
-* Benchmarks on one side only, skipped ones and ones that failed on both sides are listed.
+  fails the significance test is reported as ``noise``. When ``alpha`` is below the smallest
+  p-value the U test can reach with the repetitions at hand (2/252 for 5 vs 5), the test cannot
+  detect anything: those benchmarks fall back to the noise band, with a warning.
+
+The gate (docs/ci.md, section 4, has the table) never passes silently:
+
+* ``REGRESSED`` and ``FAILED`` (ran in the baseline, fails with an error in the candidate) fail.
+* ``MISSING`` (ran in the baseline, absent from the candidate), ``SKIPPED NOW`` (ran in the baseline,
+  ``skipped:`` in the candidate) and ``NOT COMPARABLE`` (no metric, unknown time unit, a median
+  that is zero or negative) fail unless ``--allow-missing``, ``--allow-skipped`` or
+  ``--allow-not-comparable`` (or the config keys of the same names) opt out.
+* A candidate run that did not finish or lost a binary's results, and a comparison in which no
+  benchmark was compared at all, always fail.
+* ``INVALID INPUT`` (a value that is not a finite number, in either file) makes the exit code 2.
+* Listed, never failing: improved, unchanged, noise, now runs, skipped (on the baseline side or on
+  both), failed on both, only in candidate, only in baseline (skipped or failed there: no
+  measurement is lost).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -45,16 +59,24 @@ NOISE_FACTOR = 2.0
 
 REGRESSED = "REGRESSED"
 FAILED = "FAILED"
+MISSING = "MISSING"
+SKIPPED_NOW = "SKIPPED NOW"
+NOT_COMPARABLE = "NOT COMPARABLE"
+INVALID = "INVALID INPUT"
 IMPROVED = "improved"
 UNCHANGED = "unchanged"
 NOISE = "noise"
 FIXED = "now runs"
 SKIPPED = "skipped"
 BOTH_FAILED = "failed on both"
-ONLY_BASE = "only in baseline"
 ONLY_CAND = "only in candidate"
-NOT_COMPARABLE = "not comparable"
-FAILING = (REGRESSED, FAILED)
+ONLY_BASE = "only in baseline"  # did not run in the baseline either: no measurement is lost
+COMPARED = (REGRESSED, IMPROVED, UNCHANGED, NOISE)
+# Failing statuses a user may accept, with the flag (and config key) that does it.
+OPT_OUTS = {MISSING: "allow_missing", SKIPPED_NOW: "allow_skipped",
+            NOT_COMPARABLE: "allow_not_comparable"}
+
+EXIT_PASS, EXIT_GATE_FAIL, EXIT_INPUT_ERROR = 0, 1, 2
 
 
 @dataclass
@@ -63,12 +85,19 @@ class Options:
     alpha: float = 0.05
     overrides: list[tuple[str, re.Pattern, float]] = field(default_factory=list)
     normalize_peak: bool = False
+    allow_missing: bool = False
+    allow_skipped: bool = False
+    allow_not_comparable: bool = False
 
     def threshold_for(self, name: str) -> float:
         for _, pattern, value in self.overrides:
             if pattern.search(name):
                 return value
         return self.threshold
+
+    def allows(self, status: str) -> bool:
+        key = OPT_OUTS.get(status)
+        return key is not None and getattr(self, key)
 
 
 @dataclass
@@ -81,6 +110,13 @@ class Row:
     threshold: float | None = None
     basis: str = ""
     note: str = ""
+    failing: bool = False  # counts against the gate (set by compare())
+
+    @property
+    def verdict(self) -> str:
+        allowed = self.status in OPT_OUTS and not self.failing
+        text = f"{self.status.lower()} (allowed)" if allowed else self.status
+        return text + (f" ({self.note})" if self.note else "")
 
 
 @dataclass
@@ -88,13 +124,31 @@ class Comparison:
     rows: list[Row]
     warnings: list[str]
     metric: str
+    problems: list[str] = field(default_factory=list)  # gate failures that are not one row
 
-    def count(self, status: str) -> int:
-        return sum(1 for r in self.rows if r.status == status)
+    def count(self, status: str, failing: bool | None = None) -> int:
+        return sum(1 for r in self.rows
+                   if r.status == status and (failing is None or r.failing == failing))
 
     @property
     def failing(self) -> list[Row]:
-        return [r for r in self.rows if r.status in FAILING]
+        return [r for r in self.rows if r.failing]
+
+    @property
+    def invalid(self) -> list[Row]:
+        return [r for r in self.rows if r.status == INVALID]
+
+    @property
+    def verdict(self) -> str:
+        if self.invalid:
+            return "INPUT ERROR"
+        return "FAIL" if self.failing or self.problems else "PASS"
+
+    @property
+    def exit_code(self) -> int:
+        if self.invalid:
+            return EXIT_INPUT_ERROR
+        return EXIT_GATE_FAIL if self.failing or self.problems else EXIT_PASS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,52 +169,61 @@ def parse_percent(value: object, where: str) -> float:
     return number / 100.0
 
 
-def load_config(path: str, options: Options) -> None:
-    """Read ``--config``: JSON or TOML, ``{"default": 5, "alpha": 0.05, "thresholds": {regex: %}}``.
+CONFIG_KEYS = ("default", "alpha", "thresholds", *OPT_OUTS.values())
 
-    A flat mapping ``{regex: percent}`` works too. The first regex that matches (``re.search``)
-    a benchmark name, in file order, gives its threshold.
+
+def load_config(path: str, options: Options) -> None:
+    """Read ``--config``: JSON or TOML with the top-level keys ``default`` (percent), ``alpha``,
+    ``allow_missing``, ``allow_skipped``, ``allow_not_comparable`` (booleans) and ``thresholds``
+    (a table ``{regex: percent}``). The first regex that matches (``re.search``) a benchmark name,
+    in file order, gives its threshold. Any other key is an error: a regex at the top level would
+    otherwise be read as something else (or ignored) without a word.
     """
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the config file {path}: {getattr(exc, 'strerror', None) or exc}.") from None
-    if file.suffix == ".toml":
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"{path} is not valid TOML ({exc}).") from None
-    else:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); "
-                             "name a TOML config *.toml.") from None
+    try:
+        doc = tomllib.loads(text) if file.suffix == ".toml" else json.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path} is not valid TOML ({exc}).") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); "
+                         "name a TOML config *.toml.") from None
+    except (RecursionError, ValueError) as exc:
+        raise InputError(f"{path} cannot be read as a config ({type(exc).__name__}).") from None
     if not isinstance(doc, dict):
-        raise InputError(f"{path}: the config must map benchmark-name regexes to thresholds.")
-    if "thresholds" in doc:
-        mapping = doc["thresholds"]
-        if not isinstance(mapping, dict):
-            raise InputError(f"{path}: 'thresholds' must map regexes to percentages.")
-        if "default" in doc:
-            options.threshold = parse_percent(doc["default"], f"{path}: default")
-        if "alpha" in doc:
-            alpha = doc["alpha"]
-            if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-                raise InputError(f"{path}: alpha must be a number between 0 and 1.")
-            options.alpha = float(alpha)
-        unknown = set(doc) - {"thresholds", "default", "alpha"}
-        if unknown:
-            raise InputError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} "
-                             "(expected thresholds, default, alpha).")
-    else:
-        mapping = doc
+        raise InputError(f"{path}: the config must be a table of keys "
+                         f"({', '.join(CONFIG_KEYS)}).")
+    unknown = [key for key in doc if key not in CONFIG_KEYS]
+    if unknown:
+        raise InputError(f"{path}: unknown key(s) {', '.join(repr(k) for k in unknown)} (the "
+                         f"keys are {', '.join(CONFIG_KEYS)}; per-benchmark thresholds go under "
+                         "'thresholds').")
+    if "default" in doc:
+        options.threshold = parse_percent(doc["default"], f"{path}: default")
+    if "alpha" in doc:
+        alpha = doc["alpha"]
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+            raise InputError(f"{path}: alpha must be a number between 0 and 1.")
+        options.alpha = float(alpha)
+    for key in OPT_OUTS.values():
+        if key in doc:
+            if not isinstance(doc[key], bool):
+                raise InputError(f"{path}: {key} must be true or false.")
+            setattr(options, key, doc[key])
+    mapping = doc.get("thresholds", {})
+    if not isinstance(mapping, dict):
+        raise InputError(f"{path}: 'thresholds' must map regexes to percentages.")
     for regex, value in mapping.items():
         try:
             pattern = re.compile(regex)
         except re.error as exc:
             raise InputError(f"{path}: {regex!r} is not a valid regular expression ({exc}).") from None
+        except Exception as exc:  # noqa: BLE001 - OverflowError, RecursionError: still bad input
+            raise InputError(f"{path}: {regex[:60]!r} is not a usable regular expression "
+                             f"({type(exc).__name__}: {exc}).") from None
         options.overrides.append((regex, pattern, parse_percent(value, f"{path}: {regex!r}")))
 
 
@@ -168,22 +231,36 @@ def load_config(path: str, options: Options) -> None:
 # The decision
 
 
+@functools.cache
+def smallest_p(n_base: int, n_cand: int) -> float:
+    """The smallest two-sided p-value the U test gives for these sample sizes (two completely
+    separated samples, no ties): 2 / C(10, 5) = 0.0079 for 5 vs 5."""
+    return float(stats.mannwhitneyu(range(n_base), range(n_base, n_base + n_cand),
+                                    alternative="two-sided").pvalue)
+
+
 def _significance(base: Sample, cand: Sample, slowdown: float, alpha: float,
                   within_run_cvs: list[float] | None = None) -> tuple[bool, str]:
     """Whether a change of ``slowdown`` (either sign) is beyond noise, and why."""
-    if (len(base.values) >= MIN_REPETITIONS_UTEST and len(cand.values) >= MIN_REPETITIONS_UTEST):
-        # Two-sided, as Google Benchmark's compare.py: "the two runs differ"; the medians give
-        # the direction. A same-distribution pair then passes as a regression with probability
-        # at most alpha / 2 (and only if its medians also differ by more than the threshold).
-        p = float(stats.mannwhitneyu(cand.values, base.values, alternative="two-sided").pvalue)
-        return p < alpha, f"U test p={p:.3g}"
+    unreachable = ""
+    if len(base.values) >= MIN_REPETITIONS_UTEST and len(cand.values) >= MIN_REPETITIONS_UTEST:
+        floor = smallest_p(len(base.values), len(cand.values))
+        if alpha > floor:
+            # Two-sided, as Google Benchmark's compare.py: "the two runs differ"; the medians give
+            # the direction. A same-distribution pair then passes as a regression with
+            # probability at most alpha / 2 (and only if its medians also differ by more than the
+            # threshold).
+            p = float(stats.mannwhitneyu(cand.values, base.values, alternative="two-sided").pvalue)
+            return p < alpha, f"U test p={p:.3g}"
+        unreachable = (f"; the U test cannot reach p<{alpha:g} with {len(base.values)} vs "
+                       f"{len(cand.values)} repetitions")
     cvs = [s.cv for s in (base, cand) if s.cv is not None and s.count >= 2]
     if cvs:
         band = NOISE_FACTOR * max(cvs)
-        return abs(slowdown) > band, f"noise band {band * 100:.1f}%"
+        return abs(slowdown) > band, f"noise band {band * 100:.1f}%{unreachable}"
     if within_run_cvs:
         band = NOISE_FACTOR * max(within_run_cvs)
-        return abs(slowdown) > band, f"in-run noise band {band * 100:.1f}%"
+        return abs(slowdown) > band, f"in-run noise band {band * 100:.1f}%{unreachable}"
     return True, "threshold only (1 sample each)"
 
 
@@ -206,14 +283,19 @@ def _within_run_cvs(*benches: Benchmark) -> list[float]:
 def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row:
     metric = "pct_of_peak" if options.normalize_peak else "time"
     threshold = options.threshold_for(name)
+    defects = {side: bench.defect(metric) for side, bench in (("baseline", b), ("candidate", c))}
+    invalid = [f"{side}: {d.reason}" for side, d in defects.items() if d is not None and d.invalid]
+    if invalid:
+        return Row(name, INVALID, threshold=threshold, note="; ".join(invalid))
+    absent = [f"{side}: {d.reason}" for side, d in defects.items() if d is not None]
+    if absent:
+        return Row(name, NOT_COMPARABLE, threshold=threshold, note="; ".join(absent))
     base, cand = b.sample(metric), c.sample(metric)
-    if base is None or cand is None:
-        missing = "baseline" if base is None else "candidate"
-        return Row(name, NOT_COMPARABLE, threshold=threshold,
-                   note=f"the {missing} has no {metric if metric != 'time' else 'real_time'}")
-    if not (base.center > 0 and cand.center > 0):
+    bad = [f"the {side} median is {value:g}" for side, value in
+           (("baseline", base.center), ("candidate", cand.center)) if not value > 0]
+    if bad:
         return Row(name, NOT_COMPARABLE, base.center, cand.center, threshold=threshold,
-                   note="a median is zero or negative")
+                   note="; ".join(bad) + " (only positive values can be compared)")
     higher_is_better = options.normalize_peak
     ratio = cand.center / base.center
     slowdown = (1.0 / ratio - 1.0) if higher_is_better else (ratio - 1.0)
@@ -228,6 +310,38 @@ def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row
     return row
 
 
+def _exit_codes(rs: ResultSet) -> dict[str, str]:
+    """``tcbench_failed_binaries`` ("bench_a:1,bench_b:-11") as {binary: exit code}."""
+    return dict(item.rsplit(":", 1) for item in rs.context_list("tcbench_failed_binaries")
+                if ":" in item)
+
+
+def _missing_note(b: Benchmark, candidate: ResultSet) -> str:
+    """Why a baseline benchmark may be absent from the candidate, when the run says so."""
+    binary = b.binary
+    if binary is None or "tcbench_binaries" not in candidate.context:
+        return "not in the candidate"
+    if binary in candidate.context_list("tcbench_lost_binaries"):
+        code = _exit_codes(candidate).get(binary, "?")
+        return f"{binary} wrote no usable results in the candidate run (exit {code})"
+    if binary not in candidate.context_list("tcbench_binaries"):
+        return f"{binary} did not run in the candidate run"
+    return "not in the candidate"
+
+
+def _run_problems(candidate: ResultSet) -> list[str]:
+    """A candidate run that stopped early or lost a binary's results is never a pass."""
+    problems = []
+    incomplete = candidate.context.get("tcbench_incomplete")
+    if incomplete:
+        problems.append(f"the candidate run did not finish ({incomplete})")
+    codes = _exit_codes(candidate)
+    for binary in candidate.context_list("tcbench_lost_binaries"):
+        problems.append(f"binary {binary} failed in the candidate run without usable results "
+                        f"(exit {codes.get(binary, '?')})")
+    return problems
+
+
 def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comparison:
     rows: list[Row] = []
     names = list(baseline.benchmarks)
@@ -236,11 +350,15 @@ def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comp
         b, c = baseline.benchmarks.get(name), candidate.benchmarks.get(name)
         if b is None:
             rows.append(Row(name, ONLY_CAND, note=c.error or ""))
+        elif c is None and not b.ok:
+            rows.append(Row(name, ONLY_BASE, note=f"baseline: {b.error}"))
         elif c is None:
-            rows.append(Row(name, ONLY_BASE, note=b.error or ""))
+            rows.append(Row(name, MISSING, note=_missing_note(b, candidate)))
         elif c.failed:
             status = BOTH_FAILED if b.failed else FAILED
             rows.append(Row(name, status, note=f"candidate: {c.error}"))
+        elif c.skipped and b.ok:
+            rows.append(Row(name, SKIPPED_NOW, note=f"candidate: {c.skip_reason}"))
         elif c.skipped or b.skipped:
             side = "both" if (c.skipped and b.skipped) else (
                 "candidate" if c.skipped else "baseline")
@@ -250,12 +368,29 @@ def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comp
                 note += f"; baseline: {b.error}"
             rows.append(Row(name, SKIPPED, note=note))
         elif b.failed:
-            row = _compare_one(name, b, c, options)
-            rows.append(Row(name, FIXED, cand=row.cand, note=f"baseline: {b.error}"))
+            sample = c.sample("pct_of_peak" if options.normalize_peak else "time")
+            rows.append(Row(name, FIXED, cand=sample.center if sample else None,
+                            note=f"baseline: {b.error}"))
         else:
             rows.append(_compare_one(name, b, c, options))
+    for row in rows:
+        row.failing = row.status in (REGRESSED, FAILED, INVALID) or (
+            row.status in OPT_OUTS and not options.allows(row.status))
     metric = "pct_of_peak" if options.normalize_peak else "time"
-    return Comparison(rows, context_warnings(baseline, candidate, options), metric)
+    comp = Comparison(rows, context_warnings(baseline, candidate, options), metric)
+    comp.problems = _run_problems(candidate)
+    if not any(r.status in COMPARED for r in rows):
+        comp.problems.append(f"no benchmark was compared ({len(baseline.benchmarks)} in the "
+                             f"baseline, {len(candidate.benchmarks)} in the candidate, none "
+                             "measured on both sides)")
+    unreachable = [r for r in rows if "cannot reach" in r.basis]
+    if unreachable:
+        comp.warnings.append(
+            f"alpha {options.alpha:g} is below the smallest p-value the U test can reach with "
+            f"the repetitions of {len(unreachable)} benchmark(s) (e.g. 2/252 = 0.0079 for 5 vs "
+            "5): they were judged by the noise band instead; use more repetitions or a larger "
+            "alpha.")
+    return comp
 
 
 def context_warnings(baseline: ResultSet, candidate: ResultSet, options: Options) -> list[str]:
@@ -271,6 +406,12 @@ def context_warnings(baseline: ResultSet, candidate: ResultSet, options: Options
             hint = (" (expected with --normalize-peak)" if key == "gpu_name" and options.normalize_peak
                     else "")
             warnings.append(f"the runs differ in {what}: baseline {a!r}, candidate {b!r}{hint}.")
+    incomplete = baseline.context.get("tcbench_incomplete")
+    if incomplete or baseline.context_list("tcbench_lost_binaries"):
+        why = incomplete or "binaries without results: " + ", ".join(
+            baseline.context_list("tcbench_lost_binaries"))
+        warnings.append(f"the baseline run is incomplete ({why}): benchmarks it lacks are not "
+                        "checked; refresh it from a complete run.")
     if options.normalize_peak:
         for key in ("peak_source",):
             a, b = baseline.context.get(key), candidate.context.get(key)
@@ -296,31 +437,45 @@ def _table(comp: Comparison) -> tuple[list[str], list[list[str]]]:
                "threshold", "evidence", "verdict"]
     rows = []
     for r in comp.rows:
-        verdict = r.status + (f" ({r.note})" if r.note else "")
         rows.append([r.name, _fmt_value(r.base, comp.metric), _fmt_value(r.cand, comp.metric),
                      fmt_pct(r.slowdown, signed=True),
                      fmt_pct(r.threshold) if r.slowdown is not None else "-",
-                     r.basis or "-", verdict])
+                     r.basis or "-", r.verdict])
     return headers, rows
 
 
+SUMMARY_ORDER = [INVALID, REGRESSED, FAILED, MISSING, SKIPPED_NOW, NOT_COMPARABLE, IMPROVED,
+                 UNCHANGED, NOISE, FIXED, SKIPPED, BOTH_FAILED, ONLY_BASE, ONLY_CAND]
+
+
 def summary_line(comp: Comparison) -> str:
-    order = [REGRESSED, FAILED, IMPROVED, UNCHANGED, NOISE, FIXED, SKIPPED, BOTH_FAILED,
-             ONLY_BASE, ONLY_CAND, NOT_COMPARABLE]
-    parts = [f"{comp.count(s)} {s}" for s in order if comp.count(s)]
-    verdict = "FAIL" if comp.failing else "PASS"
-    return f"tcbench compare: {verdict}: " + ", ".join(parts) + "."
+    parts = []
+    for status in SUMMARY_ORDER:
+        for failing in (True, False):
+            n = comp.count(status, failing)
+            if n:
+                allowed = status in OPT_OUTS and not failing
+                parts.append(f"{n} {status.lower() + ' (allowed)' if allowed else status}")
+    text = f"tcbench compare: {comp.verdict}: " + ", ".join(parts)
+    if comp.problems:
+        text += ("; " if parts else "") + "; ".join(comp.problems)
+    return text + "."
+
+
+def _failure_detail(r: Row) -> str:
+    if r.slowdown is not None:
+        return f"{r.status}, {fmt_pct(r.slowdown, True)} ({r.basis})"
+    return r.status + (f" ({r.note})" if r.note else "")
 
 
 def render_text(comp: Comparison) -> str:
     headers, rows = _table(comp)
     out = [text_table(headers, rows, right={1, 2, 3, 4})]
-    if comp.failing:
+    if comp.failing or comp.problems:
         out.append("")
         out.append("Regressions and failures:")
-        out += [f"  {r.name}: {r.status}" + (f", {fmt_pct(r.slowdown, True)} ({r.basis})"
-                                            if r.slowdown is not None else f" ({r.note})")
-                for r in comp.failing]
+        out += [f"  {r.name}: {_failure_detail(r)}" for r in comp.failing]
+        out += [f"  {problem}" for problem in comp.problems]
     out.append("")
     out.append(summary_line(comp))
     return "\n".join(out)
@@ -337,12 +492,11 @@ def render_markdown(comp: Comparison, baseline: str, candidate: str) -> str:
         lines.append(f"> warning: {w}")
     if comp.warnings:
         lines.append("")
-    if comp.failing:
+    if comp.failing or comp.problems:
         lines.append("Regressions and failures:")
         lines.append("")
-        lines += [f"- `{r.name}`: {r.status}"
-                  + (f", {fmt_pct(r.slowdown, True)} ({r.basis})" if r.slowdown is not None
-                     else f" ({r.note})") for r in comp.failing]
+        lines += [f"- `{r.name}`: {_failure_detail(r)}" for r in comp.failing]
+        lines += [f"- {problem}" for problem in comp.problems]
         lines.append("")
     lines.append(markdown_table(headers, rows, right={1, 2, 3, 4}))
     lines.append("")

@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcbench_tools import summary
+from tcbench_tools.errors import InputError
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
 from tcbench_tools.tables import fmt_num, markdown_table
 
 MIN_SWEEP_POINTS = 3
 _GEMM_METRICS = ("tflops", "tops")
+_PEAK_META = re.compile(r"(^|_)(source|max_clock)$")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -44,8 +46,9 @@ class Doc:
     def table(self, headers: list[str], rows: list[list[str]], right: set[int]) -> None:
         self.blocks.append(("table", headers, rows, right))
 
-    def image(self, path: Path, alt: str) -> None:
-        self.blocks.append(("img", path, alt))
+    def image(self, path: Path, alt: str, caption: bool = True) -> None:
+        """``caption=False`` when a heading right above already says what the image shows."""
+        self.blocks.append(("img", path, alt, caption))
 
     def bullets(self, items: list[str]) -> None:
         if items:
@@ -83,18 +86,23 @@ class Doc:
                 head = "".join(f"<th{cls(i)}>{esc(h)}</th>" for i, h in enumerate(headers))
                 lines = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(c)}</td>" for i, c in enumerate(r))
                                 + "</tr>" for r in rows)
-                body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{lines}</tbody></table>")
+                body.append(f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+                            f"<tbody>{lines}</tbody></table></div>")
             elif kind == "img":
                 data = base64.b64encode(block[1].read_bytes()).decode("ascii")
+                caption = f"<figcaption>{esc(block[2])}</figcaption>" if block[3] else ""
                 body.append(f'<figure><img alt="{esc(block[2])}" src="data:image/png;base64,{data}">'
-                            f"<figcaption>{esc(block[2])}</figcaption></figure>")
+                            f"{caption}</figure>")
             elif kind == "ul":
                 body.append("<ul>" + "".join(f"<li>{_inline_code(esc(i))}</li>" for i in block[1])
                             + "</ul>")
+        # Wide tables (many GPUs, long paths) wrap their cells and scroll inside their own box
+        # rather than widening the page.
         style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+                 "div.wide{max-width:100%;overflow-x:auto}"
                  "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;"
-                 "padding:.25em .6em}td.num,th.num{text-align:right}img{max-width:100%}"
-                 "code{background:#f4f4f4;padding:0 .2em}")
+                 "padding:.25em .6em;overflow-wrap:anywhere}td.num,th.num{text-align:right}"
+                 "img{max-width:100%}code{background:#f4f4f4;padding:0 .2em}")
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 f"<title>{esc(title)}</title><style>{style}</style></head><body>\n"
                 + "\n".join(body) + "\n</body></html>\n")
@@ -110,15 +118,41 @@ def _inline_code(text: str) -> str:
 # Data
 
 
-def unique_labels(sets: list[ResultSet]) -> list[str]:
-    """GPU name from the context (file name without it); repeated names get the file name added."""
+def _run_name(rs: ResultSet) -> str:
+    """The folder of a run's results.json, else the file (or folder) name."""
+    path = Path(rs.path)
+    return path.parent.name if path.name == "results.json" and path.parent.name else path.name
+
+
+def unique_labels(sets: list[ResultSet], given: list[str] | None = None) -> list[str]:
+    """One distinct label per result set: ``given`` (``--label``), else the GPU name (the file
+    name without one); a name that repeats gets the first qualifier that tells its runs apart:
+    the run's folder or file name, its last two path components, its full path, its date, or
+    finally its position. Tables and plots key on labels, so two runs must never share one."""
+    if given is not None:
+        repeated = sorted({label for label in given if given.count(label) > 1})
+        if repeated:
+            raise InputError(f"--label {repeated[0]!r} is given twice: labels must be unique.")
+        return list(given)
     labels = [rs.label for rs in sets]
-    counts = defaultdict(int)
-    for label in labels:
-        counts[label] += 1
-    out = []
-    for rs, label in zip(sets, labels):
-        out.append(f"{label} ({Path(rs.path).name})" if counts[label] > 1 else label)
+    qualifiers = [_run_name, lambda rs: "/".join(Path(rs.path).parts[-2:]),
+                  lambda rs: rs.path, lambda rs: str(rs.context.get("date", ""))]
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, label in enumerate(labels):
+        groups[label].append(i)
+    out = list(labels)
+    for label, members in groups.items():
+        if len(members) == 1:
+            continue
+        for qualify in qualifiers:
+            tags = [qualify(sets[i]) for i in members]
+            if all(tags) and len(set(tags)) == len(tags):
+                for i, tag in zip(members, tags):
+                    out[i] = f"{label} ({tag})"
+                break
+        else:
+            for k, i in enumerate(members, start=1):
+                out[i] = f"{label} #{k}"
     return out
 
 
@@ -173,6 +207,8 @@ def find_sweeps(sets: list[ResultSet], labels: list[str]) -> list[Sweep]:
                     rest = tuple((k, args.get(k)) for k in names if k != axis)
                     by_rest[rest].append((g, args[axis], v))
             for rest, pts in by_rest.items():
+                if len(pts) < MIN_SWEEP_POINTS:
+                    continue  # too short to be a sweep on any GPU (cheap at 100k benchmarks)
                 fixed = ", ".join(f"{k}:{val:g}" for k, val in rest if val is not None)
                 candidates.append((axis, fixed, pts))
         for axis, fixed, pts in candidates:
@@ -194,10 +230,11 @@ def _slug(text: str) -> str:
 # The report
 
 
-def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
+def build(sets: list[ResultSet], out_dir: Path,
+          labels: list[str] | None = None) -> tuple[Doc, list[Path]]:
     from tcbench_tools import plots  # matplotlib only when a report is made
 
-    labels = unique_labels(sets)
+    labels = unique_labels(sets, labels)
     best = [summary.best_results(rs) for rs in sets]
     doc = Doc()
     images: list[Path] = []
@@ -205,14 +242,17 @@ def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
     doc.para(f"{len(sets)} result file(s). Throughput is the median over repetitions of the best "
              "benchmark per topic and precision; % of peak is relative to each card's own peak "
              "(`peak_source` says whether it is the datasheet figure or the max-clock one); "
-             "x FP32 is the speed-up over the best FP32 result of the same topic on the same card.")
+             "x FP32 is the speed-up over the best FP32 result of the same topic on the same card; "
+             "n/a: the card does not support that precision (its peak is 0).")
 
     doc.heading(2, "GPUs")
+    # One column per GPU (a row per property): the table grows down, not across, with the keys.
     keys = ["compute_capability", "sm_count", "driver_version", "cuda_runtime",
             "cublaslt_version", "peak_source", "tcbench_version", "git_sha"]
-    doc.table(["GPU", "file", *keys],
-              [[label, rs.path, *(str(rs.context.get(k, "-")) for k in keys)]
-               for rs, label in zip(sets, labels)], set())
+    doc.table(["GPU", *labels],
+              [["gpu_name", *(str(rs.context.get("gpu_name", "-")) for rs in sets)],
+               ["file", *(rs.path for rs in sets)],
+               *([key, *(str(rs.context.get(key, "-")) for rs in sets)] for key in keys)], set())
 
     # Peak vs best achieved, per precision (GEMM-style throughput only).
     peak: dict[tuple[str, str], float] = {}
@@ -223,7 +263,9 @@ def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
                 achieved[(label, prec)] = max(achieved.get((label, prec), 0.0), item.value)
         for key in rs.context:
             prec = key[len("peak_"):]
-            if key.startswith("peak_") and prec not in ("gbps", "source") and rs.peak(prec):
+            # peak_<p> only: not peak_gbps, peak_source, peak_<p>_max_clock or peak_<p>_source.
+            if key.startswith("peak_") and not _PEAK_META.search(prec) and prec != "gbps" \
+                    and rs.peak(prec):
                 peak[(label, prec)] = rs.peak(prec)
     shown = sorted({p for (_, p) in achieved}, key=precision_order)
     if shown:
@@ -234,8 +276,11 @@ def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
         rows = []
         for prec in shown:
             row = [prec]
-            for label in labels:
+            for rs, label in zip(sets, labels):
                 pk, got = peak.get((label, prec)), achieved.get((label, prec))
+                if rs.lacks(prec) and got is None:
+                    row += ["n/a"] * 3
+                    continue
                 row += [fmt_num(pk), fmt_num(got),
                         f"{got / pk * 100:.1f}" if pk and got else "-"]
             rows.append(row)
@@ -256,8 +301,11 @@ def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
         rows = []
         for prec, metric in keys_t:
             row = [prec, THROUGHPUT_UNITS[metric]]
-            for b in best:
+            for rs, b in zip(sets, best):
                 item = b.get((topic, prec, metric))
+                if item is None and rs.lacks(prec):
+                    row += ["n/a"] * 3
+                    continue
                 base = b.get((topic, "fp32", "tflops"))
                 speedup = "-"
                 if item is not None and base is not None and metric in _GEMM_METRICS:
@@ -276,7 +324,7 @@ def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
             path = plots.sweep(sw.title, sw.axis, THROUGHPUT_UNITS[sw.metric], sw.lines, out_dir / name)
             images.append(path)
             doc.heading(3, sw.title)
-            doc.image(path, sw.title)
+            doc.image(path, sw.title, caption=False)
 
     # Topic sections (tcbench_tools/sections/<topic>.py): the plots and tables each concept needs.
     from tcbench_tools import sections
@@ -293,6 +341,7 @@ def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
         errors, skips = summary.problems(rs)
         items = [f"skipped ({n}): {reason}" for reason, n in skips.most_common()]
         items += [f"FAILED `{name}`: {msg}" for name, msg in errors]
+        items += [f"INVALID `{name}`: {why} (left out)" for name, why in summary.invalid(rs)]
         if items:
             any_problem = True
             doc.para(f"**{label}**")
@@ -302,19 +351,24 @@ def build(sets: list[ResultSet], out_dir: Path) -> tuple[Doc, list[Path]]:
     return doc, images
 
 
-def write(sets: list[ResultSet], out_dir: Path) -> tuple[Path, Path, list[Path]]:
+def write(sets: list[ResultSet], out_dir: Path,
+          labels: list[str] | None = None) -> tuple[Path, Path, list[Path]]:
     for rs in sets:
         if not rs.has_tcbench_context:
             print(f"tcbench report: warning: {rs.path} has no tcbench context: labelled "
                   f"{rs.label!r}, and % of peak is only shown where the benchmarks report it.",
                   file=sys.stderr)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in [*out_dir.glob("sweep_*.png"), *out_dir.glob("section_*.png"),
-                  out_dir / "peak_vs_achieved.png"]:
-        stale.unlink(missing_ok=True)  # plots of an earlier report in the same folder
-    doc, images = build(sets, out_dir)
-    md = out_dir / "report.md"
-    md.write_text(doc.markdown())
-    page = out_dir / "report.html"
-    page.write_text(doc.html("tcbench report"))
+    labels = unique_labels(sets, labels)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for stale in [*out_dir.glob("sweep_*.png"), *out_dir.glob("section_*.png"),
+                      out_dir / "peak_vs_achieved.png"]:
+            stale.unlink(missing_ok=True)  # plots of an earlier report in the same folder
+        doc, images = build(sets, out_dir, labels)
+        md = out_dir / "report.md"
+        md.write_text(doc.markdown())
+        page = out_dir / "report.html"
+        page.write_text(doc.html("tcbench report"))
+    except OSError as exc:
+        raise InputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}.") from None
     return md, page, images

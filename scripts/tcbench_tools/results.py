@@ -4,23 +4,31 @@ A result file is what ``--benchmark_out=F --benchmark_out_format=json`` writes: 
 object and a ``benchmarks`` list of rows. Rows of one benchmark are grouped by name: the
 ``iteration`` rows (one per repetition) and the ``aggregate`` rows (mean, median, stddev, cv).
 A row with ``error_occurred`` is a skip when its message starts with ``skipped:`` and a failure
-otherwise. tcbench adds its own context keys (GPU, versions, peaks); plain Google Benchmark output
-without them loads too.
+otherwise; Google Benchmark 1.8's ``"skipped": true`` rows (``SkipWithMessage``) are skips too.
+tcbench adds its own context keys (GPU, versions, peaks); plain Google Benchmark output without them
+loads too.
+
+Nothing here folds a bad value into statistics: a metric whose values are not finite numbers, or
+whose time unit is unknown, has a ``Defect`` that says why, and ``sample()`` returns None for it.
+Two rows for the same repetition of one benchmark in a file (two runs concatenated) are an input
+error, as are folders that mix GPUs or a ``results.json`` older than the per-binary files it merged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import statistics
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-
-import numpy as np
-from scipy import stats
 
 from tcbench_tools.errors import InputError
 from tcbench_tools.names import ParsedName, parse, strip_time_suffix
 
+# Context keys that say which GPU produced a result: a folder may not mix files that differ in them.
+GPU_KEYS = ("gpu_name", "compute_capability")
 # Context keys that say which machine and software produced a result (compare warns on change).
 IDENTITY_KEYS = ("gpu_name", "compute_capability", "driver_version", "cuda_runtime",
                  "cublaslt_version")
@@ -30,13 +38,36 @@ TCBENCH_KEYS = ("tcbench_version", "gpu_name", "compute_capability")
 THROUGHPUT_UNITS = {"tflops": "TFLOP/s", "tops": "TOP/s", "gbps": "GB/s"}
 
 _TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-_STRUCTURAL = {
-    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-    "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
-    "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "label", "big_o",
-    "rms", "complexity_n",
-}
 SKIP_PREFIX = "skipped:"
+
+
+def number(raw: object) -> float | None:
+    """A JSON number as a float (an integer beyond float range becomes +-inf); None otherwise."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return None
+    try:
+        return float(raw)
+    except OverflowError:
+        return math.inf if raw > 0 else -math.inf
+
+
+def _describe(raw: object) -> str:
+    """How a value that is not a finite number reads in an error message."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return "an integer beyond float range"
+    value = number(raw)
+    if value is None:
+        return f"not a number ({json.dumps(raw)[:40]})"
+    return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+
+
+@dataclass(frozen=True)
+class Defect:
+    """Why a benchmark's metric cannot be used. ``invalid``: a value is there but is not a finite
+    number (an input error); otherwise the metric is absent or in a unit the tools do not know."""
+
+    invalid: bool
+    reason: str
 
 
 @dataclass
@@ -56,8 +87,10 @@ class Benchmark:
     iterations: list[dict] = field(default_factory=list)
     aggregates: dict[str, dict] = field(default_factory=dict)
     error: str | None = None
+    # sample() per metric, computed once: reports ask for the same ones many times.
+    _samples: dict[str, Sample | None] = field(default_factory=dict, repr=False, compare=False)
 
-    @property
+    @cached_property
     def parsed(self) -> ParsedName:
         return parse(self.name)
 
@@ -77,34 +110,83 @@ class Benchmark:
     def skip_reason(self) -> str:
         return self.error[len(SKIP_PREFIX):].strip() if self.skipped else ""
 
+    @property
+    def binary(self) -> str | None:
+        """The binary that wrote it (``tcbench run`` tags every merged row)."""
+        rows = self.iterations or list(self.aggregates.values())
+        tag = rows[0].get("tcbench_binary") if rows else None
+        return tag if isinstance(tag, str) else None
+
     def has(self, metric: str) -> bool:
         rows = self.iterations or list(self.aggregates.values())
         return any(metric in row for row in rows) if metric != "time" else bool(rows)
 
-    def throughput_metric(self) -> str | None:
+    @cached_property
+    def _throughput_metric(self) -> str | None:
         return next((m for m in THROUGHPUT_UNITS if self.has(m)), None)
 
+    def throughput_metric(self) -> str | None:
+        return self._throughput_metric
+
+    def _center_row(self) -> tuple[str, dict] | None:
+        for name in ("median", "mean"):
+            if name in self.aggregates:
+                return f"the {name} aggregate", self.aggregates[name]
+        return None
+
+    def defect(self, metric: str = "time") -> Defect | None:
+        """Why ``metric`` (``time`` or a counter) cannot be compared, or None when it can."""
+        if not self.ok:
+            return Defect(False, "it did not run")
+        if self.iterations:
+            rows = [(f"repetition {row.get('repetition_index', i)}", row)
+                    for i, row in enumerate(self.iterations)]
+        else:
+            center = self._center_row()
+            if center is None:
+                return Defect(False, "it has neither repetitions nor a median or mean aggregate")
+            rows = [center]
+        field_name = "real_time" if metric == "time" else metric
+        if metric != "time" and not any(metric in row for _, row in rows):
+            return Defect(False, f"it has no {metric} counter")
+        for where, row in rows:
+            if metric == "time":
+                unit = row.get("time_unit", "ns")
+                if _time_scale(row) is None:
+                    return Defect(False, f"its time unit {json.dumps(unit)[:20]} is not one of "
+                                         "ns, us, ms, s")
+            if field_name not in row:
+                return Defect(True, f"{where} has no {field_name}")
+            value = number(row[field_name])
+            if value is None or not math.isfinite(value):
+                return Defect(True, f"{field_name} of {where} is {_describe(row[field_name])}")
+        return None
+
     def sample(self, metric: str = "time") -> Sample | None:
-        """Per-repetition values of ``time`` (real time, seconds) or of a user counter."""
-        if not self.ok or not self.has(metric):
+        """Per-repetition values of ``time`` (real time, seconds) or of a user counter; None when
+        the metric is absent or has a defect (see ``defect``)."""
+        if metric not in self._samples:
+            self._samples[metric] = self._sample(metric)
+        return self._samples[metric]
+
+    def _sample(self, metric: str) -> Sample | None:
+        if not self.has(metric) or self.defect(metric) is not None:
             return None
         if self.iterations:
             values = [_value(row, metric) for row in self.iterations]
-            values = [v for v in values if v is not None]
-            if not values:
-                return None
             cv = None
-            if len(values) >= 2 and np.mean(values) != 0:
-                cv = float(stats.variation(values, ddof=1))
-            return Sample(values, float(np.median(values)), len(values), cv)
-        center_row = self.aggregates.get("median") or self.aggregates.get("mean")
-        if center_row is None or _value(center_row, metric) is None:
-            return None
-        count = int(center_row.get("repetitions", 1) or 1)
+            mean = statistics.fmean(values)
+            if len(values) >= 2 and mean != 0:
+                # Sample standard deviation over mean (scipy.stats.variation with ddof=1).
+                cv = statistics.stdev(values) / abs(mean)
+                cv = cv if math.isfinite(cv) else None
+            return Sample(values, float(statistics.median(values)), len(values), cv)
+        _, center_row = self._center_row()
+        count = number(center_row.get("repetitions"))
+        count = int(count) if count is not None and math.isfinite(count) and count >= 1 else 1
         cv = None
         if "cv" in self.aggregates:
-            cv_row = self.aggregates["cv"]
-            cv = float(cv_row.get("real_time" if metric == "time" else metric, math.nan))
+            cv = number(self.aggregates["cv"].get("real_time" if metric == "time" else metric))
         elif "stddev" in self.aggregates and "mean" in self.aggregates:
             sd, mean = _value(self.aggregates["stddev"], metric), _value(self.aggregates["mean"], metric)
             cv = sd / mean if sd is not None and mean else None
@@ -113,15 +195,16 @@ class Benchmark:
         return Sample([], _value(center_row, metric), count, cv)
 
 
+def _time_scale(row: dict) -> float | None:
+    unit = row.get("time_unit", "ns")
+    return _TIME_SCALE.get(unit) if isinstance(unit, str) else None
+
+
 def _value(row: dict, metric: str) -> float | None:
     if metric == "time":
-        raw = row.get("real_time")
-        scale = _TIME_SCALE.get(row.get("time_unit", "ns"))
-        if not isinstance(raw, (int, float)) or scale is None:
-            return None
-        return float(raw) * scale
-    raw = row.get(metric)
-    return float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else None
+        value, scale = number(row.get("real_time")), _time_scale(row)
+        return value * scale if value is not None and scale is not None else None
+    return number(row.get(metric))
 
 
 @dataclass
@@ -139,15 +222,30 @@ class ResultSet:
     @property
     def label(self) -> str:
         name = self.context.get("gpu_name")
-        return str(name) if name else Path(self.path).stem
+        label = name.strip() if isinstance(name, str) and name.strip() else Path(self.path).stem
+        return label if len(label) <= 60 else label[:57] + "..."
+
+    def context_list(self, key: str) -> list[str]:
+        """A comma-separated context value (``tcbench_binaries`` ...) as a list."""
+        value = self.context.get(key)
+        return [v for v in value.split(",") if v] if isinstance(value, str) else []
 
     def peak(self, precision_or_gbps: str) -> float | None:
         raw = self.context.get(f"peak_{precision_or_gbps}")
         try:
             value = float(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
         return value if value > 0 and math.isfinite(value) else None
+
+    def lacks(self, precision: str) -> bool:
+        """The context says the card has no peak for ``precision`` (``peak_<p>`` is 0): the GPU
+        does not support it, as opposed to a result that is merely absent."""
+        raw = self.context.get(f"peak_{precision}")
+        try:
+            return raw is not None and float(raw) == 0.0
+        except (TypeError, ValueError, OverflowError):
+            return False
 
 
 def _read_json(path: Path) -> object:
@@ -162,10 +260,21 @@ def _read_json(path: Path) -> object:
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{path} is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).") from None
+    except RecursionError:
+        raise InputError(f"{path} is not Google Benchmark output (its JSON is nested too "
+                         "deeply to read).") from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise InputError(f"{path} is not usable JSON ({str(exc).split(':')[0]}).") from None
+
+
+def _duplicate(path: Path, key: str, what: str) -> InputError:
+    return InputError(f"{path} holds {what} of benchmark {key!r} twice: two runs of it are in one "
+                      "file (concatenated output?); keep one run per file.")
 
 
 def _group(path: Path, rows: list) -> dict[str, Benchmark]:
     benchmarks: dict[str, Benchmark] = {}
+    seen: set[tuple] = set()  # (key, kind, repetition or aggregate name): one row each
     for index, row in enumerate(rows):
         if not isinstance(row, dict) or not isinstance(row.get("name"), str):
             raise InputError(f"{path} is not Google Benchmark output "
@@ -175,19 +284,32 @@ def _group(path: Path, rows: list) -> dict[str, Benchmark]:
         if not isinstance(run_name, str):
             run_name = row["name"]
             agg = row.get("aggregate_name")
-            if run_type == "aggregate" and agg and run_name.endswith("_" + agg):
+            if run_type == "aggregate" and isinstance(agg, str) and agg and run_name.endswith("_" + agg):
                 run_name = run_name[: -len(agg) - 1]
         key = strip_time_suffix(run_name)
         bench = benchmarks.setdefault(key, Benchmark(key, str(path)))
-        if row.get("error_occurred"):
+        if run_type == "aggregate":
+            token = (key, "aggregate", str(row.get("aggregate_name", "?")))
+            what = f"the {token[2]} aggregate"
+        else:
+            rep = row.get("repetition_index")
+            token = (key, "repetition", str(rep))
+            what = "a row without repetition_index" if rep is None else f"repetition {rep}"
+        if token in seen:
+            raise _duplicate(path, key, what)
+        seen.add(token)
+        if row.get("error_occurred") or row.get("skipped") is True:
             if bench.error is None:
-                bench.error = str(row.get("error_message") or "error (no message)")
+                if row.get("error_occurred"):
+                    bench.error = str(row.get("error_message") or "error (no message)")
+                else:  # Google Benchmark >= 1.8: SkipWithMessage
+                    bench.error = f"{SKIP_PREFIX} {row.get('skip_message') or 'no reason given'}"
             continue
-        if not isinstance(row.get("real_time"), (int, float)):
+        if number(row.get("real_time")) is None:
             raise InputError(f"{path} is not Google Benchmark output "
                              f"({row['name']!r} has no numeric real_time).")
         if run_type == "aggregate":
-            bench.aggregates[str(row.get("aggregate_name", "?"))] = row
+            bench.aggregates[token[2]] = row
         else:
             bench.iterations.append(row)
     return benchmarks
@@ -212,17 +334,64 @@ def parse_doc(doc: object, path: str | Path = "<memory>") -> ResultSet:
 
 def files_in(path: Path) -> list[Path]:
     """A file is itself; a folder means its results.json, or else every *.json in it."""
-    if path.is_dir():
-        merged = path / "results.json"
-        if merged.is_file():
-            return [merged]
-        found = sorted(p for p in path.glob("*.json") if p.is_file())
-        if not found:
-            raise InputError(f"{path} is a folder with no results.json and no *.json files.")
-        return found
-    if not path.exists():
-        raise InputError(f"{path}: no such file or folder.")
+    try:
+        if path.is_dir():
+            merged = path / "results.json"
+            if merged.is_file():
+                return [merged]
+            found = sorted(p for p in path.glob("*.json") if p.is_file())
+            if not found:
+                raise InputError(f"{path} is a folder with no results.json and no *.json files.")
+            return found
+        if not path.exists():
+            raise InputError(f"{path}: no such file or folder.")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}.") from None
     return [path]
+
+
+def fingerprint(path: Path) -> str:
+    """A short content hash; ``tcbench run`` records one per merged file (``tcbench_sources``)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def check_fresh(rs: ResultSet, file: Path) -> None:
+    """Refuse a merged results.json that an interrupted or failed later run left behind: in a run
+    folder (one with logs/ or bench_*.json), every file it merged must still be there, unchanged.
+    A results.json copied on its own (a stored baseline) has no such folder and is not checked."""
+    binaries = rs.context_list("tcbench_binaries")
+    folder = file.parent
+    try:
+        if not binaries or not ((folder / "logs").is_dir() or any(folder.glob("bench_*.json"))):
+            return
+        sources = dict(item.rsplit(":", 1) for item in rs.context_list("tcbench_sources")
+                       if ":" in item)
+        for binary in binaries:
+            part = folder / f"{binary}.json"
+            if not part.is_file():
+                raise InputError(f"{file} is stale: {part.name}, which it merged, is gone (a later "
+                                 "run into the same folder did not finish); run again.")
+            want = sources.get(part.name)
+            changed = (fingerprint(part) != want if want is not None
+                       else part.stat().st_mtime > file.stat().st_mtime + 1.0)
+            if changed:
+                raise InputError(f"{file} is stale: {part.name} was rewritten after it was merged "
+                                 "(a later run into the same folder did not finish); run again.")
+    except OSError as exc:
+        raise InputError(f"cannot read {folder}: {exc.strerror or exc}.") from None
+
+
+def _check_one_gpu(path: Path, sets: list[ResultSet]) -> None:
+    for key in GPU_KEYS:
+        first_file: dict[str, str] = {}  # value -> the first file that has it
+        for rs in sets:
+            value = rs.context.get(key)
+            if value is not None:
+                first_file.setdefault(str(value), Path(rs.path).name)
+        if len(first_file) > 1:
+            listing = ", ".join(f"{name} has {value!r}" for value, name in first_file.items())
+            raise InputError(f"{path} mixes GPUs ({key.replace('_', ' ')}: {listing}): "
+                             "use one folder per GPU.")
 
 
 def load(path: str | Path) -> ResultSet:
@@ -231,7 +400,10 @@ def load(path: str | Path) -> ResultSet:
     files = files_in(path)
     sets = [load_file(f) for f in files]
     if len(sets) == 1:
+        if files[0].name == "results.json":
+            check_fresh(sets[0], files[0])
         return sets[0]
+    _check_one_gpu(path, sets)
     merged: dict[str, Benchmark] = {}
     for rs in sets:
         for key, bench in rs.benchmarks.items():

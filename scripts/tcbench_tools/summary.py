@@ -58,6 +58,18 @@ def problems(rs: ResultSet) -> tuple[list[tuple[str, str]], Counter]:
     return errors, skips
 
 
+def invalid(rs: ResultSet) -> list[tuple[str, str]]:
+    """[(benchmark, why)] for benchmarks whose throughput counter holds a value that is not a
+    finite number: left out of every best-of and plot rather than hiding the real best."""
+    out = []
+    for name, bench in rs.benchmarks.items():
+        metric = bench.throughput_metric()
+        defect = bench.defect(metric) if metric and bench.ok else None
+        if defect is not None and defect.invalid:
+            out.append((name, defect.reason))
+    return out
+
+
 def render(rs: ResultSet, markdown: bool = False) -> str:
     best = best_results(rs)
     headers = ["topic", "precision", "best", "unit", "% of peak", "benchmark"]
@@ -80,4 +92,6 @@ def render(rs: ResultSet, markdown: bool = False) -> str:
         out.append(f"  skipped ({count}): {reason}")
     for name, message in errors:
         out.append(f"  FAILED {name}: {message}")
+    for name, why in invalid(rs):
+        out.append(f"  INVALID {name}: {why} (left out of the table)")
     return "\n".join(out)

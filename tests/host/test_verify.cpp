@@ -1,5 +1,6 @@
 // Verification helpers on host data: the error norm, NaN/Inf detection, poison, tolerances.
 #include "tcbench/cuda_owners.hpp"
+#include "tcbench/random_fill.hpp"
 #include "tcbench/reference_gemm.hpp"
 #include "tcbench/verify.hpp"
 
@@ -120,6 +121,124 @@ TEST(Verify, ToleranceSeparatesCorrectFromWrongGemm) {
   const double tol = tolerance(Precision::fp16, p.k);
   EXPECT_TRUE(compare_host(ref, good).passes(tol)) << compare_host(ref, good).describe(tol);
   EXPECT_FALSE(compare_host(ref, wrong).passes(tol)) << compare_host(ref, wrong).describe(tol);
+}
+
+// A GEMM of depth K simulated the way precision p rounds (inputs in the storage format, the
+// accumulator of the error model, the output format), optionally without one 128-deep K tile.
+struct Simulated {
+  std::vector<double> ref, abs_ref, good, dropped;
+};
+Simulated simulate(Precision p, std::int64_t m, std::int64_t n, std::int64_t k) {
+  const auto input = [p](double v) -> double {
+    switch (p) {
+      case Precision::fp16:
+      case Precision::fp16_acc16:
+        return __half2float(__float2half_rn(static_cast<float>(v)));
+      case Precision::bf16:
+        return __bfloat162float(__float2bfloat16_rn(static_cast<float>(v)));
+      case Precision::int8:
+        return std::round(v * 127.0);
+      case Precision::fp8:
+        return std::round(v * 8.0);
+      case Precision::fp64:
+        return v;
+      default:
+        return static_cast<float>(v);
+    }
+  };
+  const auto tf32 = [](double v) {  // round to nearest, 10 mantissa bits kept
+    float f = static_cast<float>(v);
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits = (bits + 0x1000u) & ~0x1FFFu;
+    std::memcpy(&f, &bits, 4);
+    return static_cast<double>(f);
+  };
+  const auto output = [p](double v) -> double {
+    switch (p) {
+      case Precision::fp16:
+      case Precision::fp16_acc16:
+        return __half2float(__float2half_rn(static_cast<float>(v)));
+      case Precision::bf16:
+      case Precision::fp8:
+        return __bfloat162float(__float2bfloat16_rn(static_cast<float>(v)));
+      case Precision::fp64:
+      case Precision::int8:
+        return v;
+      default:
+        return static_cast<float>(v);
+    }
+  };
+  std::vector<double> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+  // The benchmarks' own input distribution (uniform in [-1, 1)), so the sums behave like theirs.
+  const Distribution uniform = Distribution::uniform(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = input(random_value(uniform, 1, i));
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = input(random_value(uniform, 2, i));
+  Simulated out;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) {
+      double exact = 0, abs_sum = 0;
+      double acc[2] = {0, 0};  // correct, dropped
+      double block[2] = {0, 0};
+      for (std::int64_t l = 0; l < k; ++l) {
+        double x = a[static_cast<std::size_t>(i + l * m)],
+               y = b[static_cast<std::size_t>(l + j * k)];
+        exact += x * y;
+        abs_sum += std::fabs(x * y);
+        if (p == Precision::tf32) x = tf32(x), y = tf32(y);
+        const double prod = x * y;
+        const bool in_tile = l >= 4096 && l < 4096 + 128;
+        for (int v = 0; v < 2; ++v) {
+          const double term = (v == 1 && in_tile) ? 0.0 : prod;
+          if (p == Precision::fp16_acc16) {
+            block[v] += term;  // one HMMA k-step: 16 products, then one FP16 rounding
+            if ((l + 1) % 16 == 0 || l + 1 == k) {
+              acc[v] = __half2float(__float2half_rn(static_cast<float>(acc[v] + block[v])));
+              block[v] = 0;
+            }
+          } else if (p == Precision::fp64 || p == Precision::int8) {
+            acc[v] += term;
+          } else {
+            acc[v] = static_cast<float>(acc[v] + term);  // FP32 accumulator
+          }
+        }
+      }
+      out.ref.push_back(exact);
+      out.abs_ref.push_back(abs_sum);
+      out.good.push_back(output(acc[0]));
+      out.dropped.push_back(output(acc[1]));
+    }
+  return out;
+}
+
+TEST(Verify, DroppedKTileFailsAtEveryPrecision) {
+  // K = 16384 is the deepest GEMM tcbench runs; dropping one 128-deep tile there is the
+  // smallest such error. FP16 accumulation's old tolerance (0.19) let it pass.
+  const std::int64_t k = 16384;
+  for (Precision p : kAllPrecisions) {
+    const Simulated s = simulate(p, 6, 5, k);
+    const ErrorModel e = error_model(p, k);
+    const VerifyStats good = compare_host(s.ref, s.good, s.abs_ref, e.element_tolerance());
+    const VerifyStats dropped = compare_host(s.ref, s.dropped, s.abs_ref, e.element_tolerance());
+    const double tol = e.frobenius_tolerance();
+    EXPECT_TRUE(good.passes(tol)) << name(p) << ": " << good.describe(tol);
+    EXPECT_FALSE(dropped.passes(tol)) << name(p) << ": " << dropped.describe(tol);
+  }
+}
+
+TEST(Verify, ALocalizedErrorCannotHideInTheAggregate) {
+  // BF16 output: the Frobenius tolerance is ~1e-2, so one wrong element of 4096 passes the
+  // aggregate; the per-element bound catches it.
+  const std::int64_t k = 256;
+  Simulated s = simulate(Precision::bf16, 64, 64, k);
+  const ErrorModel e = error_model(Precision::bf16, k);
+  s.good[1000] += 0.05 * s.abs_ref[1000];
+  const VerifyStats aggregate_only = compare_host(s.ref, s.good);
+  EXPECT_TRUE(aggregate_only.passes(e.frobenius_tolerance()))
+      << aggregate_only.describe(e.frobenius_tolerance());
+  const VerifyStats v = compare_host(s.ref, s.good, s.abs_ref, e.element_tolerance());
+  EXPECT_EQ(v.elem_violations, 1u);
+  EXPECT_FALSE(v.passes(e.frobenius_tolerance()));
 }
 
 TEST(Verify, SampleRowsCoversEdges) {

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -17,7 +18,7 @@ def calls(monkeypatch, tmp_path):
     record: list[list[str]] = []
     codes: dict[str, int] = {}
 
-    def fake_call(cmd, cwd=None):
+    def fake_call(cmd, cwd=None, env=None):
         record.append(list(cmd))
         key = " ".join(cmd[:2]) if cmd[0] != sys.executable else "pytest"
         return codes.get(key, 0)
@@ -25,6 +26,16 @@ def calls(monkeypatch, tmp_path):
     monkeypatch.setattr("subprocess.call", fake_call)
     monkeypatch.setenv("TCBENCH_REPO", str(tmp_path))
     return record, codes
+
+
+def test_pytest_learns_the_build_dir_without_leaking_it(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr("subprocess.call", lambda cmd, cwd=None, env=None: seen.append(env) or 0)
+    monkeypatch.setenv("TCBENCH_REPO", str(tmp_path))
+    monkeypatch.delenv("TCBENCH_BUILD_DIR", raising=False)
+    assert build_test.run_tests("ci", None, python_only=False) == 0
+    assert seen[-1]["TCBENCH_BUILD_DIR"] == str(tmp_path / "build" / "ci")  # the pytest step
+    assert "TCBENCH_BUILD_DIR" not in os.environ  # later tests must not inherit it
 
 
 def test_test_runs_configure_build_ctest_pytest(calls, capsys):

@@ -73,12 +73,13 @@ def test_bad_input_files(bad_files, tmp_path, command, case, needle):
 
 
 @pytest.mark.parametrize("name,text,needle", [
-    ("bad_regex.json", json.dumps({"fp16[": 5}), "is not a valid regular expression"),
-    ("bad_value.json", json.dumps({"fp16": "fast"}), "is not a percentage"),
-    ("negative.json", json.dumps({"fp16": -3}), "must be a percentage above 0"),
+    ("bad_regex.json", json.dumps({"thresholds": {"fp16[": 5}}),
+     "is not a valid regular expression"),
+    ("bad_value.json", json.dumps({"thresholds": {"fp16": "fast"}}), "is not a percentage"),
+    ("negative.json", json.dumps({"thresholds": {"fp16": -3}}), "must be a percentage above 0"),
     ("bad.json", "{nope", "is not valid JSON"),
     ("bad.toml", "[thresholds\n", "is not valid TOML"),
-    ("unknown.json", json.dumps({"thresholds": {}, "limit": 3}), "unknown key(s) limit"),
+    ("unknown.json", json.dumps({"thresholds": {}, "limit": 3}), "unknown key(s) 'limit'"),
     ("alpha.json", json.dumps({"thresholds": {}, "alpha": 2}), "alpha must be a number"),
 ])
 def test_bad_config_files(tmp_path, name, text, needle):

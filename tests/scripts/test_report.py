@@ -41,12 +41,12 @@ def test_topic_table_has_best_result_pct_and_speedup_per_gpu(three_gpus):
                             "6.4", "80.0", "1.00"]
     assert rows["fp16"] == ["fp16", "TFLOP/s", "256", "80.0", "16.00", "800", "80.0", "16.67",
                             "51.2", "80.0", "8.00"]
-    # GPU C skipped tf32: shown as missing, not as zero.
-    assert rows["tf32"][8:] == ["-", "-", "-"]
+    # GPU C lacks tf32 (its peak_tf32 is 0): "n/a", not a zero and not a missing result.
+    assert rows["tf32"][8:] == ["n/a", "n/a", "n/a"]
     int8 = table_rows(md, "## Topic: int8_gemm")[0]
     assert int8[:5] == ["int8", "TOP/s", "448", "70.0", "-"]  # no FP32 in that topic
     fp8 = table_rows(md, "## Topic: fp8")[0]
-    assert fp8[2:5] == ["-", "-", "-"] and fp8[5:7] == ["1200", "60.0"]
+    assert fp8[2:5] == ["n/a", "n/a", "n/a"] and fp8[5:7] == ["1200", "60.0"]
 
 
 def test_peak_vs_achieved_table(three_gpus):
@@ -54,8 +54,10 @@ def test_peak_vs_achieved_table(three_gpus):
     md = (out / "report.md").read_text()
     rows = {r[0]: r for r in table_rows(md, "## Peak vs best achieved")}
     assert rows["fp16"][1:] == ["320", "256", "80.0", "1000", "800", "80.0", "64", "51.2", "80.0"]
-    assert rows["fp8"][1:4] == ["-", "-", "-"]
-    assert "## GPUs" in md and "Fixture GPU B" in md and "13010" in md
+    # peak_<p>_max_clock and peak_<p>_source are not precisions
+    assert not any(k.endswith(("max_clock", "source")) for k in rows)
+    assert rows["fp8"][1:4] == ["n/a", "n/a", "n/a"]  # GPU A has no FP8 (peak_fp8 = 0)
+    assert "## GPUs" in md and "Fixture GPU B" in md and "13.1" in md
 
 
 def test_pngs_exist_and_are_valid_images(three_gpus):

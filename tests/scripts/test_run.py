@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO, fixture
 
 # A fake benchmark binary: records its argv and CUDA_VISIBLE_DEVICES, then writes the benchmarks
@@ -18,7 +19,8 @@ import json, os, sys
 MODE, TOPIC, SOURCE = {mode!r}, {topic!r}, {source!r}
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, os.path.basename(__file__) + ".argv"), "w") as fh:
-    json.dump({{"argv": sys.argv[1:], "cuda": os.environ.get("CUDA_VISIBLE_DEVICES")}}, fh)
+    json.dump({{"argv": sys.argv[1:], "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+               "order": os.environ.get("CUDA_DEVICE_ORDER")}}, fh)
 if MODE == "nogpu":
     print("tcbench: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)",
           file=sys.stderr)
@@ -27,6 +29,19 @@ if MODE == "crash":
     print("starting", flush=True)
     print("tcbench: cublasLtMatmul failed: CUBLAS_STATUS_EXECUTION_FAILED", file=sys.stderr)
     sys.exit(1)
+if MODE == "usage":
+    print("ERROR: unrecognized command-line flag: --benchmark_bogus", file=sys.stderr)
+    sys.exit(2)
+if MODE == "slowlist" and "--benchmark_list_tests=true" in sys.argv:
+    with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
+        fh.write(str(os.getpid()))
+    import time
+    time.sleep(120)
+if MODE == "sleep" and "--benchmark_list_tests=true" not in sys.argv:
+    with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
+        fh.write(str(os.getpid()))
+    import time
+    time.sleep(120)
 out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--benchmark_out="))
 if MODE == "nomatch":
     open(out, "w").close()
@@ -34,8 +49,14 @@ if MODE == "nomatch":
     sys.exit(0)
 doc = json.load(open(SOURCE))
 doc["benchmarks"] = [b for b in doc["benchmarks"] if b["name"].startswith(TOPIC + "/")]
+if MODE == "verifyfail":  # every benchmark of the topic fails its check: error rows, exit 1
+    for b in doc["benchmarks"]:
+        b.update(error_occurred=True, error_message="verification failed: rel_error 0.5 > 0.01")
 json.dump(doc, open(out, "w"))
 print("console output of", TOPIC)
+if MODE == "verifyfail":
+    print("bench: 1 benchmark(s) failed; see the messages above.", file=sys.stderr)
+    sys.exit(1)
 '''
 
 
@@ -49,11 +70,26 @@ def make_fake(bin_dir: Path, name: str, mode: str = "ok", topic: str = "",
     return path
 
 
+@pytest.fixture
+def fake_nvidia_smi(tmp_path, monkeypatch) -> str:
+    """An nvidia-smi on PATH that lists two GPUs (``--device`` is checked against it)."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    uuid = "GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"
+    smi = tools / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n"
+                   "echo 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
+                   f"echo 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: {uuid})'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    return uuid
+
+
 def recorded(bin_dir: Path, name: str) -> dict:
     return json.loads((bin_dir / f"{name}.argv").read_text())
 
 
-def test_runs_every_binary_merges_and_summarizes(cli, tmp_path):
+def test_runs_every_binary_merges_and_summarizes(cli, tmp_path, fake_nvidia_smi):
     bins = tmp_path / "bin"
     make_fake(bins, "bench_fp16_vs_fp32", topic="fp16_vs_fp32")
     make_fake(bins, "bench_int8_gemm", topic="int8_gemm")
@@ -69,6 +105,7 @@ def test_runs_every_binary_merges_and_summarizes(cli, tmp_path):
     # Flags passed to each binary.
     rec = recorded(bins, "bench_int8_gemm")
     assert rec["cuda"] == "1"
+    assert rec["order"] == "PCI_BUS_ID"  # so "1" is nvidia-smi's GPU 1
     argv = rec["argv"]
     assert f"--benchmark_out={out / 'bench_int8_gemm.json'}" in argv
     for flag in ("--benchmark_out_format=json", "--benchmark_filter=cublaslt",

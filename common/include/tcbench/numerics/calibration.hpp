@@ -2,12 +2,16 @@
 // The four calibrators follow NVIDIA's pytorch-quantization (calib/max.py, calib/histogram.py)
 // and TensorRT's entropy calibration (GTC 2017 S7310, "8-bit Inference with TensorRT"):
 //   max         amax = the largest |x| seen
-//   percentile  amax = the bin edge where the CDF of |x| reaches p (default 99.99%)
-//   entropy     the largest threshold (bin edge, from bin 128 up) minimizing KL(P || Q), where P
-//               is the histogram clipped at the threshold (outliers folded into its last bin) and
-//               Q is P requantized to 128 levels and expanded back
+//   percentile  amax = the LOWER edge of the bin where the CDF of |x| reaches p (default 99.99%)
+//   entropy     bin 0 is replaced by bin 1 (the zero spike of post-ReLU data), then the largest
+//               threshold (bin edge, from bin 128 up) minimizing KL(P || Q), where P is the
+//               histogram clipped at the threshold (outliers folded into its last bin) and Q is P
+//               requantized to 128 levels and expanded back
 //   mse         the bin centre minimizing the histogram-weighted squared fake-quant error
-// Each returns amax; int8_scale(amax) then gives the quantization scale.
+// Each returns amax (equal, on the golden histograms of the tests, to pytorch-quantization's
+// result); int8_scale(amax) then gives the quantization scale. NaN/Inf samples are counted
+// apart (non_finite) and never enter a calibrator. An empty or all-zero histogram, or a
+// percentile outside (0, 100], throws std::invalid_argument with a sentence.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +76,9 @@ struct EntropyOptions {
   int start_bin = 128;   // first candidate threshold (in bins)
   int stride = 1;        // step between candidates
   int num_levels = 128;  // 2^(bits-1) quantized levels for the magnitude
+  // pytorch-quantization sets bins[0] = bins[1] before the search; false only to show what
+  // the zero spike does without it.
+  bool replace_zero_bin = true;
 };
 
 struct MseOptions {
@@ -85,8 +92,9 @@ float calibrate_entropy(const AbsHistogram& h, const EntropyOptions& opt = {});
 float calibrate_mse(const AbsHistogram& h, const MseOptions& opt = {});
 float calibrate(const AbsHistogram& h, Calibrator c);
 
-// KL(P || Q) for each entropy candidate i = start_bin, start_bin + stride, ... <= num_bins
-// (element j is candidate start_bin + j * stride); +inf where Q misses mass P has.
+// KL(P || Q) (after the zero-bin replacement) for each entropy candidate i = start_bin, start_bin +
+// stride, ... <= num_bins (element j is candidate start_bin + j * stride); +inf where Q misses mass
+// P has.
 std::vector<double> entropy_divergences(const AbsHistogram& h, const EntropyOptions& opt = {});
 
 }  // namespace tcbench::numerics

@@ -40,6 +40,13 @@ TCB_HD inline float dequantize_int8(std::int8_t q, float scale) {
   return static_cast<float>(q) * scale;
 }
 
+// The epilogue of an INT8 GEMM with a per-tensor activation scale and per-channel weight scales:
+// the exact int32 accumulator back to float. One rounding (the product of the scales is formed
+// first, as a requantizing GEMM's alpha is), so host emulation and kernels agree bit for bit.
+TCB_HD inline float dequantize_accumulator(std::int32_t acc, float scale_x, float scale_w) {
+  return static_cast<float>(acc) * (scale_x * scale_w);
+}
+
 // QAT forward: quantize then dequantize, float in and out.
 TCB_HD inline float fake_quant_int8(float x, float amax) {
   const float s = int8_scale(amax);

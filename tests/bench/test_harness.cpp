@@ -1,0 +1,136 @@
+// The bench layer on the host: the command line (usage errors before any GPU check), the
+// sampling policy (at least 10 samples, whatever the time budget), the warm-up by time, and
+// listing without a GPU.
+#include "tcbench/bench/flags.hpp"
+#include "tcbench/bench/harness.hpp"
+#include "tcbench/gemm_types.hpp"
+
+#include <gtest/gtest.h>
+
+#include <type_traits>
+
+namespace tcbench::bench {
+namespace {
+
+ParseResult parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "bench_x");
+  return parse_command_line(args);
+}
+
+TEST(CommandLine, TcbenchFlagsAreTakenOutAndTheRestPassedOn) {
+  const ParseResult r = parse({"--quick", "--benchmark_filter=fp16", "--benchmark_min_time=0.25s"});
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_TRUE(r.line.quick);
+  ASSERT_TRUE(r.line.min_time_seconds);
+  EXPECT_DOUBLE_EQ(*r.line.min_time_seconds, 0.25);
+  EXPECT_EQ(r.line.passthrough, (std::vector<std::string>{"bench_x", "--benchmark_filter=fp16",
+                                                          "--benchmark_min_time=0.25s"}));
+  EXPECT_TRUE(parse({"--benchmark_list_tests"}).line.list_tests);
+  EXPECT_TRUE(parse({"--benchmark_list_tests=true"}).line.list_tests);
+  EXPECT_FALSE(parse({"--benchmark_list_tests=false"}).line.list_tests);
+}
+
+// Each of these exited 0 or ran (or printed "no GPU" and exited 77) before: Google Benchmark
+// only notices some of them after the device check, and accepts an unknown output format.
+TEST(CommandLine, UsageErrorsAreOneSentence) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--benchmark_filter=(", "regular expression"},
+      {"--benchmark_repetitions=-3", "positive integer"},
+      {"--benchmark_repetitions=abc", "positive integer"},
+      {"--benchmark_out_format=xml", "console, json or csv"},
+      {"--benchmark_format=yaml", "console, json or csv"},
+      {"--benchmark_min_time=-1", "non-negative"},
+      {"--benchmark_min_time=fast", "non-negative"},
+      {"--benchmark_list_tests=maybe", "true or false"}};
+  for (const auto& [flag, words] : bad) {
+    const ParseResult r = parse({flag});
+    ASSERT_TRUE(r.error) << flag << " was accepted";
+    EXPECT_NE(r.error->find(words), std::string::npos) << *r.error;
+    EXPECT_EQ(r.error->back(), '.') << *r.error;
+  }
+}
+
+TEST(Sampling, AtLeastTenSamplesEvenWhenOneExceedsTheBudget) {
+  const SamplingPolicy p;  // 10 samples, 0.5 s
+  // A 2-second configuration (SIMT 16384^3 on a small GPU) used to stop after one sample.
+  EXPECT_FALSE(p.done(1, 2.0));
+  EXPECT_FALSE(p.done(9, 18.0));
+  EXPECT_TRUE(p.done(10, 20.0));
+  // A fast one runs until the budget is met...
+  EXPECT_FALSE(p.done(10, 0.001));
+  EXPECT_TRUE(p.done(500, 0.5));
+  // ...or the sample cap, once the minimum count is there.
+  EXPECT_TRUE(p.done(p.max_samples, 0.01));
+}
+
+TEST(Sampling, WarmupBatchesCoverTheMissingTime) {
+  EXPECT_EQ(warmup_batch_runs(0.001, 0.05), 50);   // 1 ms runs, 50 ms to go
+  EXPECT_EQ(warmup_batch_runs(0.1, 0.05), 1);      // one slow run is enough
+  EXPECT_EQ(warmup_batch_runs(0.01, 0.0), 0);      // done
+  EXPECT_EQ(warmup_batch_runs(1e-9, 0.05), 1000);  // capped per batch
+  EXPECT_EQ(warmup_batch_runs(0.0, 0.05), 1000);   // below the timer's resolution
+}
+
+TEST(EnvTest, ListingModeHasNoDeviceAndSaysSo) {
+  const Env env(RunOptions{});
+  EXPECT_FALSE(env.has_device());
+  EXPECT_THROW((void)env.device(), NoDevice);
+  EXPECT_THROW((void)env.stream(), NoDevice);
+}
+
+TEST(Names, GemmNameCarriesTheWholeConfiguration) {
+  EXPECT_EQ(gemm_name("alignment", "cublaslt", Precision::int8, 4096, 33, 4096),
+            "alignment/cublaslt/int8/m:4096/n:33/k:4096");
+}
+
+TEST(PctOfPeak, OneFormula) {
+  EXPECT_DOUBLE_EQ(*pct_of_peak(495.0, 990.0), 50.0);
+  EXPECT_FALSE(pct_of_peak(1.0, 0.0));
+  EXPECT_FALSE(pct_of_peak(std::nan(""), 10.0));
+}
+
+// GemmTypes<P> and GemmSpec::for_precision(P) must name the same element types.
+template <Precision P>
+void expect_types_match() {
+  const GemmSpec s = GemmSpec::for_precision(P, 64, 64, 64);
+  using T = GemmTypes<P>;
+  EXPECT_EQ(s.a_type, cuda_data_type_v<typename T::A>) << name(P);
+  EXPECT_EQ(s.b_type, cuda_data_type_v<typename T::B>) << name(P);
+  EXPECT_EQ(s.c_type, cuda_data_type_v<typename T::C>) << name(P);
+  EXPECT_EQ(s.d_type, cuda_data_type_v<typename T::D>) << name(P);
+}
+TEST(GemmTypesTest, EveryPrecisionMatchesItsSpec) {
+  expect_types_match<Precision::fp64>();
+  expect_types_match<Precision::fp32>();
+  expect_types_match<Precision::tf32>();
+  expect_types_match<Precision::fp16>();
+  expect_types_match<Precision::fp16_acc16>();
+  expect_types_match<Precision::bf16>();
+  expect_types_match<Precision::int8>();
+  expect_types_match<Precision::fp8>();
+  static_assert(std::is_same_v<GemmTypes<Precision::int8>::D, std::int32_t>);
+  static_assert(std::is_same_v<GemmTypes<Precision::fp8>::A, __nv_fp8_e4m3>);
+  // The type the old topic-local Element<P> silently gave INT8 and FP8 inputs.
+  static_assert(!std::is_same_v<GemmTypes<Precision::int8>::A, __half>);
+}
+
+TEST(GemmTypesTest, RuntimeVisitorCoversEveryStorageType) {
+  for (cudaDataType_t t : {CUDA_R_64F, CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF, CUDA_R_8I, CUDA_R_32I,
+                           CUDA_R_8F_E4M3, CUDA_R_8F_E5M2}) {
+    const cudaDataType_t back =
+        visit_data_type(t, []<typename T>(TypeTag<T>) { return cuda_data_type_v<T>; });
+    EXPECT_EQ(back, t);
+  }
+  EXPECT_THROW(visit_data_type(CUDA_R_4F_E2M1, []<typename T>(TypeTag<T>) { return 0; }),
+               InvalidArgument);
+}
+
+}  // namespace
+
+// Listing mode links a topic; this test binary has none, so give it one that registers a name.
+void register_topic(const Env& env) {
+  register_gpu_benchmark(env, "harness_test/list/fp32/m:1/n:1/k:1",
+                         [](benchmark::State& st) { st.SkipWithError("not run"); });
+}
+
+}  // namespace tcbench::bench

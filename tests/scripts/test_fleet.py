@@ -1,0 +1,180 @@
+"""tcbench fleet without a cluster: bad input, and reading Slurm's records.
+
+The end-to-end tests against a real Slurm are in test_fleet_slurm.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tcbench_tools import fleet_slurm as slurm
+from tcbench_tools.fleet_state import (CANCELLED, DONE, FAILED, LOST, NO_FILES, NO_GPU,
+                                       Manifest, PartitionJob, resolve, write_manifest)
+
+
+@pytest.fixture
+def no_slurm(monkeypatch, tmp_path):
+    """A PATH without any Slurm command."""
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+
+
+def test_submit_without_sbatch(cli, no_slurm, tmp_path):
+    code, out, err = cli("fleet", "submit", "--partition", "a100", "--out", tmp_path / "f")
+    assert code == 2
+    assert err.strip() == ("tcbench: sbatch is not on PATH: tcbench fleet needs the Slurm client "
+                           "commands (sbatch, squeue, sinfo, scontrol; Slurm >= 22.05) on this "
+                           "machine.")
+    assert not (tmp_path / "f").exists()
+
+
+@pytest.mark.parametrize("partition, message", [
+    ("a100,,h100", "--partition 'a100,,h100' has an empty name (give P or P1,P2,...)."),
+    ("a100,a100", "--partition 'a100,a100' names a partition twice."),
+    ("gpu partition", "--partition: 'gpu partition' is not a Slurm partition name."),
+    ("report", "--partition: 'report' would clash with the fleet's own report/ folder; tcbench "
+               "fleet cannot use a partition of that name."),
+])
+def test_submit_bad_partition_list(cli, tmp_path, partition, message):
+    code, out, err = cli("fleet", "submit", "--partition", partition, "--out", tmp_path / "f")
+    assert code == 2 and err.strip() == f"tcbench: {message}"
+
+
+def test_submit_bad_gres_and_counts(cli, tmp_path, capsys):
+    code, out, err = cli("fleet", "submit", "--partition", "a", "--gres", "gpu:1:2:3")
+    assert code == 2 and err.strip() == ("tcbench: --gres 'gpu:1:2:3' is not a GRES request "
+                                         "such as gpu:1 or gpu:a100:1 (or 'none').")
+    for bad in ("0", "x"):
+        with pytest.raises(SystemExit) as exc:
+            cli("fleet", "submit", "--partition", "a", "--nodes-per-partition", bad)
+        assert exc.value.code == 2
+    assert "--nodes-per-partition" in capsys.readouterr().err
+
+
+def test_flags_after_dashes_only_for_submit(cli, tmp_path):
+    code, out, err = cli("fleet", "status", tmp_path, "--", "--benchmark_filter=x")
+    assert code == 2 and "only for 'run' and 'fleet submit'" in err
+
+
+def test_status_and_collect_need_a_fleet_folder(cli, tmp_path):
+    for action in ("status", "collect"):
+        code, out, err = cli("fleet", action, tmp_path)
+        assert code == 2
+        assert err.strip() == (f"tcbench: {tmp_path} is not a fleet folder: it has no "
+                               "_fleet/manifest.json (give the --out folder of `tcbench fleet "
+                               "submit`).")
+        code, out, err = cli("fleet", action, tmp_path / "nothing")
+        assert code == 2 and "is not a folder" in err
+    (tmp_path / "_fleet").mkdir()
+    (tmp_path / "_fleet" / "manifest.json").write_text("{\"version\": 1, \"jobs\": 3}")
+    code, out, err = cli("fleet", "status", tmp_path)
+    assert code == 2 and "is unreadable or not a fleet manifest" in err
+
+
+def test_status_without_squeue(cli, no_slurm, tmp_path):
+    (tmp_path / "_fleet").mkdir()
+    write_manifest(tmp_path, [PartitionJob("a100", "12", 1)], {})
+    code, out, err = cli("fleet", "status", tmp_path)
+    assert code == 2 and err.startswith("tcbench: squeue is not on PATH")
+
+
+def test_bundle_must_be_a_bundle(tmp_path):
+    from tcbench_tools.errors import InputError
+    from tcbench_tools.fleet_submit import resolve_programs
+
+    with pytest.raises(InputError, match="is not a tcbench bundle"):
+        resolve_programs(tmp_path, None, tmp_path)
+    with pytest.raises(InputError, match="give --bundle or --bin-dir, not both"):
+        resolve_programs(tmp_path, tmp_path, tmp_path)
+    with pytest.raises(InputError, match="holds no benchmark binaries"):
+        resolve_programs(None, tmp_path, tmp_path)
+
+
+# --- Slurm's records -> task states -----------------------------------------------------------
+
+# sacct -n -P -X -o JobID,State,ExitCode,NodeList, as Slurm 22.05 prints it: a pending array
+# range, a task cancelled by root, a timeout (signal 0, exit 0), a node failure, a batch step.
+SACCT = """\
+41_[2-3]|PENDING|0:0|None assigned
+41_0|CANCELLED by 0|0:15|gpu-a-01
+41_1|TIMEOUT|0:0|gpu-a-02
+42_0|NODE_FAIL|0:0|gpu-h-07
+42_1|COMPLETED|0:0|gpu-h-08
+42_1.batch|COMPLETED|0:0|gpu-h-08
+"""
+
+
+def test_sacct_records():
+    recs = slurm.parse_sacct(SACCT)
+    assert sorted(recs) == [("41", 0), ("41", 1), ("42", 0), ("42", 1)]
+    assert recs[("41", 0)].state == "CANCELLED" and recs[("41", 0)].signal == 15
+    assert recs[("41", 1)].state == "TIMEOUT" and recs[("41", 1)].node == "gpu-a-02"
+    assert recs[("42", 0)].state == "NODE_FAIL"
+
+
+def test_scontrol_records():
+    text = ("JobId=44 ArrayJobId=43 ArrayTaskId=1 JobName=tcbench-fleet JobState=FAILED "
+            "Reason=NonZeroExitCode ExitCode=77:0 NodeList=gpu-b-03 BatchHost=gpu-b-03\n"
+            "JobId=43 ArrayJobId=43 ArrayTaskId=2-5 JobState=PENDING ExitCode=0:0 "
+            "NodeList=(null)\n")
+    recs = slurm.parse_scontrol(text)
+    assert list(recs) == [("43", 1)]
+    assert recs[("43", 1)].exit_code == 77 and recs[("43", 1)].node == "gpu-b-03"
+
+
+def _manifest(tmp_path) -> tuple[Manifest, PartitionJob]:
+    job = PartitionJob("a100", "41", 2)
+    (tmp_path / "_fleet" / "logs").mkdir(parents=True)
+    return Manifest(tmp_path, [job]), job
+
+
+def test_states_from_the_tasks_own_record(tmp_path):
+    m, job = _manifest(tmp_path)
+    started = {"partition": "a100", "node": "gpu-a-01", "gpu": "3", "folder": "a100/gpu-a-01-3"}
+    (tmp_path / "_fleet" / "logs" / "41_0.out").write_text(
+        "tcbench: no CUDA GPU is visible (bench_x: ...): nothing was measured.\n")
+    t = resolve(m, job, 0, {**started, "exit": "77"}, None, None)
+    assert t.state == NO_GPU and t.detail.startswith("tcbench: no CUDA GPU is visible")
+    t = resolve(m, job, 0, {**started, "exit": "0"}, None, None)
+    assert t.state == NO_FILES and "a100/gpu-a-01-3/results.json is missing" in t.detail
+    (tmp_path / "a100" / "gpu-a-01-3").mkdir(parents=True)
+    (tmp_path / "a100" / "gpu-a-01-3" / "results.json").write_text("{}")
+    assert resolve(m, job, 0, {**started, "exit": "0"}, None, None).state == DONE
+    t = resolve(m, job, 1, {**started, "exit": "1"}, None, None)
+    assert t.state == FAILED and "(log: _fleet/logs/41_1.out)" in t.detail
+
+
+def test_states_from_slurm_when_the_task_recorded_no_exit(tmp_path):
+    m, job = _manifest(tmp_path)
+    recs = slurm.parse_sacct(SACCT)
+    started = {"partition": "a100", "node": "gpu-a-01", "gpu": "0", "folder": "a100/gpu-a-01-0"}
+    t = resolve(m, job, 0, started, None, recs[("41", 0)])
+    assert t.state == CANCELLED and t.detail == "cancelled while running"
+    t = resolve(m, job, 0, {}, None, recs[("41", 0)])
+    assert t.state == CANCELLED and t.detail == "cancelled before it started"
+    # scancel's SIGTERM may reach `tcbench run` first: the script then records exit 143.
+    t = resolve(m, job, 0, {**started, "exit": "143"}, None, recs[("41", 0)])
+    assert t.state == CANCELLED and t.detail == "cancelled while running"
+    t = resolve(m, job, 1, {**started, "exit": "143"}, None, recs[("41", 1)])
+    assert t.state == FAILED and "TIMEOUT" in t.detail and "killed by signal 15" in t.detail
+    t = resolve(m, job, 1, started, None, recs[("41", 1)])
+    assert t.state == FAILED and t.detail.startswith("Slurm says TIMEOUT (exit 0)")
+    # Slurm ran it on a node, yet nothing arrived here: not a shared file system.
+    t = resolve(m, job, 1, {}, None, slurm.FinalRecord("COMPLETED", 0, 0, "gpu-a-02", "sacct"))
+    assert t.state == NO_FILES and "gpu-a-02" in t.detail and "share" in t.detail
+    t = resolve(m, job, 1, {}, None, None)
+    assert t.state == LOST and "no longer knows" in t.detail
+    queued = slurm.QueueEntry("PENDING", "", "Priority")
+    t = resolve(m, job, 1, {}, queued, None)
+    assert (t.state, t.detail) == ("pending", "Priority")
+
+
+def test_manifest_round_trip(tmp_path):
+    (tmp_path / "_fleet").mkdir()
+    path = write_manifest(tmp_path, [PartitionJob("a100", "7", 2), PartitionJob("h100", "8", 2)],
+                          {"quick": True})
+    doc = json.loads(path.read_text())
+    assert doc["jobs"][1] == {"partition": "h100", "job_id": "8", "tasks": 2}

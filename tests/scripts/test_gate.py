@@ -1,0 +1,319 @@
+"""tcbench compare as a CI gate: every way a comparison could pass without comparing anything
+(issue 13, section 1) fails, is an input error, or passes only by an explicit opt-out."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from conftest import fixture, load_doc, scaled, with_times, write
+
+from tcbench_tools import compare
+from tcbench_tools.results import parse_doc
+
+FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096"
+INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096"
+WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024"
+BASE = fixture("gpu_a.json")
+
+
+def key(row: dict) -> str:
+    return row["run_name"].removesuffix("/manual_time")
+
+
+def without(doc: dict, *names: str) -> dict:
+    out = copy.deepcopy(doc)
+    out["benchmarks"] = [r for r in out["benchmarks"] if key(r) not in names]
+    return out
+
+
+def edited(doc: dict, name: str, **fields) -> dict:
+    """A copy in which every row of ``name`` gets ``fields`` (None deletes a field)."""
+    out = copy.deepcopy(doc)
+    for row in out["benchmarks"]:
+        if key(row) == name:
+            for field, value in fields.items():
+                if value is None:
+                    row.pop(field, None)
+                else:
+                    row[field] = value
+    return out
+
+
+def as_skipped_gb18(doc: dict, name: str, message: str) -> dict:
+    """``name`` as Google Benchmark >= 1.8 writes a SkipWithMessage: ``"skipped": true`` rows
+    with zero times and no aggregates."""
+    out = copy.deepcopy(doc)
+    rows = []
+    for row in out["benchmarks"]:
+        if key(row) == name:
+            if row["run_type"] == "aggregate":
+                continue
+            row = {k: row[k] for k in ("name", "family_index", "per_family_instance_index",
+                                       "run_name", "run_type", "repetitions", "repetition_index",
+                                       "threads", "time_unit")}
+            row.update(skipped=True, skip_message=message, iterations=0, real_time=0,
+                       cpu_time=0)
+        rows.append(row)
+    out["benchmarks"] = rows
+    return out
+
+
+def summary(out: str) -> str:
+    return out.strip().splitlines()[-1]
+
+
+# --- missing benchmarks --------------------------------------------------------------------
+
+
+def test_a_benchmark_missing_from_the_candidate_fails_unless_allowed(cli, tmp_path):
+    cand = write(tmp_path, "c.json", without(load_doc("gpu_a.json"), WMMA))
+    code, out, _ = cli("compare", BASE, cand)
+    assert code == 1
+    assert "FAIL: 1 MISSING, 17 unchanged" in summary(out)
+    assert f"  {WMMA}: MISSING (not in the candidate)" in out.split("Regressions and failures:")[1]
+    code, out, _ = cli("compare", BASE, cand, "--allow-missing")
+    assert code == 0
+    assert "PASS: 1 missing (allowed), 17 unchanged" in summary(out)
+    config = tmp_path / "gate.toml"
+    config.write_text("allow_missing = true\n")
+    assert cli("compare", BASE, cand, "--config", config)[0] == 0
+
+
+def test_nothing_compared_always_fails_even_with_every_opt_out(cli, tmp_path):
+    # Every benchmark renamed (a filter typo, a renamed family): 20 only in the baseline,
+    # 20 only in the candidate, nothing compared.
+    doc = load_doc("gpu_a.json")
+    for row in doc["benchmarks"]:
+        for field in ("name", "run_name"):
+            row[field] = "renamed_" + row[field]
+    cand = write(tmp_path, "c.json", doc)
+    code, out, _ = cli("compare", BASE, cand, "--allow-missing", "--allow-skipped",
+                       "--allow-not-comparable")
+    assert code == 1
+    assert "no benchmark was compared (20 in the baseline, 20 in the candidate" in summary(out)
+    assert summary(out).startswith("tcbench compare: FAIL:")
+
+
+def test_a_benchmark_that_failed_in_the_baseline_may_disappear():
+    # Nothing measured is lost: listed, not failing.
+    base = parse_doc(load_doc("gpu_a.json"))
+    cand = parse_doc(without(load_doc("gpu_a.json"), "tensor_util/cupti/fp16/m:4096/n:4096/k:4096"))
+    comp = compare.compare(base, cand, compare.Options())
+    row = next(r for r in comp.rows if r.name.startswith("tensor_util/"))
+    assert row.status == compare.ONLY_BASE and not row.failing
+    assert comp.exit_code == 0
+
+
+# --- not comparable --------------------------------------------------------------------------
+
+
+def test_normalize_peak_without_pct_of_peak_fails(cli, tmp_path):
+    plain = load_doc("gpu_a.json")
+    for row in plain["benchmarks"]:
+        row.pop("pct_of_peak", None)
+    stripped = write(tmp_path, "no_pct.json", plain)
+    code, out, _ = cli("compare", stripped, stripped, "--normalize-peak")
+    assert code == 1
+    assert "18 NOT COMPARABLE" in summary(out) and "no benchmark was compared" in summary(out)
+    assert "it has no pct_of_peak counter" in out
+    # One benchmark without the counter: fails; allowed, the other 17 still decide.
+    one = write(tmp_path, "one.json", edited(load_doc("gpu_a.json"), FP16, pct_of_peak=None))
+    code, out, _ = cli("compare", BASE, one, "--normalize-peak")
+    assert code == 1 and "1 NOT COMPARABLE" in summary(out)
+    code, out, _ = cli("compare", BASE, one, "--normalize-peak", "--allow-not-comparable")
+    assert code == 0 and "1 not comparable (allowed)" in summary(out)
+
+
+@pytest.mark.parametrize("fields,reason", [
+    ({"real_time": 0}, "the candidate median is 0 (only positive values can be compared)"),
+    ({"real_time": -5.0}, "the candidate median is -5e-06"),
+    ({"time_unit": "fs"}, 'candidate: its time unit "fs" is not one of ns, us, ms, s'),
+])
+def test_not_comparable_rows_fail_with_their_true_reason(cli, tmp_path, fields, reason):
+    doc = load_doc("gpu_a.json")
+    for row in doc["benchmarks"]:
+        if key(row) == FP16:
+            row.update(fields)
+    code, out, _ = cli("compare", BASE, write(tmp_path, "c.json", doc))
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if ln.startswith(FP16))
+    assert "NOT COMPARABLE" in line and reason in line
+    assert "no real_time" not in line and "zero or negative" not in line
+
+
+def test_google_benchmark_1_8_skipped_rows_are_skips_not_zero_times(cli, tmp_path):
+    cand = write(tmp_path, "c.json", as_skipped_gb18(load_doc("gpu_a.json"), FP16,
+                                                     "does not fit in device memory"))
+    code, out, _ = cli("compare", BASE, cand)
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if ln.startswith(FP16))
+    assert "SKIPPED NOW (candidate: does not fit in device memory)" in line
+    # Skipped on both sides: listed as skipped, passes.
+    code, out, _ = cli("compare", cand, cand)
+    assert code == 0 and "2 skipped" in summary(out)  # and the fixture's FP8
+
+
+# --- skipped now -----------------------------------------------------------------------------
+
+
+def test_a_benchmark_skipped_now_fails_unless_allowed(cli, tmp_path):
+    doc = load_doc("gpu_a.json")
+    for row in doc["benchmarks"]:
+        if key(row) == INT8:
+            row.update(error_occurred=True,
+                       error_message="skipped: needs 3.1 GiB, does not fit in device memory")
+    cand = write(tmp_path, "c.json", doc)
+    code, out, _ = cli("compare", BASE, cand)
+    assert code == 1
+    assert f"{INT8}: SKIPPED NOW (candidate: needs 3.1 GiB, does not fit in device memory)" in out
+    code, out, _ = cli("compare", BASE, cand, "--allow-skipped")
+    assert code == 0 and "1 skipped now (allowed)" in summary(out)
+
+
+# --- non-finite samples ----------------------------------------------------------------------
+
+
+def test_one_nan_repetition_cannot_hide_a_fifty_percent_slowdown(cli, tmp_path):
+    template = load_doc("gpu_a.json")
+    base = write(tmp_path, "b.json", with_times(template, {FP16: [1.0e-3] * 5}))
+    cand = write(tmp_path, "c.json",
+                 with_times(template, {FP16: [1.5e-3, 1.5e-3, float("nan"), 1.5e-3, 1.5e-3]}))
+    code, out, err = cli("compare", base, cand)
+    assert code == 2
+    line = next(ln for ln in out.splitlines() if ln.startswith(FP16))
+    assert "INVALID INPUT (candidate: real_time of repetition 2 is NaN)" in line
+    assert err.strip().splitlines()[-1].startswith(f"tcbench: 1 benchmark(s) hold values that "
+                                                   f"are not finite numbers")
+    assert FP16 in err and "NaN" in err
+    assert summary(out).startswith("tcbench compare: INPUT ERROR:")
+
+
+def test_an_infinite_baseline_sample_is_named_not_folded_into_the_noise_band(tmp_path):
+    template = load_doc("gpu_a.json")
+    base = parse_doc(with_times(template, {FP16: [1.0e-3, 1.0e-3, float("inf")]}))
+    cand = parse_doc(with_times(template, {FP16: [1.5e-3, 1.5e-3, 1.5e-3]}))
+    comp = compare.compare(base, cand, compare.Options())
+    row = next(r for r in comp.rows if r.name == FP16)
+    assert row.status == compare.INVALID
+    assert row.note == "baseline: real_time of repetition 2 is +Inf"
+    assert comp.exit_code == 2
+
+
+# --- configuration schema --------------------------------------------------------------------
+
+
+def test_top_level_default_and_alpha_are_read_as_settings_not_regexes(cli, tmp_path):
+    cand = write(tmp_path, "c.json", scaled(load_doc("gpu_a.json"), {FP16: 1.03}))
+    config = tmp_path / "gate.toml"
+    config.write_text("default = 2\nalpha = 0.05\n")
+    options = compare.Options()
+    compare.load_config(str(config), options)
+    assert options.threshold == pytest.approx(0.02) and options.overrides == []
+    code, out, _ = cli("compare", BASE, cand, "--config", config)
+    assert code == 1 and f"{FP16}: REGRESSED, +3.0%" in out
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('{"fp16/m:4096": 20}', "unknown key(s) 'fp16/m:4096'"),
+    ('{"default": 5, "treshold": {"a": 1}}', "unknown key(s) 'treshold'"),
+    ('{"allow_missing": "yes"}', "allow_missing must be true or false"),
+    ('{"thresholds": {"a{4294967296}": 5}}', "is not a usable regular expression (OverflowError"),
+])
+def test_config_schema_is_validated(cli, tmp_path, text, needle):
+    config = tmp_path / "gate.json"
+    config.write_text(text)
+    code, _, err = cli("compare", BASE, BASE, "--config", config)
+    assert code == 2
+    assert err.startswith("tcbench: ") and needle in err and "Traceback" not in err
+
+
+# --- alpha below what the U test can reach ---------------------------------------------------
+
+
+def test_alpha_below_the_smallest_reachable_p_falls_back_to_the_noise_band(cli, tmp_path):
+    assert compare.smallest_p(5, 5) == pytest.approx(2 / 252)
+    template = load_doc("gpu_a.json")
+    base = write(tmp_path, "b.json", with_times(template, {FP16: [1.00e-3, 1.01e-3, 0.99e-3,
+                                                                  1.005e-3, 0.995e-3]}))
+    cand = write(tmp_path, "c.json", with_times(template, {FP16: [1.50e-3, 1.51e-3, 1.49e-3,
+                                                                  1.505e-3, 1.495e-3]}))
+    code, out, err = cli("compare", base, cand, "--alpha", "0.005")
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if ln.startswith(FP16))
+    assert "REGRESSED" in line and "noise band" in line
+    assert "the U test cannot reach p<0.005 with 5 vs 5 repetitions" in line
+    assert "warning: alpha 0.005 is below the smallest p-value the U test can reach" in err
+    # With an alpha the test can reach, the U test decides as before.
+    code, out, _ = cli("compare", base, cand, "--alpha", "0.01")
+    assert code == 1 and "U test p=0.00794" in out
+
+
+# --- duplicates ------------------------------------------------------------------------------
+
+
+def test_two_runs_concatenated_in_one_file_are_an_input_error(cli, tmp_path):
+    template = load_doc("gpu_a.json")
+    normal = with_times(template, {FP16: [1.0e-3] * 5})
+    slow = with_times(template, {FP16: [1.5e-3] * 5})
+    doc = copy.deepcopy(normal)
+    doc["benchmarks"] += [r for r in slow["benchmarks"] if key(r) == FP16]
+    code, _, err = cli("compare", BASE, write(tmp_path, "dup.json", doc))
+    assert code == 2
+    assert f"holds repetition 0 of benchmark {FP16!r} twice" in err
+    # Repetitions of one run (distinct repetition_index) are fine, as in every fixture.
+    assert cli("compare", BASE, write(tmp_path, "ok.json", normal))[0] in (0, 1)
+
+
+# --- folders that mix GPUs -------------------------------------------------------------------
+
+
+def test_a_folder_mixing_gpus_is_refused_naming_the_files(cli, tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    a, b = load_doc("gpu_a.json"), load_doc("gpu_b.json")
+    a["benchmarks"] = [r for r in a["benchmarks"] if r["name"].startswith("fp16_vs_fp32/")]
+    b["benchmarks"] = [r for r in b["benchmarks"] if r["name"].startswith("int8_gemm/")]
+    write(folder, "bench_fp16_vs_fp32.json", a)
+    write(folder, "bench_int8_gemm.json", b)
+    for command in (["compare", BASE, folder], ["report", folder, "--out", tmp_path / "r"]):
+        code, _, err = cli(*command)
+        assert code == 2, command
+        assert "mixes GPUs (gpu name: bench_fp16_vs_fp32.json has 'Fixture GPU A', " \
+               "bench_int8_gemm.json has 'Fixture GPU B')" in err
+
+
+# --- markdown --------------------------------------------------------------------------------
+
+
+def test_markdown_appends_to_the_github_step_summary_and_replaces_other_files(cli, tmp_path,
+                                                                              monkeypatch):
+    # GitHub names the file step_summary_<uuid> and says so in GITHUB_STEP_SUMMARY.
+    step = tmp_path / "step_summary_3f1e"
+    step.write_text("## earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    assert cli("compare", BASE, BASE, "--markdown", step)[0] == 0
+    text = step.read_text()
+    assert text.startswith("## earlier step\n") and "## tcbench compare" in text
+    other = tmp_path / "summary.md"
+    other.write_text("old\n")
+    assert cli("compare", BASE, BASE, "--markdown", other)[0] == 0
+    assert other.read_text().startswith("## tcbench compare")
+
+
+def test_decision_table_statuses_and_exit_codes():
+    """The table of docs/ci.md, section 4, row by row, on one pair of files."""
+    template = load_doc("gpu_a.json")
+    base_doc = with_times(template, {FP16: [1.0e-3] * 5, INT8: [1.0e-3] * 5, WMMA: [1.0e-3] * 5})
+    cand_doc = with_times(template, {FP16: [1.2e-3] * 5, INT8: [1.0e-3] * 5, WMMA: [1.0e-3] * 5})
+    cand_doc = without(cand_doc, WMMA)
+    comp = compare.compare(parse_doc(base_doc), parse_doc(cand_doc), compare.Options())
+    by_name = {r.name: r for r in comp.rows}
+    assert by_name[FP16].status == compare.REGRESSED and by_name[FP16].failing
+    assert by_name[INT8].status == compare.UNCHANGED and not by_name[INT8].failing
+    assert by_name[WMMA].status == compare.MISSING and by_name[WMMA].failing
+    assert comp.exit_code == 1
+    assert json.dumps(compare.CONFIG_KEYS) == json.dumps(
+        ["default", "alpha", "thresholds", "allow_missing", "allow_skipped",
+         "allow_not_comparable"])
