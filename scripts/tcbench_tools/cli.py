@@ -1,4 +1,4 @@
-"""Command line of scripts/tcbench: ``test``, ``run``, ``compare``, ``report``.
+"""Command line of scripts/tcbench: ``test``, ``run``, ``compare``, ``report``, ``profile``.
 
 Exit codes: 0 success; 1 a regression or another gate failure (compare), a failed benchmark,
 binary or test step; 2 bad arguments or unusable input files (one sentence on stderr); 77 no CUDA
@@ -118,6 +118,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the table as Markdown; appended when FILE is "
                         "$GITHUB_STEP_SUMMARY, replaced otherwise")
 
+    f = sub.add_parser(
+        "profile", help="tensor-pipe counters of a benchmark binary, read by Nsight Compute",
+        description="Runs BINARY under ncu with the metric list the benchmarks collect "
+                    "in-process (tcbench_metrics), --csv and --clock-control none, and prints "
+                    "the per-kernel means with the same counter names. Arguments after '--' go "
+                    "to the binary (e.g. --benchmark_filter).",
+        epilog="Exit codes: 0 printed; 1 ncu or the binary failed; 2 usage error; 3 ncu is not "
+               "installed; 77 no CUDA GPU.")
+    f.add_argument("binary", metavar="BINARY", type=Path)
+    f.add_argument("--ncu", metavar="PATH", help="the ncu executable (default: PATH, "
+                   "/usr/local/cuda/bin, /opt/nvidia/nsight-compute/*)")
+    f.add_argument("--chip", metavar="NAME", help="metric list of this chip instead of the GPU's")
+    f.add_argument("--launch-count", type=_positive_int, metavar="N",
+                   help="profile at most N kernel launches (ncu --launch-count)")
+    f.add_argument("--kernel-regex", metavar="REGEX",
+                   help="profile only kernels whose name matches (ncu --kernel-name regex:)")
+
     p = sub.add_parser(
         "report", help="cross-GPU report: Markdown, HTML and PNG plots",
         description="One result file (or folder) per GPU -> report.md (+ PNGs) and a "
@@ -234,6 +251,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return comp.exit_code
 
 
+def cmd_profile(args: argparse.Namespace, extra: list[str]) -> int:
+    from tcbench_tools import profile
+
+    regex = profile.kernel_regex_arg(args.kernel_regex) if args.kernel_regex else None
+    return profile.run_profile(args.binary, extra, args.ncu, args.chip, args.launch_count, regex)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from tcbench_tools import report
     from tcbench_tools.results import load
@@ -254,8 +278,9 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
-    if extra and args.command not in ("run", "fleet"):
-        print("tcbench: arguments after '--' are only for 'run'.", file=sys.stderr)
+    if extra and args.command not in ("run", "fleet", "profile"):
+        print("tcbench: arguments after '--' are only for 'run', 'fleet' and 'profile'.",
+              file=sys.stderr)
         return EXIT_USAGE
     try:
         if args.command == "test":
@@ -264,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(args, extra)
         if args.command == "compare":
             return cmd_compare(args)
+        if args.command == "profile":
+            return cmd_profile(args, extra)
         if args.command == "fleet":
             from tcbench_tools import fleet
 

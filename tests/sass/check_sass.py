@@ -115,6 +115,7 @@ def main() -> int:
     wanted = wanted_archs(args.archs)
     failures, checks, checked_archs = [], 0, set()
     kernels_by_arch: dict[str, dict[str, str]] = {}
+    portable_archs: set[str] = set()  # archs of the portable binaries: rules without "archs"
     if args.load_ccs_from:
         args.load_ccs = run([args.load_ccs_from, "--compute-capabilities"], env).strip()
     load_ccs = [tuple(int(x) for x in cc.split(".")) for cc in filter(None, args.load_ccs.split(";"))]
@@ -130,6 +131,8 @@ def main() -> int:
                 failures.append(f"{binary.name}: no {arch} code (embedded: {sorted(present)})")
                 continue
             checked_archs.add(arch)
+            if not specific:
+                portable_archs.add(arch)
             kernels_by_arch.setdefault(arch, {}).update(
                 kernels_in(run([tool, "-sass", "-arch", arch, str(binary)], env)))
         if not specific:
@@ -145,7 +148,14 @@ def main() -> int:
                 continue
             if only is None and sm_number(arch) < rule["min_sm"]:
                 continue
+            # An arch only the arch-specific binaries have (sm_90a) holds only their kernels:
+            # there, only rules that name the arch apply.
+            if only is None and arch not in portable_archs:
+                continue
             matches = {k: v for k, v in kernels.items() if rule["kernel"] in k}
+            if not matches and arch not in portable_archs and \
+                    any(a in portable_archs for a in (only or [])):
+                continue  # a rule about portable code: the arch-specific cubin does not hold it
             if not matches:
                 failures.append(f"{arch}: no kernel matching '{rule['kernel']}'")
                 continue

@@ -8,6 +8,7 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <cupti_result.h>
 
 #include <source_location>
 #include <stdexcept>
@@ -37,6 +38,8 @@ class InvalidArgument : public Error {
 
 const char* status_name(cudaError_t status) noexcept;
 const char* status_name(cublasStatus_t status) noexcept;
+// A switch, not cuptiGetResultString: tcbench_common must not need libcupti to name a status.
+const char* status_name(CUptiResult status) noexcept;
 
 // True for the CUDA errors that leave the context unusable ("sticky" errors: every later call
 // in the process returns them), after which no further benchmark can run.
@@ -85,6 +88,9 @@ void report_api_error(std::string_view api, const char* status, std::string_view
 #define TCB_CUBLAS(expr) TCB_API_CHECK_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr, "")
 #define TCB_CUBLAS_CTX(expr, ctx) TCB_API_CHECK_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr, ctx)
 #define TCB_CUBLAS_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("cuBLAS", CUBLAS_STATUS_SUCCESS, expr)
+#define TCB_CUPTI(expr) TCB_API_CHECK_("CUPTI", CUPTI_SUCCESS, expr, "")
+#define TCB_CUPTI_CTX(expr, ctx) TCB_API_CHECK_("CUPTI", CUPTI_SUCCESS, expr, ctx)
+#define TCB_CUPTI_NOEXCEPT(expr) TCB_API_CHECK_NOEXCEPT_("CUPTI", CUPTI_SUCCESS, expr)
 
 // A kernel launch is checked twice: the launch itself (bad configuration) here, execution errors
 // at the next synchronizing call.

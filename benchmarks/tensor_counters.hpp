@@ -1,0 +1,65 @@
+// Tensor-pipe counters beside a benchmark's throughput (bench_tensor_util, bench_tensor_peak).
+//
+// After a configuration has been timed, its work runs again inside one CUPTI range (replayed once
+// per pass the chip's metric set needs; common/profiling) and each metric becomes a counter:
+// tensor_active_pct, the chip's sub-pipes, sm_throughput_pct, dram_throughput_pct, plus
+// profile_passes. Counters are read once per configuration and process. When they cannot be
+// read here (no permission, ncu attached, unknown chip), the throughput stands, the label says
+// "counters skipped: <why>", and stderr says it once per process.
+#pragma once
+
+#include "tcbench/bench/harness.hpp"
+#include "tcbench/profiling/range_profiler.hpp"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace tcbench::bench {
+
+// Executions of the work inside the range: enough that a short kernel's launch gaps do not
+// dominate the "active" cycles, few enough that 5-9 replay passes stay cheap.
+inline constexpr int kProfiledRuns = 3;
+
+// Collects (or recalls) the counters of `key` and sets them on `state`. Returns the reason when
+// counters could not be read, for the label.
+inline std::optional<std::string> add_tensor_counters(
+    benchmark::State& state, const Env& env, const std::string& key,
+    const std::function<void(cudaStream_t)>& run_once, int runs = kProfiledRuns) {
+  using profiling::CountersUnavailable;
+  static std::mutex mutex;
+  static std::map<std::string, profiling::Counters> done;
+  static bool told = false;
+  profiling::Counters counters;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = done.find(key); it != done.end()) counters = it->second;
+  }
+  if (counters.values.empty()) {
+    try {
+      counters = profiling::collect_counters([&] { run_once(env.stream()); }, runs);
+    } catch (const CountersUnavailable& e) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!told) std::fprintf(stderr, "tcbench: counters skipped: %s.\n", e.what());
+      told = true;
+      return std::string(e.what());
+    }
+    const std::lock_guard<std::mutex> lock(mutex);
+    done.emplace(key, counters);
+  }
+  for (const profiling::CounterValue& v : counters.values) state.counters[v.counter] = v.value;
+  state.counters["profile_passes"] = static_cast<double>(counters.passes);
+  return std::nullopt;
+}
+
+// "<label>; counters skipped: <why>" (or the label alone).
+inline std::string with_counter_note(const std::string& label,
+                                     const std::optional<std::string>& skipped) {
+  if (!skipped) return label;
+  return (label.empty() ? "" : label + "; ") + "counters skipped: " + *skipped;
+}
+
+}  // namespace tcbench::bench
