@@ -237,21 +237,6 @@ void run_point(benchmark::State& state, const Env& env, const Point& pt) {
       (r.seconds.median / static_cast<double>(v)) / (ta / static_cast<double>(va));
 }
 
-// The inputs the harness would draw (its defaults for the type), for the padding case, which
-// fills its operands itself.
-Distribution default_input(cudaDataType_t t) {
-  if (t == CUDA_R_8I) return Distribution::integers(-127, 127);
-  if (is_fp8_type(t)) return Distribution::integers(-8, 8);
-  return Distribution::uniform(-1.0f, 1.0f);
-}
-
-void fill_operand(cudaDataType_t t, void* p, std::size_t count, std::uint64_t seed,
-                  cudaStream_t stream) {
-  visit_data_type(t, [&]<typename T>(TypeTag<T>) {
-    fill_random(static_cast<T*>(p), count, default_input(t), seed, stream);
-  });
-}
-
 // 33 run as `to`: B (K x 33, K-contiguous) copied into a zero-padded K x `to` buffer, then
 // cuBLASLt on M x `to` x K; the time is copy + GEMM and the rates count the useful 33 columns.
 void run_padding(benchmark::State& state, const Env& env, Precision p, std::int64_t to) {
@@ -271,10 +256,10 @@ void run_padding(benchmark::State& state, const Env& env, Precision p, std::int6
   // B's first 33 columns are the unpadded B, the rest zero. A is filled as the harness would.
   padded.prepare = [&](cudaStream_t s, const GemmOperands& op) {
     fill_operand(padded.spec.a_type, op.a,
-                 static_cast<std::size_t>(op.problem.effective_lda() * op.problem.a_cols()), 0xA11A,
-                 s);
+                 static_cast<std::size_t>(op.problem.effective_lda() * op.problem.a_cols()),
+                 default_input(padded.spec.a_type), 0xA11A, s);
     fill_operand(padded.spec.b_type, b_unpadded.get(), static_cast<std::size_t>(kBase * kPadUseful),
-                 0xA11B, s);
+                 default_input(padded.spec.b_type), 0xA11B, s);
     kernels::pad_copy(shape, static_cast<int>(elem), b_unpadded.get(), op.b, s);
   };
   padded.label = "pad copy + cuBLASLt n=" + std::to_string(to);

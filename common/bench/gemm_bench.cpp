@@ -14,24 +14,6 @@
 namespace tcbench::bench {
 namespace {
 
-Distribution default_input(cudaDataType_t t) {
-  switch (t) {
-    case CUDA_R_8I:
-      return Distribution::integers(-127, 127);
-    case CUDA_R_8F_E4M3:
-    case CUDA_R_8F_E5M2:
-      return Distribution::integers(-8, 8);  // exact in both FP8 formats
-    default:
-      return Distribution::uniform(-1.0f, 1.0f);
-  }
-}
-
-void fill(cudaDataType_t t, void* p, std::size_t count, const Distribution& d, std::uint64_t seed,
-          cudaStream_t stream) {
-  visit_data_type(
-      t, [&]<typename T>(TypeTag<T>) { fill_random(static_cast<T*>(p), count, d, seed, stream); });
-}
-
 std::size_t bytes_of(cudaDataType_t t, std::size_t count) {
   const std::size_t each = data_type_bytes(t);
   if (each == 0) throw InvalidArgument("no storage size for " + data_type_name(t));
@@ -74,10 +56,10 @@ std::unique_ptr<Prepared> prepare(const Env& env, const GemmCase& gemm) {
   if (gemm.prepare) {
     gemm.prepare(stream, out->ops);
   } else {
-    fill(spec.a_type, out->a.get(), a_bytes / data_type_bytes(spec.a_type),
-         gemm.input_a.value_or(default_input(spec.a_type)), kSeedA, stream);
-    fill(spec.b_type, out->b.get(), b_bytes / data_type_bytes(spec.b_type),
-         gemm.input_b.value_or(default_input(spec.b_type)), kSeedB, stream);
+    fill_operand(spec.a_type, out->a.get(), a_bytes / data_type_bytes(spec.a_type),
+                 gemm.input_a.value_or(default_input(spec.a_type)), kSeedA, stream);
+    fill_operand(spec.b_type, out->b.get(), b_bytes / data_type_bytes(spec.b_type),
+                 gemm.input_b.value_or(default_input(spec.b_type)), kSeedB, stream);
   }
   if (gemm.a_scale != 1.0f || gemm.b_scale != 1.0f || gemm.d_scale != 1.0f) {
     if (!spec.is_fp8())
@@ -172,6 +154,24 @@ std::unique_ptr<GemmPlan> make_plan(const Env& env, const Prepared& prep) {
 }
 
 }  // namespace
+
+Distribution default_input(cudaDataType_t t) {
+  switch (t) {
+    case CUDA_R_8I:
+      return Distribution::integers(-127, 127);
+    case CUDA_R_8F_E4M3:
+    case CUDA_R_8F_E5M2:
+      return Distribution::integers(-8, 8);  // exact in both FP8 formats
+    default:
+      return Distribution::uniform(-1.0f, 1.0f);
+  }
+}
+
+void fill_operand(cudaDataType_t t, void* p, std::size_t count, const Distribution& d,
+                  std::uint64_t seed, cudaStream_t stream) {
+  visit_data_type(
+      t, [&]<typename T>(TypeTag<T>) { fill_random(static_cast<T*>(p), count, d, seed, stream); });
+}
 
 GemmResult run_cublaslt_gemm(benchmark::State& state, const Env& env, const GemmCase& gemm) {
   const std::unique_ptr<Prepared> prep = prepare(env, gemm);

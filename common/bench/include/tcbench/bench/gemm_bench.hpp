@@ -83,6 +83,14 @@ struct GemmResult {
   std::optional<AlgoCandidate> algo;  // cuBLASLt only
 };
 
+// The inputs the helper draws when a case names none: uniform(-1, 1) for floating point,
+// integers in [-127, 127] for INT8, in [-8, 8] for FP8. For topics that fill operands themselves
+// (GemmCase::prepare, padded copies), so their data match the helper's.
+Distribution default_input(cudaDataType_t t);
+// Fills `count` elements of type `t` at `p` with `d` (seeded, identical on host and device).
+void fill_operand(cudaDataType_t t, void* p, std::size_t count, const Distribution& d,
+                  std::uint64_t seed, cudaStream_t stream);
+
 // cuBLASLt: builds the plan (the heuristic's first choice), verifies, times, reports.
 // Throws Skipped with the rule when the spec is invalid on this GPU or no algorithm exists.
 GemmResult run_cublaslt_gemm(benchmark::State& state, const Env& env, const GemmCase& gemm);
