@@ -61,7 +61,7 @@ is_cuda_library() {
 }
 # The C and C++ runtime every Linux box has.
 is_system_library() {
-  [[ "$1" =~ ^(linux-vdso|linux-gate|ld-linux[-a-z0-9_.]*|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s)\.so ]]
+  [[ "$1" =~ ^(linux-vdso|linux-gate|ld-linux[-a-z0-9_.]*|libc|libm|libdl|librt|libpthread|libutil|libstdc\+\+|libgcc_s)\.so ]]
 }
 
 # Prints "soname<TAB>resolved path or 'not found'" for each dependency of an ELF file.
@@ -135,10 +135,12 @@ make_bundle() {
     return 1
   }
   # Every benchmark and device-test target, by name, so new topics are bundled without edits
-  # (bench_test_* are the harness's host tests, not benchmarks).
+  # (bench_test_* are the harness's host tests, not benchmarks), and the tools that cmake
+  # --install installs (tcbench_metrics: the metric list `tcbench profile` hands to ncu).
   local targets
   targets=$(ninja -C "${build}" -t targets all 2>/dev/null |
-    sed -n 's/^\(\(bench\|device\)_[A-Za-z0-9_]*\): phony$/\1/p' | grep -v '^bench_test_' | sort -u)
+    sed -n 's/^\(\(bench\|device\)_[A-Za-z0-9_]*\|tcbench_metrics\): phony$/\1/p' |
+    grep -v '^bench_test_' | sort -u)
   if [ -z "${targets}" ]; then
     say "the build defines no bench_* or device_* target."; return 1
   fi
