@@ -13,6 +13,7 @@
 //
 //   build/release/bin/bench_loss_scaling --quick
 //   build/release/bin/bench_loss_scaling --benchmark_filter='train_'
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/cuda_owners.hpp"
 #include "tcbench/kernels/loss_scaling.hpp"
@@ -201,7 +202,7 @@ void unscale(benchmark::State& state, const Env& env, std::size_t elements) {
   // must be found, and the runs after it restore the values.
   k.check = [&](cudaStream_t st) -> std::optional<std::string> {
     const std::size_t stride = std::max<std::size_t>(1, elements / (std::size_t{1} << 20));
-    const std::size_t count = (elements + stride - 1) / stride;
+    const std::size_t count = tn::ceil_div(elements, stride);
     std::vector<float> sample(count);
     TCB_CUDA(cudaMemcpy2DAsync(sample.data(), sizeof(float), grads.get(), stride * sizeof(float),
                                sizeof(float), count, cudaMemcpyDeviceToHost, st));

@@ -1,6 +1,6 @@
 # Chooses CMAKE_CUDA_ARCHITECTURES before project() so that every target gets the same list.
 #   TCBENCH_CUDA_ARCHS=all     every compute capability CUDA 13 targets, portable code only
-#                              (DESIGN 3): SASS for 75;80;86;89;90;100;110;120 plus PTX for 120
+#                              (docs/architecture.md): SASS for 75;80;86;89;90;100;110;120 plus PTX for 120
 # Portable ("-real" without "a") cubins run on every later minor version of their major
 # (sm_86 on 8.7, sm_100 on 10.3, sm_120 on 12.1); an "a" cubin runs only on exactly its compute
 # capability, so arch-specific code (wgmma: sm_90a) is built only for the kernel files that need

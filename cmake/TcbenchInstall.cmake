@@ -1,5 +1,5 @@
 # `cmake --install` / CPack: a relocatable bundle for a GPU box that has a driver and the CUDA
-# libraries but no build tools (DESIGN 3):
+# libraries but no build tools:
 #   bin/       the bench_* binaries (RPATH $ORIGIN/../lib)
 #   lib/       Google Benchmark's shared library, when the build used a shared one
 #   scripts/   the tcbench entry point and the Python tools (run with: scripts/tcbench run)

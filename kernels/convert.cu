@@ -1,5 +1,6 @@
 // FP32 -> FP16/BF16 conversion: a grid-stride loop around convert_sample (random_fill.hpp), the
 // host/device function the fill tests cover.
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/convert.hpp"
 #include "tcbench/random_fill.hpp"
@@ -25,7 +26,7 @@ void launch(const float* in, std::size_t n, T* out, cudaStream_t stream) {
   if (n == 0) return;
   if (in == nullptr || out == nullptr)
     throw InvalidArgument("convert: null device pointer (n=" + std::to_string(n) + ")");
-  const std::size_t blocks = (n + kThreads - 1) / kThreads;
+  const std::size_t blocks = numerics::ceil_div(n, kThreads);
   const int grid = static_cast<int>(blocks < 65536 ? blocks : 65536);
   convert_kernel<T><<<grid, kThreads, 0, stream>>>(in, n, out);
   TCB_CUDA_LAUNCH("convert n=" + std::to_string(n));

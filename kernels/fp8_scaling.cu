@@ -7,6 +7,7 @@
 // per SM, so per-block amax partials reach memory with few atomics. The element work is the
 // numerics headers' code; on sm_89+ nvcc turns the satfinite cast into the hardware
 // cvt.rn.satfinite.e4m3x2/e5m2x2.f32 (SASS F2FP), which tests/sass/sass_rules.json checks.
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/fp8_scaling.hpp"
 
@@ -127,7 +128,7 @@ int grid_for(std::size_t n) {
   int device = 0, sms = 0;
   TCB_CUDA(cudaGetDevice(&device));
   TCB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::size_t want = (n / 4 + kThreads - 1) / kThreads;
+  const std::size_t want = tn::ceil_div(n / 4, kThreads);
   const std::size_t cap = static_cast<std::size_t>(8) * static_cast<std::size_t>(sms);
   return static_cast<int>(want < 1 ? 1 : (want < cap ? want : cap));
 }

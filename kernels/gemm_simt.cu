@@ -43,6 +43,7 @@
 // small problems are not fair to it: with two 128x128 CTAs per SM, a GPU with S SMs needs about
 // 2*S tiles per wave (H100 SXM, 132 SMs: 264 tiles, i.e. about 2080^2) before the FFMA pipes can
 // be full, where cuBLAS switches to smaller tiles. Read its speed-ups at the large sizes.
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/gemm_simt.hpp"
 
@@ -171,8 +172,8 @@ void gemm_simt_fp32(const GemmProblem& p, const float* a, const float* b, float*
                     cudaStream_t stream) {
   if (p.trans_a || p.trans_b)
     throw InvalidArgument("gemm_simt_fp32 supports NN only, got " + p.describe());
-  const std::int64_t tiles_m = (p.m + kBlockM - 1) / kBlockM;
-  const std::int64_t tiles_n = (p.n + kBlockN - 1) / kBlockN;
+  const std::int64_t tiles_m = numerics::ceil_div(p.m, kBlockM);
+  const std::int64_t tiles_n = numerics::ceil_div(p.n, kBlockN);
   if (tiles_m > 0x7fffffff || tiles_n > 65535)
     throw InvalidArgument("gemm_simt_fp32: the shape needs more CTAs than a launch grid holds: " +
                           p.describe());

@@ -9,7 +9,9 @@
 // leading dimensions that are multiples of 16 bytes (CUDA C++ Programming Guide, "Warp Matrix
 // Functions"). Every fragment pointer below is at a multiple of 32 bytes; the static_asserts
 // hold the arithmetic.
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
+#include "tcbench/gemm_spec.hpp"
 #include "tcbench/kernels/gemm_wmma.hpp"
 
 #include <mma.h>
@@ -186,8 +188,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 dim3 grid_for(const GemmProblem& p, const char* what) {
-  const dim3 grid(static_cast<unsigned>((p.m + kBM - 1) / kBM),
-                  static_cast<unsigned>((p.n + kBN - 1) / kBN));
+  const dim3 grid(static_cast<unsigned>(numerics::ceil_div(p.m, kBM)),
+                  static_cast<unsigned>(numerics::ceil_div(p.n, kBN)));
   if (grid.y > 65535)
     throw InvalidArgument(std::string(what) + ": n too large for the launch grid: " + p.describe());
   return grid;
@@ -208,7 +210,7 @@ std::optional<std::string> wmma_unsupported_reason(int cc_major, int cc_minor, P
       if (!nn) return "the FP16/BF16 WMMA GEMM takes the NN layout only, got " + problem.describe();
       return std::nullopt;
     case Precision::int8:
-      if (cc_major * 10 + cc_minor < 75)
+      if (cc_number(cc_major, cc_minor) < 75)
         return "INT8 tensor cores (IMMA) need compute capability 7.5 or newer; this GPU is " + cc;
       if (!tn)
         return "the INT8 WMMA GEMM takes the TN layout only (A transposed, B not, both "

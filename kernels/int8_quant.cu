@@ -1,5 +1,6 @@
 // Calibration and quantization kernels: grid-stride loops around the numerics element functions
 // (llm.c style: the CPU reference is the header code itself, tested in tests/host/numerics).
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/int8_quant.hpp"
 #include "tcbench/numerics/formats.hpp"
@@ -17,7 +18,7 @@ constexpr int kThreads = 256;
 
 // Enough blocks to fill any GPU tcbench supports several times over; the loops stride the rest.
 unsigned grid_for(std::size_t n) {
-  const std::size_t blocks = (n + kThreads - 1) / kThreads;
+  const std::size_t blocks = numerics::ceil_div(n, kThreads);
   return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(blocks, 4096)));
 }
 

@@ -6,6 +6,7 @@
 // unscale kernel is memory bound (one read and one write of every gradient): it reads and writes
 // float4 (128-bit LDG/STG; the SASS test checks for LDG.E.128 on every architecture) and
 // accumulates the Inf/NaN flag in a register, writing *found_inf at most once per thread.
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/loss_scaling.hpp"
 
@@ -111,8 +112,8 @@ void count_landings(const float* grads, std::size_t n, std::span<const float> sc
   if (n == 0) return;
   // Enough blocks to fill any GPU; each block's shared counters stay far below 2^32.
   const std::size_t per_block_cap = std::size_t{1} << 30;
-  std::size_t blocks = std::min<std::size_t>((n + kCountThreads - 1) / kCountThreads, 4096);
-  blocks = std::max(blocks, (n + per_block_cap - 1) / per_block_cap);
+  std::size_t blocks = std::min<std::size_t>(numerics::ceil_div(n, kCountThreads), 4096);
+  blocks = std::max(blocks, numerics::ceil_div(n, per_block_cap));
   count_landings_kernel<<<static_cast<unsigned>(blocks), kCountThreads, 0, stream>>>(grads, n, list,
                                                                                      counts);
   TCB_CUDA_LAUNCH("count_landings over " + std::to_string(n) + " gradients, " +

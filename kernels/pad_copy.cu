@@ -1,6 +1,7 @@
 // Pad copy: each thread writes one 16-byte chunk of a destination column (16 / sizeof(Bits)
 // consecutive rows) with a single vector store; the source may be unaligned (ld 33 x 2 bytes
 // is the case being fixed), so it is read element by element through pad_element().
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/pad_copy.hpp"
 
@@ -40,7 +41,7 @@ void launch(const tn::PadCopyShape& s, const void* src, void* dst, cudaStream_t 
       s.ld_dst / (16 / static_cast<std::int64_t>(sizeof(Bits))) * s.cols_pad;
   // Grid-stride: a few waves of blocks is enough to saturate DRAM; more only adds launch cost.
   const auto blocks =
-      static_cast<unsigned>(std::min<std::int64_t>((chunks + kThreads - 1) / kThreads, 65536));
+      static_cast<unsigned>(std::min<std::int64_t>(numerics::ceil_div(chunks, kThreads), 65536));
   pad_copy_kernel<Bits>
       <<<blocks, kThreads, 0, stream>>>(s, static_cast<const Bits*>(src), static_cast<Bits*>(dst));
 }

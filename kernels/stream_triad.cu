@@ -1,5 +1,6 @@
 // STREAM triad, grid-stride, four elements per thread per step (16-byte loads where the
 // pointers allow); the tail is done element by element.
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/stream_triad.hpp"
 
@@ -40,7 +41,7 @@ void stream_triad(const float* b, const float* c, float* a, float scalar, std::s
   TCB_CUDA(cudaGetDevice(&device));
   TCB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   // Enough blocks for every SM to keep loads in flight; the grid-stride loop covers the rest.
-  const std::size_t wanted = (n / 4 + kThreads - 1) / kThreads;
+  const std::size_t wanted = numerics::ceil_div(n / 4, kThreads);
   const int blocks = static_cast<int>(
       std::max<std::size_t>(1, std::min<std::size_t>(wanted, static_cast<std::size_t>(sms) * 8)));
   stream_triad_kernel<<<blocks, kThreads, 0, stream>>>(b, c, a, scalar, n);

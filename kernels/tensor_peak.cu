@@ -1,6 +1,7 @@
 // Host side of the tensor-peak kernels: which instruction runs where, the known inputs, the
 // operation count, and the exact check of every accumulator (the CPU reference of this family).
 #include "tcbench/error.hpp"
+#include "tcbench/gemm_spec.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
 #include "tcbench/numerics/mma_fragments.hpp"
 #include "tensor_peak_detail.hpp"
@@ -109,7 +110,7 @@ const PeakInstrInfo& info(PeakInstr instr) {
 }
 
 std::optional<std::string> peak_unsupported_reason(PeakInstr instr, int cc_major, int cc_minor) {
-  const int cc = cc_major * 10 + cc_minor;
+  const int cc = cc_number(cc_major, cc_minor);
   const PeakInstrInfo& i = info(instr);
   if (i.wgmma) {
     if (cc != 90)

@@ -1,5 +1,6 @@
 // The element-wise kernels of a mixed-precision training step (training_step.hpp): each is a
 // grid-stride loop around a TCB_HD function of tcbench/numerics/training_math.hpp.
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/training_step.hpp"
 
@@ -155,7 +156,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 unsigned blocks_for(std::size_t n) {
-  return static_cast<unsigned>(std::min<std::size_t>((n + kThreads - 1) / kThreads, 1024));
+  return static_cast<unsigned>(std::min<std::size_t>(tn::ceil_div(n, kThreads), 1024));
 }
 
 template <typename T>

@@ -64,20 +64,6 @@ double AbsHistogram::bin_center(int i) const {
   return (bin_lower(i) + bin_upper(i)) / 2;
 }
 
-std::string_view name(Calibrator c) {
-  switch (c) {
-    case Calibrator::max:
-      return "max";
-    case Calibrator::percentile:
-      return "percentile";
-    case Calibrator::entropy:
-      return "entropy";
-    case Calibrator::mse:
-      return "mse";
-  }
-  return "?";
-}
-
 namespace {
 
 // Empty and all-zero histograms have no defensible amax: say so instead of returning 0.

@@ -1,4 +1,5 @@
 #include "tcbench/numerics/gemm_model.hpp"
+#include "tcbench/numerics/host_device.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -21,28 +22,6 @@ int element_bytes(ElementType t) {
       return 1;
   }
   throw std::invalid_argument("element_bytes: unknown element type");
-}
-
-std::string_view name(ElementType t) {
-  switch (t) {
-    case ElementType::fp64:
-      return "fp64";
-    case ElementType::fp32:
-      return "fp32";
-    case ElementType::tf32:
-      return "tf32";
-    case ElementType::fp16:
-      return "fp16";
-    case ElementType::bf16:
-      return "bf16";
-    case ElementType::int8:
-      return "int8";
-    case ElementType::fp8_e4m3:
-      return "fp8_e4m3";
-    case ElementType::fp8_e5m2:
-      return "fp8_e5m2";
-  }
-  return "?";
 }
 
 AlignmentClass classify_alignment(std::int64_t dim, ElementType t) {
@@ -69,9 +48,6 @@ int a100_efficient_multiple(ElementType t) {
 }
 
 namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 void require_positive(std::int64_t v, const char* what) {
   if (v <= 0)

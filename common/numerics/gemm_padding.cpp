@@ -1,27 +1,17 @@
 #include "tcbench/numerics/gemm_padding.hpp"
 
+#include "tcbench/numerics/host_device.hpp"
+
 #include <stdexcept>
 #include <string>
 
 namespace tcbench::numerics {
 
-const char* name(GemmDim d) {
-  switch (d) {
-    case GemmDim::m:
-      return "M";
-    case GemmDim::n:
-      return "N";
-    case GemmDim::k:
-      return "K";
-  }
-  return "?";
-}
-
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   if (value <= 0 || multiple <= 0)
     throw std::invalid_argument("round_up: value and multiple must be positive, got " +
                                 std::to_string(value) + " and " + std::to_string(multiple));
-  return (value + multiple - 1) / multiple * multiple;
+  return ceil_div(value, multiple) * multiple;
 }
 
 namespace {
@@ -41,7 +31,7 @@ PaddingCost padding_cost(const GemmShape& shape, GemmDim dim, std::int64_t padde
   c.padded = shape;
   std::int64_t& e = extent(c.padded, dim);
   if (padded_extent < e)
-    throw std::invalid_argument(std::string("padding_cost: padded ") + name(dim) + " = " +
+    throw std::invalid_argument("padding_cost: padded " + std::string(name(dim)) + " = " +
                                 std::to_string(padded_extent) + " is smaller than " +
                                 std::to_string(e));
   e = padded_extent;

@@ -188,7 +188,6 @@ DeviceInfo require_device() {
   info.spec.mem_clock_mhz = attr(cudaDevAttrMemoryClockRate) / 1000.0;
   info.spec.mem_bus_bits = attr(cudaDevAttrGlobalMemoryBusWidth);
   info.l2_bytes = static_cast<std::size_t>(attr(cudaDevAttrL2CacheSize));
-  info.total_mem_bytes = prop.totalGlobalMem;
   char bus[32] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) info.pci_bus_id = bus;
   info.uuid = format_uuid(prop.uuid);

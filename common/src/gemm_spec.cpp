@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <utility>
 
@@ -106,94 +107,45 @@ const char* op_name(bool transposed) {
 }
 
 // Epilogue bits (cublasLt.h): BIAS reads the bias vector, BGRAD variants write it, AUX
-// variants read or write an auxiliary matrix that GemmSpec does not model.
+// variants read or write an auxiliary matrix that GemmSpec does not model. 16 is the bit that
+// CUBLASLT_EPILOGUE_DGELU_BGRAD and CUBLASLT_EPILOGUE_DRELU_BGRAD add to their DGELU/DRELU base
+// (BGRADA = 256, BGRADB = 512 are the other two bias-gradient bits).
 constexpr unsigned kEpilogueBias = CUBLASLT_EPILOGUE_BIAS;
-constexpr unsigned kEpilogueBgradBits = 16u | CUBLASLT_EPILOGUE_BGRADA | CUBLASLT_EPILOGUE_BGRADB;
+constexpr unsigned kEpilogueBgradFromAux = 16u;
+constexpr unsigned kEpilogueBgradBits =
+    kEpilogueBgradFromAux | CUBLASLT_EPILOGUE_BGRADA | CUBLASLT_EPILOGUE_BGRADB;
 constexpr unsigned kEpilogueAux = 128u;
 
 // Non-FP8 combinations cuBLASLt lists under cublasLtMatmul "Datatypes Supported" (cuBLAS 13.x
-// docs #cublasltmatmul; INT8 rows also in concepts.md A.1). FP8 is checked in code below
-// because its C/D choices depend on A and B.
+// docs, https://docs.nvidia.com/cuda/cublas/#cublasltmatmul). FP8 is checked in code below because
+// its C/D choices depend on A and B. One row per line: A, B, C, D, scale type, the compute types.
 struct TypeCombo {
   cudaDataType_t a, b, c, d, scale;
-  std::array<cublasComputeType_t, 5> compute;  // unused slots repeat the first entry
+  std::span<const cublasComputeType_t> compute;
 };
 
-constexpr std::array<TypeCombo, 10> kTypeCombos{{
-    {CUDA_R_64F,
-     CUDA_R_64F,
-     CUDA_R_64F,
-     CUDA_R_64F,
-     CUDA_R_64F,
-     {CUBLAS_COMPUTE_64F, CUBLAS_COMPUTE_64F_PEDANTIC, CUBLAS_COMPUTE_64F, CUBLAS_COMPUTE_64F,
-      CUBLAS_COMPUTE_64F}},
-    {CUDA_R_32F,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F_FAST_TF32,
-      CUBLAS_COMPUTE_32F_FAST_16F, CUBLAS_COMPUTE_32F_FAST_16BF}},
-    {CUDA_R_16F,
-     CUDA_R_16F,
-     CUDA_R_16F,
-     CUDA_R_16F,
-     CUDA_R_16F,
-     {CUBLAS_COMPUTE_16F, CUBLAS_COMPUTE_16F_PEDANTIC, CUBLAS_COMPUTE_16F, CUBLAS_COMPUTE_16F,
-      CUBLAS_COMPUTE_16F}},
-    {CUDA_R_16F,
-     CUDA_R_16F,
-     CUDA_R_16F,
-     CUDA_R_16F,
-     CUDA_R_32F,
-     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
-      CUBLAS_COMPUTE_32F}},
-    {CUDA_R_16F,
-     CUDA_R_16F,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
-      CUBLAS_COMPUTE_32F}},
-    {CUDA_R_16BF,
-     CUDA_R_16BF,
-     CUDA_R_16BF,
-     CUDA_R_16BF,
-     CUDA_R_32F,
-     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
-      CUBLAS_COMPUTE_32F}},
-    {CUDA_R_16BF,
-     CUDA_R_16BF,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
-      CUBLAS_COMPUTE_32F}},
-    // INT8 -> INT32 with integer alpha/beta: the IMMA path tcbench measures.
-    {CUDA_R_8I,
-     CUDA_R_8I,
-     CUDA_R_32I,
-     CUDA_R_32I,
-     CUDA_R_32I,
-     {CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I_PEDANTIC, CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I,
-      CUBLAS_COMPUTE_32I}},
-    // INT8 -> INT8 requantized through a float alpha (s_A * s_B / s_D).
-    {CUDA_R_8I,
-     CUDA_R_8I,
-     CUDA_R_8I,
-     CUDA_R_8I,
-     CUDA_R_32F,
-     {CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I_PEDANTIC, CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I,
-      CUBLAS_COMPUTE_32I}},
-    // INT8 in, float compute and output; not listed under the IMMA rules (not a tensor path).
-    {CUDA_R_8I,
-     CUDA_R_8I,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     CUDA_R_32F,
-     {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F,
-      CUBLAS_COMPUTE_32F}},
-}};
+constexpr cublasComputeType_t kCompute64[] = {CUBLAS_COMPUTE_64F, CUBLAS_COMPUTE_64F_PEDANTIC};
+constexpr cublasComputeType_t kCompute32[] = {
+    CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F_FAST_TF32,
+    CUBLAS_COMPUTE_32F_FAST_16F, CUBLAS_COMPUTE_32F_FAST_16BF};
+constexpr cublasComputeType_t kCompute32Plain[] = {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC};
+constexpr cublasComputeType_t kCompute16[] = {CUBLAS_COMPUTE_16F, CUBLAS_COMPUTE_16F_PEDANTIC};
+constexpr cublasComputeType_t kCompute32I[] = {CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I_PEDANTIC};
+
+// clang-format off
+constexpr TypeCombo kTypeCombos[] = {
+    {CUDA_R_64F,  CUDA_R_64F,  CUDA_R_64F,  CUDA_R_64F,  CUDA_R_64F, kCompute64},
+    {CUDA_R_32F,  CUDA_R_32F,  CUDA_R_32F,  CUDA_R_32F,  CUDA_R_32F, kCompute32},
+    {CUDA_R_16F,  CUDA_R_16F,  CUDA_R_16F,  CUDA_R_16F,  CUDA_R_16F, kCompute16},
+    {CUDA_R_16F,  CUDA_R_16F,  CUDA_R_16F,  CUDA_R_16F,  CUDA_R_32F, kCompute32Plain},
+    {CUDA_R_16F,  CUDA_R_16F,  CUDA_R_32F,  CUDA_R_32F,  CUDA_R_32F, kCompute32Plain},
+    {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, kCompute32Plain},
+    {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F,  CUDA_R_32F,  CUDA_R_32F, kCompute32Plain},
+    {CUDA_R_8I,   CUDA_R_8I,   CUDA_R_32I,  CUDA_R_32I,  CUDA_R_32I, kCompute32I},      // IMMA, int32 out
+    {CUDA_R_8I,   CUDA_R_8I,   CUDA_R_8I,   CUDA_R_8I,   CUDA_R_32F, kCompute32I},      // requantized through a float alpha
+    {CUDA_R_8I,   CUDA_R_8I,   CUDA_R_32F,  CUDA_R_32F,  CUDA_R_32F, kCompute32Plain},  // not an IMMA path
+};
+// clang-format on
 
 bool in_type_table(const GemmSpec& s) {
   for (const TypeCombo& row : kTypeCombos) {
@@ -206,9 +158,9 @@ bool in_type_table(const GemmSpec& s) {
   return false;
 }
 
-// Tensor-wide FP8 (cuBLAS docs #cublasltmatmul, FP8 table; concepts.md B.2): C is BF16, FP16 or
-// FP32; with FP32 C, D is FP32; otherwise D is C's type or an FP8 type, E5M2 output only when
-// an input is E5M2.
+// Tensor-wide FP8 (cuBLAS docs, cublasLtMatmul, the FP8 type table:
+// https://docs.nvidia.com/cuda/cublas/#cublasltmatmul): C is BF16, FP16 or FP32; with FP32 C, D is
+// FP32; otherwise D is C's type or an FP8 type, E5M2 output only when an input is E5M2.
 std::optional<std::string> fp8_output_problem(const GemmSpec& s) {
   const bool any_e5m2 = s.a_type == CUDA_R_8F_E5M2 || s.b_type == CUDA_R_8F_E5M2;
   const std::string pair = data_type_name(s.a_type) + " x " + data_type_name(s.b_type);
@@ -311,7 +263,7 @@ Why rule_types(const GemmSpec& s) {
 
 Why rule_architecture(const GemmSpec& s, int cc_major, int cc_minor) {
   const std::string cc = cc_string(cc_major, cc_minor);
-  if (s.is_fp8() && cc_major * 10 + cc_minor < 89)
+  if (s.is_fp8() && cc_number(cc_major, cc_minor) < 89)
     return "FP8 GEMMs need compute capability 8.9 or newer (Ada, Hopper, Blackwell); this GPU is " +
            cc + ".";
   if (uses_bf16(s) && cc_major < 8)
@@ -323,7 +275,8 @@ Why rule_architecture(const GemmSpec& s, int cc_major, int cc_minor) {
   return std::nullopt;
 }
 
-// INT8 with regular (COL) ordering: cuBLAS docs #cublasltmatmul, concepts.md A.2. The int8-out
+// INT8 with regular (COL) ordering: cuBLAS docs, cublasLtMatmul, the IMMA "regular data
+// ordering" requirements (https://docs.nvidia.com/cuda/cublas/#cublasltmatmul). The int8-out
 // variant (requantizing through a float alpha) follows the same layout rules.
 Why rule_int8(const GemmSpec& s) {
   if (!s.is_int8()) return std::nullopt;
@@ -344,7 +297,8 @@ Why rule_int8(const GemmSpec& s) {
   return std::nullopt;
 }
 
-// FP8: cuBLAS docs #cublasltmatmul "tensor- or block-scaled FP8 kernels", concepts.md B.1.
+// FP8: cuBLAS docs, cublasLtMatmul, "tensor- or block-scaled FP8 kernels"
+// (https://docs.nvidia.com/cuda/cublas/#cublasltmatmul).
 Why rule_fp8(const GemmSpec& s, int cc_major, int cc_minor) {
   const GemmProblem& p = s.problem;
   if (!s.is_fp8()) {

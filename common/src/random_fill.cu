@@ -1,3 +1,4 @@
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/random_fill.hpp"
 
@@ -19,7 +20,7 @@ void fill_random(T* device_ptr, std::size_t count, const Distribution& d, std::u
                  cudaStream_t stream) {
   if (count == 0) return;
   constexpr unsigned kThreads = 256;
-  const std::size_t wanted = (count + kThreads - 1) / kThreads;
+  const std::size_t wanted = tcbench::numerics::ceil_div(count, kThreads);
   const unsigned blocks = static_cast<unsigned>(wanted < 65535 ? wanted : 65535);
   fill_kernel<<<blocks, kThreads, 0, stream>>>(device_ptr, count, d, seed);
   TCB_CUDA_LAUNCH("fill_random of " + std::to_string(count) + " elements");

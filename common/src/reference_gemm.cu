@@ -1,3 +1,4 @@
+#include "tcbench/numerics/host_device.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/gemm_types.hpp"
 #include "tcbench/reference_gemm.hpp"
@@ -69,7 +70,7 @@ __global__ void __launch_bounds__(kThreads)
 template <typename TA, typename TB>
 void launch(const GemmProblem& p, const void* a, const void* b, const std::int64_t* rows,
             std::int64_t nrows, double* out, double* abs_out, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((p.n + kCols - 1) / kCols));
+  const dim3 grid(static_cast<unsigned>(tcbench::numerics::ceil_div(p.n, kCols)));
   reference_rows_kernel<TA, TB>
       <<<grid, kThreads, 0, stream>>>(p, static_cast<const TA*>(a), static_cast<const TB*>(b), rows,
                                       static_cast<int>(nrows), out, abs_out);

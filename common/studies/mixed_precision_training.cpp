@@ -9,22 +9,6 @@
 
 namespace tcbench::studies {
 
-std::string_view name(TrainingMode m) {
-  switch (m) {
-    case TrainingMode::fp32:
-      return "fp32";
-    case TrainingMode::fp16_unscaled:
-      return "fp16_noscale";
-    case TrainingMode::fp16_static:
-      return "fp16_static";
-    case TrainingMode::fp16_dynamic:
-      return "fp16_dynamic";
-    case TrainingMode::bf16:
-      return "bf16_noscale";
-  }
-  return "?";
-}
-
 Storage storage_of(TrainingMode m) {
   switch (m) {
     case TrainingMode::fp32:

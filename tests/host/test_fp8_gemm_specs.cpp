@@ -1,8 +1,8 @@
 // Every cuBLASLt FP8 GEMM variant bench_fp8 runs, validated and turned into descriptors on the host
 // (cublasLtMatmulDesc*/MatrixLayout* need no GPU), read back through cuBLASLt's getters; and the
 // variants cuBLASLt refuses, rejected before it is called with a sentence naming the rule. Rules:
-// cuBLAS docs #cublasltmatmul (FP8 type table, "tensor- or block-scaled FP8 kernels"),
-// reference/concepts.md B.1-B.4.
+// cuBLAS docs, cublasLtMatmul (FP8 type table, "tensor- or block-scaled FP8 kernels":
+// https://docs.nvidia.com/cuda/cublas/#cublasltmatmul).
 #include "tcbench/gemm_lt.hpp"
 
 #include <gtest/gtest.h>

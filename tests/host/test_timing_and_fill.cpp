@@ -153,7 +153,7 @@ TEST(DeviceInfoTest, VersionsFormat) {
 namespace tcbench {
 namespace {
 
-// The run context (DESIGN 6) is built from DeviceInfo alone, so it is testable without a GPU.
+// The run context is built from DeviceInfo alone, so it is testable without a GPU.
 TEST(DeviceInfoTest, ContextCarriesTheSchemaKeys) {
   DeviceInfo info;
   info.spec = GpuSpec{"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980.0, 2619.0, 5120};

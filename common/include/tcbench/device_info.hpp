@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tcbench/error.hpp"
+#include "tcbench/gemm_spec.hpp"
 #include "tcbench/peaks.hpp"
 #include "tcbench/precision.hpp"
 
@@ -21,18 +22,18 @@ struct DeviceInfo {
   // (MIG, read through NVML when the driver's library is there).
   std::string pci_bus_id, uuid, mig_mode = "unknown";
   std::size_t l2_bytes = 0;
-  std::size_t total_mem_bytes = 0;
   int driver_version = 0;  // e.g. 13000 for 13.0
   int runtime_version = 0;
   std::size_t cublaslt_version = 0;
 
   std::string compute_capability() const;  // "9.0"
-  int cc() const { return spec.cc_major * 10 + spec.cc_minor; }
+  int cc() const { return cc_number(spec.cc_major, spec.cc_minor); }
   Peak peak(Precision p) const { return tcbench::peak(spec, p); }
   double peak_gbps() const { return peak_memory_gbps(spec); }
   // Bytes free on the device right now (cudaMemGetInfo).
   std::size_t free_mem_bytes() const;
-  // The keys of DESIGN Section 6 (without tcbench_version/git_sha), ready for AddCustomContext.
+  // The run context's device keys (docs/methodology.md, "What a result file holds"; without
+  // tcbench_version/git_sha), ready for AddCustomContext.
   std::vector<std::pair<std::string, std::string>> context() const;
 };
 
@@ -51,7 +52,7 @@ struct DeviceCountFailure {
 };
 DeviceCountFailure classify_device_count_failure(cudaError_t status, int driver_version);
 
-// The run's full context (DESIGN 6): tcbench_version, git_sha, tcbench_quick and every key of
+// The run's full context: tcbench_version, git_sha, tcbench_quick and every key of
 // DeviceInfo::context(). The one source of the schema: benchmarks write it, the fixture
 // generator prints it (tcbench_context), and the Python tools' tests compare key sets with it.
 std::vector<std::pair<std::string, std::string>> run_context(const DeviceInfo& device, bool quick);

@@ -62,8 +62,9 @@ void report_api_error(std::string_view api, const char* status, std::string_view
 
 }  // namespace tcbench
 
-// TCB_CUDA(cudaMalloc(&p, n)); extra arguments after the call are streamed into the message
-// as context, e.g. TCB_CUDA_CTX(cudaMalloc(&p, n), "allocating " + std::to_string(n) + " bytes").
+// TCB_CUDA(cudaMalloc(&p, n)) throws with the status name, the call and file:line; the _CTX form
+// adds one context string (the shapes, the sizes), e.g.
+// TCB_CUDA_CTX(cudaMalloc(&p, n), "allocating " + std::to_string(n) + " bytes").
 #define TCB_API_CHECK_(api, ok, expr, ctx)                                                \
   do {                                                                                    \
     auto tcb_status_ = (expr);                                                            \

@@ -24,6 +24,10 @@ std::string data_type_name(cudaDataType_t t);          // "CUDA_R_8F_E4M3"
 std::string compute_type_name(cublasComputeType_t t);  // "CUBLAS_COMPUTE_32F"
 std::size_t data_type_bytes(cudaDataType_t t);         // 0 for types tcbench never uses
 std::string cc_string(int cc_major, int cc_minor);     // "9.0": the one cc formatter
+// 90 for 9.0: the one number compute capabilities are compared by.
+constexpr int cc_number(int cc_major, int cc_minor) {
+  return cc_major * 10 + cc_minor;
+}
 bool is_fp8_type(cudaDataType_t t);
 
 struct GemmSpec {

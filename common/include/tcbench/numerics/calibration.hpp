@@ -14,6 +14,7 @@
 // percentile outside (0, 100], throws std::invalid_argument with a sentence.
 #pragma once
 
+#include "tcbench/numerics/enum_names.hpp"
 #include <cstddef>
 #include <span>
 #include <string_view>
@@ -70,7 +71,14 @@ class AbsHistogram {
 };
 
 enum class Calibrator { max, percentile, entropy, mse };
-std::string_view name(Calibrator c);
+inline constexpr EnumName<Calibrator> kCalibratorNames[] = {{Calibrator::max, "max"},
+                                                            {Calibrator::percentile, "percentile"},
+                                                            {Calibrator::entropy, "entropy"},
+                                                            {Calibrator::mse, "mse"}};
+static_assert(names_every_enumerator(kCalibratorNames, Calibrator::mse));
+constexpr std::string_view name(Calibrator c) {
+  return name_in(kCalibratorNames, c);
+}
 
 struct EntropyOptions {
   int start_bin = 128;   // first candidate threshold (in bins)

@@ -8,6 +8,7 @@
 // turns E4M3 overflow into NaN, __NV_SATFINITE clamps to +-MAXNORM).
 #pragma once
 
+#include "tcbench/numerics/enum_names.hpp"
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -59,7 +60,12 @@ TCB_HD constexpr float fp8_max(Fp8Format f) {
   return limits(as_format(f)).max;
 }
 
-std::string_view name(Format f);
+inline constexpr EnumName<Format> kFormatNames[] = {
+    {Format::fp16, "fp16"}, {Format::bf16, "bf16"}, {Format::e4m3, "e4m3"}, {Format::e5m2, "e5m2"}};
+static_assert(names_every_enumerator(kFormatNames, Format::e5m2));
+constexpr std::string_view name(Format f) {
+  return name_in(kFormatNames, f);
+}
 
 // FP8 ---------------------------------------------------------------------------------------
 
@@ -128,7 +134,14 @@ TCB_HD inline Landing classify(float x, Format f) {
   return Landing::normal;
 }
 
-std::string_view name(Landing l);
+inline constexpr EnumName<Landing> kLandingNames[] = {
+    {Landing::zero, "zero"},           {Landing::normal, "normal"},
+    {Landing::subnormal, "subnormal"}, {Landing::flushed_to_zero, "flushed_to_zero"},
+    {Landing::overflow, "overflow"},   {Landing::not_finite, "not_finite"}};
+static_assert(names_every_enumerator(kLandingNames, Landing::not_finite));
+constexpr std::string_view name(Landing l) {
+  return name_in(kLandingNames, l);
+}
 
 // One step of an amax reduction. NaN is sticky so that a NaN anywhere in a tensor reaches the
 // scaling logic, which then keeps its previous scale (Transformer Engine's rule).

@@ -11,6 +11,7 @@
 // (dimensions and leading dimensions times element size multiples of 16 bytes).
 #pragma once
 
+#include "tcbench/numerics/enum_names.hpp"
 #include <cstdint>
 #include <string_view>
 
@@ -20,7 +21,15 @@ enum class ElementType : std::uint8_t { fp64, fp32, tf32, fp16, bf16, int8, fp8_
 
 // Bytes in memory (TF32 is stored as FP32).
 int element_bytes(ElementType t);
-std::string_view name(ElementType t);
+inline constexpr EnumName<ElementType> kElementTypeNames[] = {
+    {ElementType::fp64, "fp64"},         {ElementType::fp32, "fp32"},
+    {ElementType::tf32, "tf32"},         {ElementType::fp16, "fp16"},
+    {ElementType::bf16, "bf16"},         {ElementType::int8, "int8"},
+    {ElementType::fp8_e4m3, "fp8_e4m3"}, {ElementType::fp8_e5m2, "fp8_e5m2"}};
+static_assert(names_every_enumerator(kElementTypeNames, ElementType::fp8_e5m2));
+constexpr std::string_view name(ElementType t) {
+  return name_in(kElementTypeNames, t);
+}
 
 // Which alignment rules one GEMM dimension of `t` elements meets.
 struct AlignmentClass {

@@ -13,6 +13,7 @@
 // which padding starts to win: measure the unaligned slowdown and compare.
 #pragma once
 
+#include "tcbench/numerics/enum_names.hpp"
 #include "tcbench/numerics/gemm_model.hpp"
 
 #include <cstdint>
@@ -20,7 +21,12 @@
 namespace tcbench::numerics {
 
 enum class GemmDim : std::uint8_t { m, n, k };
-const char* name(GemmDim d);
+inline constexpr EnumName<GemmDim> kGemmDimNames[] = {
+    {GemmDim::m, "M"}, {GemmDim::n, "N"}, {GemmDim::k, "K"}};
+static_assert(names_every_enumerator(kGemmDimNames, GemmDim::k));
+constexpr std::string_view name(GemmDim d) {
+  return name_in(kGemmDimNames, d);
+}
 
 // The smallest multiple of `multiple` that is >= value (value, multiple > 0).
 std::int64_t round_up(std::int64_t value, std::int64_t multiple);

@@ -23,4 +23,11 @@ TCB_HD inline bool is_nan(float x) {
   return x != x;
 }
 
+// ceil(a / b) for positive integers, in a's type: grid sizes, tile and wave counts. The one
+// spelling.
+template <typename T, typename U>
+TCB_HD constexpr T ceil_div(T a, U b) {
+  return (a + static_cast<T>(b) - 1) / static_cast<T>(b);
+}
+
 }  // namespace tcbench::numerics

@@ -23,6 +23,7 @@
 // unscaled and checked for Inf/NaN there (check_and_unscale), then the step is taken or skipped.
 #pragma once
 
+#include "tcbench/numerics/enum_names.hpp"
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -48,8 +49,17 @@ inline constexpr std::array<TrainingMode, 5> kTrainingModes = {
     TrainingMode::fp32, TrainingMode::fp16_unscaled, TrainingMode::fp16_static,
     TrainingMode::fp16_dynamic, TrainingMode::bf16};
 
-// "fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale" (benchmark names).
-std::string_view name(TrainingMode m);
+// The benchmark names of the modes.
+inline constexpr numerics::EnumName<TrainingMode> kTrainingModeNames[] = {
+    {TrainingMode::fp32, "fp32"},
+    {TrainingMode::fp16_unscaled, "fp16_noscale"},
+    {TrainingMode::fp16_static, "fp16_static"},
+    {TrainingMode::fp16_dynamic, "fp16_dynamic"},
+    {TrainingMode::bf16, "bf16_noscale"}};
+static_assert(numerics::names_every_enumerator(kTrainingModeNames, TrainingMode::bf16));
+constexpr std::string_view name(TrainingMode m) {
+  return numerics::name_in(kTrainingModeNames, m);
+}
 
 // Where a mode stores activations and gradients.
 numerics::Storage storage_of(TrainingMode m);
