@@ -22,7 +22,6 @@
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/kernels/fp8_scaling.hpp"
 #include "tcbench/studies/fp8_block.hpp"
-#include "tcbench/studies/precision_selector.hpp"
 
 #include <cuda_bf16.h>
 
@@ -158,7 +157,7 @@ void add_16bit_gemm(const Env& env, Precision p, const GemmShape& s, std::string
 // Scaling kernels, checked against the host on what they read and write
 
 constexpr float kPlantedAmax = 1.5f;  // above every uniform(-1, 1) element, exact in BF16
-constexpr std::size_t kCastSample = std::size_t{1} << 16;
+constexpr std::size_t kCastSample = std::size_t{1} << 16;  // outputs checked at each end
 
 // Uniform(-1, 1) data with kPlantedAmax in its last element: a pass that drops the tail misses it.
 template <typename In>
@@ -169,33 +168,6 @@ DeviceBuffer<In> recipe_input(const Env& env, std::size_t n) {
   TCB_CUDA(cudaMemcpyAsync(x.get() + (n - 1), &planted, sizeof planted, cudaMemcpyHostToDevice,
                            env.stream()));
   return x;
-}
-
-template <typename In>
-float to_float(In v) {
-  return static_cast<float>(to_double(v));
-}
-
-// The first and last kCastSample outputs equal the host's scaled_cast_fp8 of the same inputs.
-template <typename In>
-std::optional<std::string> check_cast(const In* x, const __nv_fp8_storage_t* out, std::size_t n,
-                                      float scale, cudaStream_t s) {
-  const std::size_t m = std::min(n, kCastSample);
-  for (std::size_t from : {std::size_t{0}, n - m}) {
-    std::vector<In> xs(m);
-    std::vector<__nv_fp8_storage_t> got(m);
-    TCB_CUDA(cudaMemcpyAsync(xs.data(), x + from, m * sizeof(In), cudaMemcpyDeviceToHost, s));
-    TCB_CUDA(cudaMemcpyAsync(got.data(), out + from, m, cudaMemcpyDeviceToHost, s));
-    TCB_CUDA(cudaStreamSynchronize(s));
-    for (std::size_t i = 0; i < m; ++i) {
-      const __nv_fp8_storage_t want = tn::scaled_cast_fp8(
-          to_float(xs[i]), scale, tn::Fp8Format::e4m3, tn::Saturation::satfinite);
-      if (got[i] != want)
-        return "element " + std::to_string(from + i) + " cast to " + std::to_string(got[i]) +
-               ", the host's scaled_cast_fp8 gives " + std::to_string(want);
-    }
-  }
-  return std::nullopt;
 }
 
 std::optional<std::string> check_amax(const DeviceValue<unsigned>& bits, cudaStream_t s) {
@@ -242,7 +214,8 @@ void run_recipe_kernel(benchmark::State& state, const Env& env, RecipeKernel ker
   k.check = [&](cudaStream_t s) -> std::optional<std::string> {
     if (kernel != RecipeKernel::cast)
       if (auto wrong = check_amax(st.amax, s)) return wrong;
-    if (kernel != RecipeKernel::amax) return check_cast(x.get(), out.get(), n, kScale, s);
+    if (kernel != RecipeKernel::amax)
+      return tk::cast_mismatch(x.get(), out.get(), n, kScale, tn::Fp8Format::e4m3, kCastSample, s);
     return std::nullopt;
   };
   run_kernel(state, env, key, k);
@@ -304,12 +277,6 @@ void run_overhead(benchmark::State& state, const Env& env, std::string_view reci
 // ---------------------------------------------------------------------------------------------
 // The block: per-layer options, the selection, end-to-end error
 
-struct BlockResult {
-  std::vector<ts::LayerMeasurements> layers;
-  ts::Selection all_bf16, all_fp8, selected;
-  double error_bf16 = 0, error_fp8 = 0, error_selected = 0;
-};
-
 // Time of one layer option at t tokens: the GEMM (verified, cached by the harness) plus, for FP8,
 // quantizing the BF16 activation with the recipe (weights are quantized once per optimizer step,
 // as Transformer Engine does, so they are not charged).
@@ -322,41 +289,20 @@ double layer_seconds(const Env& env, const ts::LayerShape& l, std::int64_t t,
          recipe_seconds(env, o.delayed() ? "delayed" : "current", checked_elements(l.in, t));
 }
 
-std::vector<std::size_t> option_indices(const ts::Selection& sel) {
-  std::vector<std::size_t> out;
-  for (const ts::LayerChoice& c : sel.layers) out.push_back(c.option);
-  return out;
-}
-
-BlockResult compute_block(const Env& env, std::int64_t h, std::int64_t t) {
+ts::BlockSelection compute_block(const Env& env, std::int64_t h, std::int64_t t) {
   require_fp8(env);
   require_memory(env, ts::Fp8BlockStudy::bytes_needed(h),
                  "the FP8 block study at hidden " + std::to_string(h));
   const ts::Fp8BlockStudy study(env.lt(), env.gpu().cc_major, env.gpu().cc_minor, h, env.stream());
-  const std::span<const ts::LayerOption> options = ts::layer_options();
-  BlockResult r;
-  for (std::size_t li = 0; li < study.layers().size(); ++li) {
-    ts::LayerMeasurements lm;
-    lm.layer = study.layers()[li].name;
-    for (std::size_t oi = 0; oi < options.size(); ++oi)
-      lm.options.push_back({options[oi].precision, options[oi].variant,
-                            layer_seconds(env, study.layers()[li], t, options[oi]),
-                            study.layer_error(li, oi)});
-    r.layers.push_back(std::move(lm));
-  }
-  r.selected = ts::select_precisions(r.layers);
-  r.all_bf16 = ts::uniform_selection(r.layers, Precision::bf16);
-  r.all_fp8 = ts::uniform_selection(r.layers, Precision::fp8, "delayed");
-  r.error_bf16 = study.chain_error(option_indices(r.all_bf16));
-  r.error_fp8 = study.chain_error(option_indices(r.all_fp8));
-  r.error_selected = study.chain_error(option_indices(r.selected));
-  return r;
+  return study.select([&](std::size_t layer, std::size_t option) {
+    return layer_seconds(env, study.layers()[layer], t, ts::layer_options()[option]);
+  });
 }
 
 // Every layer and block row reads the same measurement, made once per (h, t) and process.
-const BlockResult& block_result(const Env& env, std::int64_t h, std::int64_t t) {
-  return once<BlockResult>("fp8_block|" + std::to_string(h) + "|" + std::to_string(t),
-                           [&] { return compute_block(env, h, t); });
+const ts::BlockSelection& block_result(const Env& env, std::int64_t h, std::int64_t t) {
+  return once<ts::BlockSelection>("fp8_block|" + std::to_string(h) + "|" + std::to_string(t),
+                                  [&] { return compute_block(env, h, t); });
 }
 
 void add_layer_rows(const Env& env, std::int64_t h, std::int64_t t) {
@@ -368,7 +314,7 @@ void add_layer_rows(const Env& env, std::int64_t h, std::int64_t t) {
       name.arg(Key::hidden, h).arg(Key::tokens, t).arg(Key::layout, "tn");
       if (!options[oi].variant.empty()) name.arg(Key::recipe, options[oi].variant);
       register_gpu_benchmark(name, [&env, h, t, li, oi](benchmark::State& st) {
-        const BlockResult& r = block_result(env, h, t);
+        const ts::BlockSelection& r = block_result(env, h, t);
         const ts::PrecisionOption& opt = r.layers[li].options[oi];
         report_precomputed(st, opt.seconds);
         set_counter(st, counters::time_us, opt.seconds * 1e6);
@@ -392,18 +338,18 @@ std::string mix_label(const ts::Selection& sel) {
 void add_block_rows(const Env& env, std::int64_t h, std::int64_t t) {
   struct Mix {
     std::string_view name;
-    ts::Selection BlockResult::*selection;
-    double BlockResult::*error;
+    ts::Selection ts::BlockSelection::*selection;
+    double ts::BlockSelection::*error;
   };
   static constexpr Mix kMixes[] = {
-      {"bf16", &BlockResult::all_bf16, &BlockResult::error_bf16},
-      {"fp8", &BlockResult::all_fp8, &BlockResult::error_fp8},
-      {"selected", &BlockResult::selected, &BlockResult::error_selected}};
+      {"bf16", &ts::BlockSelection::all_bf16, &ts::BlockSelection::error_bf16},
+      {"fp8", &ts::BlockSelection::all_fp8, &ts::BlockSelection::error_fp8},
+      {"selected", &ts::BlockSelection::selected, &ts::BlockSelection::error_selected}};
   for (const Mix& mix : kMixes) {
     BenchName name(kTopic, "block", mix.name);
     name.arg(Key::hidden, h).arg(Key::tokens, t).arg(Key::layout, "tn");
     register_gpu_benchmark(name, [&env, h, t, &mix](benchmark::State& st) {
-      const BlockResult& r = block_result(env, h, t);
+      const ts::BlockSelection& r = block_result(env, h, t);
       const ts::Selection& sel = r.*mix.selection;
       int fp8_layers = 0;
       for (const ts::LayerChoice& c : sel.layers)

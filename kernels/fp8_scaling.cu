@@ -13,8 +13,10 @@
 
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tcbench::kernels {
 namespace {
@@ -277,6 +279,50 @@ float current_scale(const float* x, std::size_t n, numerics::Fp8Format f, ScaleS
 float current_scale(const __nv_bfloat16* x, std::size_t n, numerics::Fp8Format f, ScaleState& state,
                     cudaStream_t stream) {
   return current_scale_impl(x, n, f, state, stream);
+}
+
+namespace {
+
+float host_value(float v) {
+  return v;
+}
+float host_value(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
+template <typename In>
+std::optional<std::string> cast_mismatch_impl(const In* x, const __nv_fp8_storage_t* out,
+                                              std::size_t n, float scale, tn::Fp8Format f,
+                                              std::size_t sample, cudaStream_t stream) {
+  const std::size_t m = std::min(n, sample);
+  for (const std::size_t from : {std::size_t{0}, n - m}) {
+    std::vector<In> xs(m);
+    std::vector<__nv_fp8_storage_t> got(m);
+    TCB_CUDA(cudaMemcpyAsync(xs.data(), x + from, m * sizeof(In), cudaMemcpyDeviceToHost, stream));
+    TCB_CUDA(cudaMemcpyAsync(got.data(), out + from, m, cudaMemcpyDeviceToHost, stream));
+    TCB_CUDA(cudaStreamSynchronize(stream));
+    for (std::size_t i = 0; i < m; ++i) {
+      const __nv_fp8_storage_t want =
+          tn::scaled_cast_fp8(host_value(xs[i]), scale, f, tn::Saturation::satfinite);
+      if (got[i] != want)
+        return "element " + std::to_string(from + i) + " cast to " + std::to_string(got[i]) +
+               ", the host's scaled_cast_fp8 gives " + std::to_string(want);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> cast_mismatch(const float* x, const __nv_fp8_storage_t* out,
+                                         std::size_t n, float scale, numerics::Fp8Format f,
+                                         std::size_t sample, cudaStream_t stream) {
+  return cast_mismatch_impl(x, out, n, scale, f, sample, stream);
+}
+std::optional<std::string> cast_mismatch(const __nv_bfloat16* x, const __nv_fp8_storage_t* out,
+                                         std::size_t n, float scale, numerics::Fp8Format f,
+                                         std::size_t sample, cudaStream_t stream) {
+  return cast_mismatch_impl(x, out, n, scale, f, sample, stream);
 }
 
 }  // namespace tcbench::kernels

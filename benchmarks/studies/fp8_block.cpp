@@ -205,4 +205,29 @@ double Fp8BlockStudy::chain_error(std::span<const std::size_t> options) const {
   return std::numeric_limits<double>::infinity();
 }
 
+BlockSelection Fp8BlockStudy::select(const std::function<double(std::size_t, std::size_t)>& seconds,
+                                     double budget) const {
+  BlockSelection r;
+  for (std::size_t li = 0; li < layers_.size(); ++li) {
+    LayerMeasurements lm;
+    lm.layer = layers_[li].name;
+    for (std::size_t oi = 0; oi < std::size(kOptions); ++oi)
+      lm.options.push_back(
+          {kOptions[oi].precision, kOptions[oi].variant, seconds(li, oi), errors_[li][oi]});
+    r.layers.push_back(std::move(lm));
+  }
+  r.selected = select_precisions(r.layers, budget);
+  r.all_bf16 = uniform_selection(r.layers, Precision::bf16, "", budget);
+  r.all_fp8 = uniform_selection(r.layers, Precision::fp8, "delayed", budget);
+  const auto chain = [this](const Selection& sel) {
+    std::vector<std::size_t> options;
+    for (const LayerChoice& c : sel.layers) options.push_back(c.option);
+    return chain_error(options);
+  };
+  r.error_bf16 = chain(r.all_bf16);
+  r.error_fp8 = chain(r.all_fp8);
+  r.error_selected = chain(r.selected);
+  return r;
+}
+
 }  // namespace tcbench::studies

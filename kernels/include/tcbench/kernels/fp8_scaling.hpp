@@ -19,6 +19,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
+#include <string>
 
 namespace tcbench::kernels {
 
@@ -58,6 +60,17 @@ enum class ScaleRule { delayed, current };
 // for current scaling.
 void compute_scale(const unsigned* amax_bits, ScaleRule rule, float fp8_max, int margin,
                    float* scale, float* scale_inv, cudaStream_t stream);
+
+// The host reference beside the kernels: the first and the last `sample` outputs of a satfinite
+// scaled_cast of x (n elements, format f) against numerics::scaled_cast_fp8 of the same inputs.
+// nullopt when they agree bit for bit, else a sentence naming the first element that differs.
+// Synchronizes the stream.
+std::optional<std::string> cast_mismatch(const float* x, const __nv_fp8_storage_t* out,
+                                         std::size_t n, float scale, numerics::Fp8Format f,
+                                         std::size_t sample, cudaStream_t stream);
+std::optional<std::string> cast_mismatch(const __nv_bfloat16* x, const __nv_fp8_storage_t* out,
+                                         std::size_t n, float scale, numerics::Fp8Format f,
+                                         std::size_t sample, cudaStream_t stream);
 
 // One tensor's scaling state on the device, as Transformer Engine keeps it per tensor: the amax
 // accumulator, the quantizing scale (x * scale -> FP8) and its inverse (cuBLASLt's A/B scale).

@@ -12,11 +12,13 @@
 
 #include "tcbench/gemm_lt.hpp"
 #include "tcbench/precision.hpp"
+#include "tcbench/studies/precision_selector.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -42,6 +44,14 @@ std::span<const LayerOption> layer_options();
 
 inline constexpr std::int64_t kErrorTokens = 256;
 
+// The study's errors beside measured times: each layer's options, the per-layer selection and the
+// two uniform mixes (all BF16, all FP8 with delayed scaling), and each mix's end-to-end error.
+struct BlockSelection {
+  std::vector<LayerMeasurements> layers;
+  Selection all_bf16, all_fp8, selected;
+  double error_bf16 = 0, error_fp8 = 0, error_selected = 0;
+};
+
 class Fp8BlockStudy {
  public:
   // Computes every layer's error in every option (each layer alone, on the FP64 chain's input).
@@ -58,6 +68,11 @@ class Fp8BlockStudy {
   // The block's end-to-end error when layer i runs in option options[i] (the same input through
   // the whole chain), vs the FP64 chain's output.
   double chain_error(std::span<const std::size_t> options) const;
+
+  // Combines the errors with `seconds(layer, option)` (the caller's measurement of each option)
+  // and runs the per-layer selector with `budget`.
+  BlockSelection select(const std::function<double(std::size_t, std::size_t)>& seconds,
+                        double budget = kDefaultLayerErrorBudget) const;
 
   // Device memory the study needs at its largest (one layer's weights in every format).
   static std::size_t bytes_needed(std::int64_t hidden);
