@@ -7,6 +7,7 @@
 //   tcbench_context --compute-capabilities            -> "7.5;8.0;..." (the peak table's)
 //   tcbench_context --schema                          -> names, precisions, counters (JSON)
 #include "tcbench/device_info.hpp"
+#include "tcbench/json.hpp"
 #include "tcbench/peaks.hpp"
 #include "tcbench/schema.hpp"
 
@@ -14,19 +15,6 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
-
-namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tcbench;

@@ -39,6 +39,8 @@ enum class Key {
   layer,       // which layer of a block a GEMM shape is
   in,          // input type of a scaling kernel
   recipe,      // FP8 scaling recipe
+  history,     // FP8 delayed scaling: amax history length
+  margin,      // FP8 delayed scaling: margin (powers of two below the format's max)
 };
 std::string_view key_name(Key k);
 std::span<const Key> all_keys();
@@ -184,6 +186,16 @@ TCB_COUNTER_(tensor_dmma_pct, "%",      none,   0, true,  200,        "DMMA sub-
 TCB_COUNTER_(tensor_hmma_hgmma_qgmma_pct, "%", none, 0, true, 200,    "Hopper's HMMA/HGMMA/QGMMA type sub-pipe")
 TCB_COUNTER_(sm_throughput_pct, "%",    none,   0, true,  200,        "sm__throughput.avg.pct_of_peak_sustained_elapsed")
 TCB_COUNTER_(dram_throughput_pct, "%",  none,   0, true,  200,        "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+// Host studies (tcbench_studies: what the CPU answers without a GPU).
+TCB_COUNTER_(accuracy_pct,   "%",       higher, 0, true,  100,        "top-1 accuracy on the held-out split")
+TCB_COUNTER_(agreement_pct,  "%",       higher, 0, true,  100,        "top-1 agreement with the FP32 model")
+TCB_COUNTER_(final_loss_vs_fp32, "x",   lower,  0, true,  kUnbounded, "final training loss / the FP32 run's")
+TCB_COUNTER_(saturated_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps with a saturated element")
+TCB_COUNTER_(worst_saturated_pct, "%",  lower,  0, true,  100,        "delayed scaling: the worst step's saturated elements")
+TCB_COUNTER_(underflow_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps flushing more than current scaling")
+TCB_COUNTER_(delayed_error_mean, "",    lower,  0, true,  kUnbounded, "delayed scaling: mean relative cast error")
+TCB_COUNTER_(delayed_error_worst, "",   lower,  0, true,  kUnbounded, "delayed scaling: worst relative cast error")
+TCB_COUNTER_(current_error_mean, "",    lower,  0, true,  kUnbounded, "current scaling: mean relative cast error")
 #undef TCB_COUNTER_
 
 // Families: each member is the stem plus a suffix the pattern allows.
