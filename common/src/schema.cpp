@@ -182,8 +182,9 @@ constexpr std::array kCounterDefs = {
     &tensor_hmma_pct, &tensor_imma_pct, &tensor_dmma_pct, &tensor_hmma_hgmma_qgmma_pct,
     &sm_throughput_pct, &dram_throughput_pct,
     // host studies
-    &accuracy_pct, &agreement_pct, &final_loss_vs_fp32, &saturated_steps, &worst_saturated_pct,
-    &underflow_steps, &delayed_error_mean, &delayed_error_worst, &current_error_mean,
+    &top1_accuracy_pct, &top1_agreement_pct, &final_loss_vs_fp32, &saturated_steps,
+    &worst_saturated_pct, &underflow_steps, &delayed_error_mean, &delayed_error_worst,
+    &current_error_mean,
     // families
     &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family};
 

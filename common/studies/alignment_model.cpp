@@ -7,17 +7,14 @@
 #include <array>
 
 namespace tcbench::studies {
-namespace {
-
-const std::array<ModelGpu, 2> kModelGpus{{
-    {"H100 SXM", "h100_sxm", {"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120}},
-    {"A100 SXM 80GB", "a100_sxm", {"NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120}},
-}};
-
-}  // namespace
-
 std::span<const ModelGpu> model_gpus() {
-  return kModelGpus;
+  // A function-local static: other translation units' statics may read it during their own
+  // initialization (a namespace-scope table would not be built yet).
+  static const std::array<ModelGpu, 2> gpus{{
+      {"H100 SXM", "h100_sxm", {"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120}},
+      {"A100 SXM 80GB", "a100_sxm", {"NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120}},
+  }};
+  return gpus;
 }
 
 AssumedTile assumed_tile(std::int64_t m, std::int64_t n, const GpuSpec& gpu) {

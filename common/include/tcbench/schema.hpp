@@ -187,8 +187,8 @@ TCB_COUNTER_(tensor_hmma_hgmma_qgmma_pct, "%", none, 0, true, 200,    "Hopper's 
 TCB_COUNTER_(sm_throughput_pct, "%",    none,   0, true,  200,        "sm__throughput.avg.pct_of_peak_sustained_elapsed")
 TCB_COUNTER_(dram_throughput_pct, "%",  none,   0, true,  200,        "dram__throughput.avg.pct_of_peak_sustained_elapsed")
 // Host studies (tcbench_studies: what the CPU answers without a GPU).
-TCB_COUNTER_(accuracy_pct,   "%",       higher, 0, true,  100,        "top-1 accuracy on the held-out split")
-TCB_COUNTER_(agreement_pct,  "%",       higher, 0, true,  100,        "top-1 agreement with the FP32 model")
+TCB_COUNTER_(top1_accuracy_pct, "%",       higher, 0, true,  100,        "top-1 accuracy on the held-out split")
+TCB_COUNTER_(top1_agreement_pct, "%",       higher, 0, true,  100,        "top-1 agreement with the FP32 model")
 TCB_COUNTER_(final_loss_vs_fp32, "x",   lower,  0, true,  kUnbounded, "final training loss / the FP32 run's")
 TCB_COUNTER_(saturated_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps with a saturated element")
 TCB_COUNTER_(worst_saturated_pct, "%",  lower,  0, true,  100,        "delayed scaling: the worst step's saturated elements")

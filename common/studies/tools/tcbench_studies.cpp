@@ -81,8 +81,8 @@ void int8_study(Rows& out) {
     Row& row = out.add(BenchName("int8_study", v.name, variant_precision(v)),
                        "host MLP " + std::to_string(r.widths.front()) + "-...-" +
                            std::to_string(r.widths.back()) + ", " + v.method);
-    set(row, counters::accuracy_pct, 100.0 * v.accuracy);
-    set(row, counters::agreement_pct, 100.0 * v.agreement);
+    set(row, counters::top1_accuracy_pct, 100.0 * v.accuracy);
+    set(row, counters::top1_agreement_pct, 100.0 * v.agreement);
   }
 }
 
