@@ -37,7 +37,8 @@ TCBENCH_KEYS = ("tcbench_version", "gpu_name", "compute_capability")
 # Throughput counters in order of preference, with their display units.
 THROUGHPUT_UNITS = {"tflops": "TFLOP/s", "tops": "TOP/s", "gbps": "GB/s"}
 
-_TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# Seconds per unit of Google Benchmark's "time_unit".
+TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 SKIP_PREFIX = "skipped:"
 
 
@@ -197,7 +198,7 @@ class Benchmark:
 
 def _time_scale(row: dict) -> float | None:
     unit = row.get("time_unit", "ns")
-    return _TIME_SCALE.get(unit) if isinstance(unit, str) else None
+    return TIME_SCALE.get(unit) if isinstance(unit, str) else None
 
 
 def _value(row: dict, metric: str) -> float | None:

@@ -7,7 +7,7 @@ import os
 import sys
 
 import pytest
-from test_run import make_fake
+from conftest import make_fake
 
 from tcbench_tools import build_test
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gpu_check_torch  # scripts/ (pytest.ini's pythonpath)
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,8 +32,6 @@ CUDA_LIBRARY = re.compile(r"^lib(cudart|cublas|cublasLt|cupti|nvperf\w*|cuda)\.s
 RUNTIME_LIBRARY = re.compile(
     r"^(linux-vdso|ld-linux[-\w.]*|libc|libm|libdl|librt|libpthread|libutil|libstdc\+\+|libgcc_s)\.so")
 
-sys.path.insert(0, str(REPO / "scripts"))
-import gpu_check_torch  # noqa: E402
 
 can_build = all(shutil.which(tool) for tool in ("cmake", "ninja", "ldd", "readelf")) and \
     Path(os.environ.get("CUDACXX", "/usr/local/cuda/bin/nvcc")).is_file()

@@ -7,13 +7,10 @@ import re
 
 import matplotlib.image as mpimg
 import pytest
-from conftest import fixture
+from conftest import PNG_SIGNATURE, fixture, table_rows
 
 from tcbench_tools import report
 from tcbench_tools.results import load
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
 
 @pytest.fixture
 def three_gpus(cli, tmp_path):
@@ -22,12 +19,6 @@ def three_gpus(cli, tmp_path):
                             fixture("gpu_c.json"), "--out", out)
     assert code == 0, err
     return out, stdout, err
-
-
-def table_rows(markdown: str, heading: str) -> list[list[str]]:
-    section = markdown.split(heading + "\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ")]
-    return [[c.strip() for c in r.strip("|").split("|")] for r in rows[2:]]  # skip header+rule
 
 
 def test_topic_table_has_best_result_pct_and_speedup_per_gpu(three_gpus):

@@ -4,13 +4,10 @@ GPUs and fast with many benchmarks (issue 13, sections 1 and 3)."""
 from __future__ import annotations
 
 import copy
-import json
 import os
 import re
-import resource
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 

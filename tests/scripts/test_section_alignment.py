@@ -7,7 +7,7 @@ import json
 
 import matplotlib.image as mpimg
 import pytest
-from conftest import FIXTURES, fixture, main
+from conftest import FIXTURES, fixture, main, table_rows
 
 
 _GEN = FIXTURES / "gen" / "make_alignment_fixture.py"
@@ -31,13 +31,6 @@ def full_runs(tmp_path_factory):
         path.write_text(json.dumps(gen.document(key)))
         paths.append(path)
     return paths
-
-
-def table_rows(markdown: str, heading: str) -> list[list[str]]:
-    """The body rows of the first table under ``heading``, up to the next heading."""
-    section = markdown.split(heading + "\n", 1)[1].split("\n#", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ")]
-    return [[c.strip() for c in r.strip("|").split("|")] for r in rows[2:]]  # skip header+rule
 
 
 def _rows_by_name(path) -> dict:
