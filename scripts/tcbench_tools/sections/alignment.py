@@ -14,20 +14,17 @@ pad copy included) with the verdict.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+from matplotlib.patches import Patch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-from matplotlib.patches import Patch  # noqa: E402
-
-from tcbench_tools.names import precision_order  # noqa: E402
-from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet  # noqa: E402
-from tcbench_tools.tables import fmt_num  # noqa: E402
+from tcbench_tools.names import precision_order
+from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
+from tcbench_tools.sections._common import label as bench_label
+from tcbench_tools.sections._common import plt, save, slug, value
+from tcbench_tools.tables import fmt_num
 
 TOPIC = "alignment"
 TITLE = "Alignment: 32 vs 33 and every dimension around it"
@@ -41,7 +38,6 @@ VARIANT_STYLE = {  # label, line style, marker
     "cublaslt_bT": ("cuBLASLt, B N-contiguous", "-", "s"),
     "wmma": ("our WMMA kernel", "-", "^"),
 }
-_DPI = 110
 
 
 @dataclass
@@ -52,18 +48,6 @@ class Point:
     label: str
 
 
-def _counter(bench: Benchmark, name: str) -> float | None:
-    sample = bench.sample(name)
-    if sample is None or not math.isfinite(sample.center):
-        return None
-    return sample.center
-
-
-def _label(bench: Benchmark) -> str:
-    rows = bench.iterations or list(bench.aggregates.values())
-    return str(rows[0].get("label", "")) if rows else ""
-
-
 def _points(rs: ResultSet) -> dict[tuple[str, str, str], dict[int, Point]]:
     """(variant, precision, axis) -> {swept value: point}, axis in n/m/k: the other two are 4096."""
     out: dict[tuple[str, str, str], dict[int, Point]] = defaultdict(dict)
@@ -72,12 +56,12 @@ def _points(rs: ResultSet) -> dict[tuple[str, str, str], dict[int, Point]]:
         if parsed.topic != TOPIC or not bench.ok:
             continue
         metric = bench.throughput_metric()
+        throughput = value(bench, metric) if metric else None
         args = parsed.numeric_args()
-        if metric is None or not {"m", "n", "k"} <= args.keys():
-            continue
-        value = bench.sample(metric).center
-        point = Point(value, _counter(bench, "model_tflops"), _counter(bench, "slowdown_vs_aligned"),
-                      _label(bench))
+        if throughput is None or not {"m", "n", "k"} <= args.keys():
+            continue  # no usable throughput (summary lists invalid values) or not a GEMM
+        point = Point(throughput, value(bench, "model_tflops"),
+                      value(bench, "slowdown_vs_aligned"), bench_label(bench))
         for axis, others in (("n", "mk"), ("m", "nk"), ("k", "mn")):
             if all(args[o] == BASE for o in others):
                 out[(parsed.variant, parsed.precision, axis)][int(args[axis])] = point
@@ -86,17 +70,6 @@ def _points(rs: ResultSet) -> dict[tuple[str, str, str], dict[int, Point]]:
 
 def _unit(precision: str) -> str:
     return THROUGHPUT_UNITS["tops" if precision == "int8" else "tflops"]
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
-    plt.close(fig)
-    return path
 
 
 def _mark_multiples(ax, lo: float, hi: float) -> None:
@@ -129,7 +102,8 @@ def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], p
     ax.set_title(f"{gpu}: {precision} throughput vs N")
     ax.legend(fontsize="small", loc="upper left")
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
+    fig.tight_layout()
+    return save(fig, path)
 
 
 def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path:
@@ -160,7 +134,8 @@ def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path
                   fontsize="x-small", loc="upper left")
     axes[0].set_ylabel("TFLOP/s (TOP/s for int8)")
     fig.suptitle(f"{gpu}: the headline pairs (M = K = 4096); label = odd / aligned throughput")
-    return _save(fig, path)
+    fig.tight_layout()
+    return save(fig, path)
 
 
 def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Path) -> Path:
@@ -191,7 +166,12 @@ def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Pat
             ax.legend(fontsize="x-small")
     axes[0].set_ylabel("throughput relative to 4096")
     fig.suptitle(f"{gpu}: M and K around 4096 (grey: multiples of 16, dotted: of 8)")
-    return _save(fig, path)
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def _us(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e6
 
 
 def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
@@ -208,14 +188,14 @@ def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
                 rows.append([label, prec, variant.removeprefix("pad_to_"), "-", "-", "-", "-",
                              f"skipped: {reason}" if bench.skipped else f"FAILED: {reason}"])
                 continue
-            unpadded = _counter(bench, "unpadded_us")
-            wins = _counter(bench, "padding_wins")
+            unpadded = value(bench, "unpadded_us")
+            wins = value(bench, "padding_wins")
             verdict = ("padding wins" if wins else "unaligned wins") if wins is not None else "-"
             if unpadded is None and wins:
                 verdict = "padding wins (N = 33 cannot run)"
             rows.append([label, prec, variant.removeprefix("pad_to_"), fmt_num(unpadded),
-                         fmt_num(_counter(bench, "gemm_us")), fmt_num(_counter(bench, "copy_us")),
-                         fmt_num(bench.sample("time").center * 1e6), verdict])
+                         fmt_num(value(bench, "gemm_us")), fmt_num(value(bench, "copy_us")),
+                         fmt_num(_us(value(bench, "time"))), verdict])
     return rows
 
 
@@ -229,7 +209,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
     pair_rows, pad_rows = [], []
     for rs, label in zip(sets, labels):
         points = _points(rs)
-        slug = _slug(label)
+        tag = slug(label)
         by_prec: dict[str, dict[str, dict[int, Point]]] = defaultdict(dict)
         for (variant, prec, axis), pts in points.items():
             small = {n: p for n, p in pts.items() if n <= N_PLOT_MAX}
@@ -239,7 +219,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
             lines = dict(sorted(by_prec[prec].items(),
                                 key=lambda kv: list(VARIANT_STYLE).index(kv[0])
                                 if kv[0] in VARIANT_STYLE else 99))
-            path = out_dir / f"section_{TOPIC}_{slug}_n_sweep_{prec}.png"
+            path = out_dir / f"section_{TOPIC}_{tag}_n_sweep_{prec}.png"
             images.append(plot_n_sweep(label, prec, lines, path))
             doc.heading(3, f"{label}: {prec}, throughput vs N")
             doc.image(path, f"{label} {prec} throughput vs N")
@@ -248,7 +228,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                  if variant == "cublaslt" and axis == "n"
                  and any(a in pts or b in pts for a, b in PAIRS)}
         if pairs:
-            path = out_dir / f"section_{TOPIC}_{slug}_pairs.png"
+            path = out_dir / f"section_{TOPIC}_{tag}_pairs.png"
             images.append(plot_pairs(label, pairs, path))
             doc.heading(3, f"{label}: the headline pairs")
             doc.image(path, f"{label} headline pairs")
@@ -268,7 +248,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         mk = {(axis, prec): pts for (variant, prec, axis), pts in points.items()
               if variant == "cublaslt" and axis in ("m", "k") and len(pts) >= 3}
         if mk:
-            path = out_dir / f"section_{TOPIC}_{slug}_m_k.png"
+            path = out_dir / f"section_{TOPIC}_{tag}_m_k.png"
             images.append(plot_mk(label, mk, path))
             doc.heading(3, f"{label}: M and K around 4096")
             doc.image(path, f"{label} M and K around 4096")

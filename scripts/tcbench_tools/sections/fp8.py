@@ -20,24 +20,18 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import matplotlib
+from matplotlib import ticker
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import ticker  # noqa: E402
-
-from tcbench_tools.tables import fmt_num  # noqa: E402
+from tcbench_tools.sections._common import label as bench_label
+from tcbench_tools.sections._common import plt, save
+from tcbench_tools.sections._common import value
+from tcbench_tools.tables import fmt_num
 
 TOPIC = "fp8"
 TITLE = "FP8: speed, accuracy cost, scaling overhead, precision per layer"
 
 HEADLINE = ("gemm_e4m3xe4m3_bf16", "fast")  # Transformer Engine's forward GEMM: fast accumulation
 LAYERS = ("qkv", "attn_out", "mlp_up", "mlp_down")
-
-
-def _value(bench, metric):
-    sample = bench.sample(metric)
-    return sample.center if sample is not None else None
 
 
 def _fp8_rows(rs):
@@ -76,17 +70,17 @@ def _gemm_table(doc, rs, label):
     rows, speedups = [], {}
     for key in sorted(fp8, key=lambda k: (k[3] != "", k[3], k[:3])):
         f = fp8[key]
-        bt = _value(bf16[key], "tflops") if key in bf16 else None
-        ht = _value(fp16[key], "tflops") if key in fp16 else None
-        ft = _value(f, "tflops")
-        speedup = _value(f, "speedup_vs_bf16")
+        bt = value(bf16[key], "tflops") if key in bf16 else None
+        ht = value(fp16[key], "tflops") if key in fp16 else None
+        ft = value(f, "tflops")
+        speedup = value(f, "speedup_vs_bf16")
         if speedup is None and bt and ft:
             speedup = ft / bt
         speedups[key] = speedup
-        pct = _value(f, "pct_of_peak")
+        pct = value(f, "pct_of_peak")
         rows.append([f"{key[0]}x{key[1]}x{key[2]}", key[3] or "square", fmt_num(bt), fmt_num(ht),
                      fmt_num(ft), "-" if pct is None else f"{pct:.1f}", _fmt_x(speedup),
-                     _fmt_err(_value(f, "rel_error")), _fmt_err(_value(f, "rel_error_unquantized"))])
+                     _fmt_err(value(f, "rel_error")), _fmt_err(value(f, "rel_error_unquantized"))])
     doc.table(["m x n x k", "layer", "BF16 TFLOP/s", "FP16 TFLOP/s", "FP8 TFLOP/s",
                "% FP8 peak", "x BF16", "error (quantized inputs)", "error (FP32 inputs)"],
               rows, set(range(2, 9)))
@@ -108,9 +102,9 @@ def _variant_table(doc, rs, label):
     for b in sorted(by_shape[key], key=lambda b: (b.parsed.variant, b.parsed.args.get("accum", ""))):
         p = b.parsed
         a_b_d = p.variant.removeprefix("gemm_")
-        rows.append([a_b_d, p.args.get("accum", "-"), fmt_num(_value(b, "tflops")),
-                     _fmt_x(_value(b, "speedup_vs_bf16")), _fmt_err(_value(b, "rel_error")),
-                     _fmt_err(_value(b, "rel_error_unquantized"))])
+        rows.append([a_b_d, p.args.get("accum", "-"), fmt_num(value(b, "tflops")),
+                     _fmt_x(value(b, "speedup_vs_bf16")), _fmt_err(value(b, "rel_error")),
+                     _fmt_err(value(b, "rel_error_unquantized"))])
     doc.heading(3, f"{label}: FP8 variants at {key[0]}x{key[1]}x{key[2]}")
     doc.table(["A x B -> D", "accumulation", "TFLOP/s", "x BF16", "error (quantized inputs)",
                "error (FP32 inputs)"], rows, {2, 3, 4, 5})
@@ -125,11 +119,11 @@ def _recipe_tables(doc, rs, label):
             continue
         if p.variant.startswith("recipe_") and "n" in p.args:
             kernels.append([p.variant.removeprefix("recipe_"), p.args.get("in", "-"),
-                            int(float(p.args["n"])), _value(b, "gbps"),
-                            _value(b, "pct_of_peak")])
+                            int(float(p.args["n"])), value(b, "gbps"),
+                            value(b, "pct_of_peak")])
         elif p.variant.startswith("overhead_") and {"m", "n", "k"} <= p.args.keys():
             overhead.append([p.variant.removeprefix("overhead_"), _shape_key(p.args)[:3],
-                             _value(b, "overhead_pct")])
+                             value(b, "overhead_pct")])
     if kernels:
         doc.heading(3, f"{label}: scaling kernels (memory-bound)")
         doc.table(["kernel", "input", "elements", "GB/s", "% DRAM peak"],
@@ -176,9 +170,9 @@ def _selection_tables(doc, rs, label):
                 if b is None:
                     row.append("-")
                     continue
-                t, e = _value(b, "time_us"), _value(b, "rel_error_unquantized")
+                t, e = value(b, "time_us"), value(b, "rel_error_unquantized")
                 row.append(f"{fmt_num(t)} us, {_fmt_err(e)}")
-                if (_value(b, "selected") or 0) >= 1:
+                if (value(b, "selected") or 0) >= 1:
                     chosen = o
             rows.append(row + [chosen])
         if rows:
@@ -191,10 +185,10 @@ def _selection_tables(doc, rs, label):
                 b = mixes.get(mix)
                 if b is None:
                     continue
-                brows.append([name, fmt_num(_value(b, "block_time_us")),
-                              _fmt_x(_value(b, "speedup_vs_bf16")),
-                              _fmt_err(_value(b, "block_rel_error")),
-                              (b.iterations[0].get("label", "") if b.iterations else "")])
+                brows.append([name, fmt_num(value(b, "block_time_us")),
+                              _fmt_x(value(b, "speedup_vs_bf16")),
+                              _fmt_err(value(b, "block_rel_error")),
+                              bench_label(b)])
             doc.table(["block", "time (us)", "x all-BF16", "end-to-end error", "layers"],
                       brows, {1, 2, 3})
 
@@ -223,10 +217,7 @@ def _speedup_plot(series, out_dir: Path) -> Path | None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    path = out_dir / "section_fp8_speedup.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, out_dir / "section_fp8_speedup.png")
 
 
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcbench_tools.names import precision_order
+from tcbench_tools.sections._common import first_row, plt, save, value
 from tcbench_tools.tables import fmt_num
 
 TOPIC = "int8_gemm"
@@ -31,9 +32,8 @@ _QUANT_KERNELS = ("quantize_per_tensor", "quantize_per_channel", "abs_histogram"
                   "dequantize", "dequantize_accumulators")
 
 
-def _center(bench, metric: str) -> float | None:
-    sample = bench.sample(metric)
-    return sample.center if sample else None
+def _us(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e6
 
 
 def _mlp_rows(rs) -> dict[tuple[str, int], object]:
@@ -48,8 +48,7 @@ def _mlp_rows(rs) -> dict[tuple[str, int], object]:
 
 def _variants(int8_bench) -> list[str]:
     """INT8 variant names in the order the counters were written (ptq_..., qat)."""
-    rows = int8_bench.iterations or list(int8_bench.aggregates.values())
-    return [key[len("accuracy_"):] for key in (rows[0] if rows else {})
+    return [key[len("accuracy_"):] for key in first_row(int8_bench)
             if key.startswith("accuracy_")]
 
 
@@ -64,23 +63,20 @@ def deployment_bars(rs) -> tuple[int, list[tuple[str, float, float | None, float
     bars = []
     for prec in _FLOAT_PATHS:
         bench = mlp.get((prec, tokens))
-        if bench is not None and _center(bench, "speedup_vs_fp32") is not None:
+        if bench is not None and value(bench, "speedup_vs_fp32") is not None:
             # fp32/fp16/bf16 rows carry their own host accuracy; tf32 has none (not evaluated).
-            bars.append((prec.upper(), _center(bench, "speedup_vs_fp32"),
-                         _center(bench, f"accuracy_{prec}"), _center(bench, f"agreement_{prec}")))
+            bars.append((prec.upper(), value(bench, "speedup_vs_fp32"),
+                         value(bench, f"accuracy_{prec}"), value(bench, f"agreement_{prec}")))
     int8 = mlp[("int8", tokens)]
-    speedup = _center(int8, "speedup_vs_fp32")
-    for v in _variants(int8):
-        bars.append((f"INT8 {v}", speedup, _center(int8, f"accuracy_{v}"),
-                     _center(int8, f"agreement_{v}")))
+    speedup = value(int8, "speedup_vs_fp32")
+    for v in _variants(int8) if speedup is not None else []:
+        bars.append((f"INT8 {v}", speedup, value(int8, f"accuracy_{v}"),
+                     value(int8, f"agreement_{v}")))
     return tokens, bars
 
 
 def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
     """Per GPU two panels sharing the rows: speed-up bars, and accuracy points beside them."""
-    from tcbench_tools import plots  # noqa: F401  (selects the headless backend first)
-    import matplotlib.pyplot as plt
-
     n = len(bars_by_gpu)
     height = max(len(b) for _, b in bars_by_gpu.values())
     fig, axes = plt.subplots(1, 2 * n, figsize=(10.0 * n, 0.42 * height + 1.8), squeeze=False,
@@ -126,9 +122,7 @@ def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
         ax_acc.set_title("accuracy beside", fontsize="medium")
         ax_acc.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:
@@ -165,9 +159,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         for (prec, tokens), bench in sorted(_mlp_rows(rs).items(),
                                             key=lambda kv: (kv[0][1], precision_order(kv[0][0]))):
             rows.append([label, str(tokens), prec,
-                         fmt_num((_center(bench, "time") or 0) * 1e6),
-                         fmt_num(_center(bench, "speedup_vs_fp32")),
-                         fmt_num(_center(bench, "speedup_vs_fp16"))])
+                         fmt_num(_us(value(bench, "time"))),
+                         fmt_num(value(bench, "speedup_vs_fp32")),
+                         fmt_num(value(bench, "speedup_vs_fp16"))])
     if rows:
         doc.heading(3, "MLP layers per batch size")
         doc.table(["GPU", "tokens", "precision", "time (us)", "x FP32", "x FP16"], rows,
@@ -182,10 +176,10 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                 continue
             metric = bench.throughput_metric()
             rows.append([label, p.variant, f"{p.args['m']}x{p.args['n']}x{p.args['k']}",
-                         fmt_num(_center(bench, metric)) if metric else "-",
-                         fmt_num(_center(bench, "pct_of_peak")),
-                         fmt_num(_center(bench, "speedup_vs_fp16")),
-                         fmt_num(_center(bench, "speedup_vs_fp32"))])
+                         fmt_num(value(bench, metric)) if metric else "-",
+                         fmt_num(value(bench, "pct_of_peak")),
+                         fmt_num(value(bench, "speedup_vs_fp16")),
+                         fmt_num(value(bench, "speedup_vs_fp32"))])
     if rows:
         doc.heading(3, "INT8 GEMMs")
         doc.table(["GPU", "variant", "m x n x k", "TOP/s", "% peak", "x FP16", "x FP32"], rows,
@@ -198,8 +192,8 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
             p = bench.parsed
             if p.topic == TOPIC and p.variant in _QUANT_KERNELS and bench.ok:
                 rows.append([label, p.variant, p.args.get("n", "-"),
-                             fmt_num(_center(bench, "gbps")),
-                             fmt_num(_center(bench, "pct_of_peak"))])
+                             fmt_num(value(bench, "gbps")),
+                             fmt_num(value(bench, "pct_of_peak"))])
     if rows:
         doc.heading(3, "Quantization kernels (DRAM bandwidth)")
         doc.table(["GPU", "kernel", "elements", "GB/s", "% peak"], rows, {2, 3, 4})

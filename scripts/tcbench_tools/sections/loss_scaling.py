@@ -21,17 +21,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tcbench_tools.sections._common import first_row, plt, save, slug, value
+
 TOPIC = "loss_scaling"
 TITLE = "Loss scaling: where FP16 gradients land, training with and without scaling"
 
 MODES = ["fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale"]
 GRADSCALER_DEFAULT_LOG2 = 16
 _CURVE = re.compile(r"^loss_at_(\d+)$")
-
-
-def _value(bench, metric: str) -> float | None:
-    sample = bench.sample(metric)
-    return None if sample is None else sample.center
 
 
 def _ok(rs, variant_prefix: str):
@@ -46,7 +43,7 @@ def landing_points(rs) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
     out: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
     for bench, p in _ok(rs, "landing_"):
         k = p.args.get("scale_log2")
-        under, over = _value(bench, "underflow_pct"), _value(bench, "overflow_pct")
+        under, over = value(bench, "underflow_pct"), value(bench, "overflow_pct")
         if k is None or under is None or over is None:
             continue
         out.setdefault((p.variant[len("landing_"):], p.precision), []).append(
@@ -59,16 +56,14 @@ def training_runs(rs) -> dict[str, dict]:
     runs = {}
     for bench, p in _ok(rs, "train_"):
         mode = p.variant[len("train_"):]
-        rows = bench.iterations or list(bench.aggregates.values())
-        points = sorted(int(m.group(1)) for key in (rows[0] if rows else {})
-                        if (m := _CURVE.match(key)))
-        steps_run = _value(bench, "steps_run")
+        points = sorted(int(m.group(1)) for key in first_row(bench) if (m := _CURVE.match(key)))
+        steps_run = value(bench, "steps_run")
         count = len(points)
         curve, scale = [], []
         for i in points:
             step = 0 if count < 2 or not steps_run else round(i * (steps_run - 1) / (count - 1))
-            loss = _value(bench, f"loss_at_{i:02d}")
-            s = _value(bench, f"scale_at_{i:02d}")
+            loss = value(bench, f"loss_at_{i:02d}")
+            s = value(bench, f"scale_at_{i:02d}")
             if loss is not None:
                 curve.append((step, loss))
             if s is not None:
@@ -81,16 +76,7 @@ def _fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:60]
-
-
 def plot_landing(points, label: str, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     sources = sorted({s for s, _ in points})
     fig, axes = plt.subplots(1, len(sources), figsize=(5.2 * len(sources), 4.0), squeeze=False)
     style = {"fp16": ("tab:red", "FP16"), "bf16": ("tab:blue", "BF16")}
@@ -117,17 +103,10 @@ def plot_landing(points, label: str, path: Path) -> Path:
         ax.legend(fontsize="x-small")
     fig.suptitle(f"Where scaled gradients land ({label})", fontsize="medium")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def plot_curves(runs: dict[str, dict], label: str, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(6.8, 4.2))
     for mode in [m for m in MODES if m in runs] + sorted(set(runs) - set(MODES)):
         curve = runs[mode]["curve"]
@@ -145,9 +124,7 @@ def plot_curves(runs: dict[str, dict], label: str, path: Path) -> Path:
     ax.grid(which="both", alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:
@@ -184,20 +161,20 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                     row += ["-"] * 5
                     continue
                 bench = run["bench"]
-                final = _value(bench, "final_loss")
-                fp32 = _value(runs["fp32"]["bench"], "final_loss") if "fp32" in runs else None
-                step_us = _value(bench, "time_per_step_us")
+                final = value(bench, "final_loss")
+                fp32 = value(runs["fp32"]["bench"], "final_loss") if "fp32" in runs else None
+                step_us = value(bench, "time_per_step_us")
                 row += [_fmt(final, ".3g"),
                         _fmt(final / fp32 if final is not None and fp32 else None, ".2f"),
-                        _fmt(_value(bench, "underflow_pct"), ".1f"),
-                        _fmt(_value(bench, "skipped_steps"), ".0f"),
+                        _fmt(value(bench, "underflow_pct"), ".1f"),
+                        _fmt(value(bench, "skipped_steps"), ".0f"),
                         _fmt(step_us / 1e3 if step_us is not None else None, ".3f")]
             rows.append(row)
         doc.table(headers, rows, set(range(1, len(headers))))
         for runs, label in zip(per_gpu, labels):
             if any(r["curve"] for r in runs.values()):
                 path = plot_curves(runs, label,
-                                   out_dir / f"section_loss_scaling_curves_{_slug(label)}.png")
+                                   out_dir / f"section_loss_scaling_curves_{slug(label)}.png")
                 images.append(path)
                 doc.image(path, f"Loss curves of the five modes on {label}")
 
@@ -215,9 +192,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
             row = [f"{n:,}"]
             for u in unscale:
                 b = u.get(n)
-                row += [_fmt(_value(b, "gbps") if b else None, ".0f"),
-                        _fmt(_value(b, "pct_of_peak") if b else None, ".1f"),
-                        _fmt(_value(b, "unscale_pct_of_step") if b else None, ".2f")]
+                row += [_fmt(value(b, "gbps") if b else None, ".0f"),
+                        _fmt(value(b, "pct_of_peak") if b else None, ".1f"),
+                        _fmt(value(b, "unscale_pct_of_step") if b else None, ".2f")]
             rows.append(row)
         doc.table(headers, rows, set(range(1, len(headers))))
     return images
