@@ -42,6 +42,15 @@ TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 SKIP_PREFIX = "skipped:"
 
 
+def pct_of_peak(achieved: float | None, peak: float | None) -> float | None:
+    """``achieved`` as a percentage of ``peak``: the C++ formula (``tcbench::bench::pct_of_peak``,
+    100 * achieved / peak), for results that lack the counter. None without a positive peak or
+    without a value."""
+    if achieved is None or peak is None or not peak > 0:
+        return None
+    return 100.0 * achieved / peak
+
+
 def number(raw: object) -> float | None:
     """A JSON number as a float (an integer beyond float range becomes +-inf); None otherwise."""
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from tcbench_tools import results
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
 from tcbench_tools.tables import fmt_num, markdown_table, text_table
@@ -29,8 +30,7 @@ def pct_of_peak(rs: ResultSet, bench, metric: str, value: float) -> float | None
     own = bench.sample("pct_of_peak")
     if own is not None:
         return own.center
-    peak = rs.peak("gbps" if metric == "gbps" else bench.parsed.precision)
-    return value / peak * 100.0 if peak else None
+    return results.pct_of_peak(value, rs.peak("gbps" if metric == "gbps" else bench.parsed.precision))
 
 
 def best_results(rs: ResultSet) -> dict[tuple[str, str, str], Best]:

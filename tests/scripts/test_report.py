@@ -9,7 +9,7 @@ import matplotlib.image as mpimg
 import pytest
 from conftest import PNG_SIGNATURE, fixture, table_rows
 
-from tcbench_tools import report
+from tcbench_tools.sections import overview
 from tcbench_tools.results import load
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def test_skips_and_failures_are_listed(three_gpus):
 
 def test_sweep_detection():
     sets = [load(fixture("gpu_a.json")), load(fixture("gpu_c.json"))]
-    sweeps = report.find_sweeps(sets, ["A", "C"])
+    sweeps = overview.find_sweeps(sets, ["A", "C"])
     by_title = {s.title: s for s in sweeps}
     square = by_title["fp16_vs_fp32/cublaslt/fp16: TFLOP/s vs m=n=k"]
     assert square.lines["A"] == [(1024, 160.0), (2048, 224.0), (4096, 256.0)]
