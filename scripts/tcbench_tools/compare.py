@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from pathlib import Path
 
 from scipy import stats
 
+from tcbench_tools import arguments
 from tcbench_tools.errors import InputError
 from tcbench_tools.results import IDENTITY_KEYS, Benchmark, ResultSet, Sample
 from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, markdown_table, text_table
@@ -156,17 +156,12 @@ class Comparison:
 
 
 def parse_percent(value: object, where: str) -> float:
-    """``5``, ``5.0`` or ``"5%"`` -> 0.05."""
-    text = str(value).strip()
-    if isinstance(value, bool):
-        raise InputError(f"{where}: {value!r} is not a percentage.")
+    """``5``, ``5.0`` or ``"5%"`` -> 0.05 (``arguments.percent``), else an InputError naming
+    ``where``."""
     try:
-        number = float(text[:-1] if text.endswith("%") else text)
-    except ValueError:
-        raise InputError(f"{where}: {value!r} is not a percentage (write e.g. 5 or \"5%\").") from None
-    if not math.isfinite(number) or number <= 0 or number >= 1000:
-        raise InputError(f"{where}: {value!r} must be a percentage above 0.")
-    return number / 100.0
+        return arguments.percent(value)
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}.") from None
 
 
 CONFIG_KEYS = ("default", "alpha", "thresholds", *OPT_OUTS.values())

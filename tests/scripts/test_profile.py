@@ -199,4 +199,4 @@ def test_profile_of_a_missing_binary_is_a_usage_error(fakes, cli, tmp_path):
 
 def test_dash_dash_is_still_refused_for_compare(cli):
     code, _, err = cli("compare", "a", "b", "--", "x")
-    assert code == 2 and "'run', 'fleet' and 'profile'" in err
+    assert code == 2 and "'run', 'fleet submit' and 'profile'" in err

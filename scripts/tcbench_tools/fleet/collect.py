@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tcbench_tools import report
 from tcbench_tools.errors import EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, InputError
-from tcbench_tools.fleet_state import (ACTIVE, DONE, FAILED, NO_GPU, PROBLEMS, Manifest, Task,
+from tcbench_tools.fleet.state import (ACTIVE, DONE, FAILED, NO_GPU, PROBLEMS, Manifest, Task,
                                        count_text, fill_gpu_names, gather, load_manifest)
 from tcbench_tools.results import ResultSet, load
 from tcbench_tools.tables import text_table
