@@ -33,9 +33,10 @@ The gate (docs/ci.md, section 4, has the table) never passes silently:
 * A candidate run that did not finish or lost a binary's results, and a comparison in which no
   benchmark was compared at all, always fail.
 * ``INVALID INPUT`` (a value that is not a finite number, in either file) makes the exit code 2.
-* Listed, never failing: improved, unchanged, noise, now runs, skipped (on the baseline side or on
-  both), failed on both, only in candidate, only in baseline (skipped or failed there: no
-  measurement is lost).
+* Listed, never failing: improved, unchanged, noise, now runs (skipped or failed in the baseline,
+  runs in the candidate: its value is shown), skipped (in the candidate after a baseline failure,
+  or on both sides), failed on both, only in candidate, only in baseline (skipped or failed
+  there: no measurement is lost).
 """
 
 from __future__ import annotations
@@ -338,6 +339,7 @@ def _run_problems(candidate: ResultSet) -> list[str]:
 
 
 def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comparison:
+    metric = "pct_of_peak" if options.normalize_peak else "time"
     rows: list[Row] = []
     names = list(baseline.benchmarks)
     names += [n for n in candidate.benchmarks if n not in baseline.benchmarks]
@@ -354,16 +356,14 @@ def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comp
             rows.append(Row(name, status, note=f"candidate: {c.error}"))
         elif c.skipped and b.ok:
             rows.append(Row(name, SKIPPED_NOW, note=f"candidate: {c.skip_reason}"))
-        elif c.skipped or b.skipped:
-            side = "both" if (c.skipped and b.skipped) else (
-                "candidate" if c.skipped else "baseline")
-            reason = (c if c.skipped else b).skip_reason
-            note = f"{side}: {reason}"
-            if b.failed:
-                note += f"; baseline: {b.error}"
+        elif c.skipped:
+            side = "both" if b.skipped else "candidate"
+            note = f"{side}: {c.skip_reason}" + (f"; baseline: {b.error}" if b.failed else "")
             rows.append(Row(name, SKIPPED, note=note))
-        elif b.failed:
-            sample = c.sample("pct_of_peak" if options.normalize_peak else "time")
+        elif not b.ok:
+            # Skipped or failed in the baseline, runs now: nothing to compare with, but the
+            # candidate's measurement is shown, not hidden behind the baseline's skip.
+            sample = c.sample(metric)
             rows.append(Row(name, FIXED, cand=sample.center if sample else None,
                             note=f"baseline: {b.error}"))
         else:
@@ -371,7 +371,6 @@ def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comp
     for row in rows:
         row.failing = row.status in (REGRESSED, FAILED, INVALID) or (
             row.status in OPT_OUTS and not options.allows(row.status))
-    metric = "pct_of_peak" if options.normalize_peak else "time"
     comp = Comparison(rows, context_warnings(baseline, candidate, options), metric)
     comp.problems = _run_problems(candidate)
     if not any(r.status in COMPARED for r in rows):

@@ -148,11 +148,45 @@ def test_added_removed_errored_and_skipped_benchmarks_are_listed(cli, tmp_path):
         assert part in summary
 
 
-def test_benchmark_that_runs_again_is_reported(tmp_path):
+def test_a_benchmark_skipped_in_the_baseline_that_runs_now_shows_its_value(cli):
     base = parse_doc(load_doc("gpu_a.json"))
-    comp = compare.compare(base, parse_doc(load_doc("gpu_b.json")), compare.Options())
-    assert statuses(comp)[FP8] == compare.SKIPPED  # skipped in the baseline: listed, not compared
-    assert not comp.failing
+    cand = parse_doc(load_doc("gpu_b.json"))
+    comp = compare.compare(base, cand, compare.Options())
+    row = next(r for r in comp.rows if r.name == FP8)
+    assert row.status == compare.FIXED and not row.failing  # listed, not compared, not failing
+    assert row.cand == cand.benchmarks[FP8].sample("time").center and row.base is None
+    assert row.note.startswith("baseline: skipped: FP8 needs compute capability 8.9")
+    code, out, _ = cli("compare", fixture("gpu_a.json"), fixture("gpu_b.json"))
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith(FP8))
+    # The candidate's time (1200 TFLOP/s at 4096^3 is 114.5 us), not "-".
+    assert line.split()[1:4] == ["-", "114.5", "us"] and "now runs (baseline: skipped:" in line
+    assert "1 now runs" in out.strip().splitlines()[-1]
+
+
+def test_a_benchmark_that_failed_in_the_baseline_and_runs_now_is_fixed(cli, tmp_path):
+    """FIXED ("now runs"): the baseline's error row, a measurement in the candidate."""
+    doc = load_doc("gpu_a.json")
+    fp16_rows = [r for r in doc["benchmarks"] if r["run_name"].startswith(FP16 + "/")]
+    cand = dict(doc, benchmarks=[r for r in doc["benchmarks"] if not r["name"].startswith(CUPTI)])
+    for row in fp16_rows:  # CUPTI now measures what FP16 measured
+        cand["benchmarks"].append(dict(row, name=row["name"].replace(FP16, CUPTI),
+                                       run_name=row["run_name"].replace(FP16, CUPTI)))
+    base_set, cand_set = parse_doc(doc), parse_doc(cand)
+    assert base_set.benchmarks[CUPTI].failed and cand_set.benchmarks[CUPTI].ok
+    comp = compare.compare(base_set, cand_set, compare.Options())
+    row = next(r for r in comp.rows if r.name == CUPTI)
+    assert row.status == compare.FIXED and not row.failing
+    assert row.cand == cand_set.benchmarks[FP16].sample("time").center
+    assert row.note == "baseline: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: profiling counters are " \
+                       "not allowed"
+    assert comp.exit_code == 0
+    # With --normalize-peak the value shown is the candidate's % of peak.
+    peak = compare.compare(base_set, cand_set, compare.Options(normalize_peak=True))
+    assert next(r for r in peak.rows if r.name == CUPTI).cand == pytest.approx(80.0, rel=0.02)
+    code, out, _ = cli("compare", fixture("gpu_a.json"), write(tmp_path, "c.json", cand))
+    assert code == 0 and "1 now runs" in out.strip().splitlines()[-1]
+    assert f"{CUPTI}  " in out and "now runs (baseline: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES" in out
 
 
 @pytest.mark.parametrize("suffix,text", [
