@@ -20,7 +20,7 @@ from tcbench_tools import __version__
 from tcbench_tools.arguments import positive_int, significance, threshold
 from tcbench_tools.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, InputError
 
-# Commands that pass the arguments after '--' on (to the benchmark binaries, or to the profiled one).
+# Commands that pass the arguments after '--' on (to the benchmark binaries or the profiled one).
 PASSTHROUGH = ("run", "fleet submit", "profile")
 
 

@@ -1,10 +1,10 @@
 """Report section for bench_alignment: does 33 lose to 32, and does the model explain why?
 
 Plots, per GPU:
-- per precision, throughput against N (M = K = 4096, N up to 256) for each variant (cuBLASLt,
-  cuBLASLt with B stored N-contiguous, our WMMA kernel), the model's prediction (the
-  ``model_tflops`` counter: roofline plus tile and wave quantization with the tile cuBLASLt
-  chose) overlaid as a dashed line, and the multiples of 8 and 16 marked;
+- per precision, throughput against N (M = K = 4096, N up to 256) for each series (cuBLASLt in
+  the precision's layout, cuBLASLt with ``layout:nt``: B stored N-contiguous, our WMMA kernel),
+  the model's prediction (the ``model_tflops`` counter: roofline plus tile and wave quantization
+  with the tile cuBLASLt chose) overlaid as a dashed line, and the multiples of 8 and 16 marked;
 - the headline pairs (32/33, 64/65, 128/129, 8192/8193) as bars per precision;
 - M and K swept around 4096, relative to 4096, with the model's relative prediction.
 Tables: the pairs with ``slowdown_vs_aligned`` and the padding strategies (33 run as 40 or 48,
@@ -20,8 +20,10 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from tcbench_tools.names import precision_order
+from tcbench_tools.names import ParsedName, precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
+from tcbench_tools.schema import (COPY_US, GEMM_US, MODEL_TFLOPS, PADDING_WINS, SLOWDOWN_VS_ALIGNED,
+                                   UNPADDED_US, rate_counter)
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save, slug, value
 from tcbench_tools.tables import fmt_num
@@ -33,9 +35,11 @@ BASE = 4096  # the fixed dimensions of every sweep
 N_PLOT_MAX = 256  # N sweep plots stop here; the 8192 pair is in the pair plot
 MIN_SWEEP_POINTS = 10  # fewer (quick mode: the pairs only) make no sweep plot
 PAIRS = ((32, 33), (64, 65), (128, 129), (8192, 8193))
-VARIANT_STYLE = {  # label, line style, marker
-    "cublaslt": ("cuBLASLt", "-", "o"),
-    "cublaslt_bT": ("cuBLASLt, B N-contiguous", "-", "s"),
+MAIN = "cublaslt"  # cuBLASLt in the precision's own layout (nn; tn for int8 and fp8)
+B_N_CONTIGUOUS = "cublaslt layout:nt"  # the same GEMM with B stored N-contiguous
+VARIANT_STYLE = {  # series: label, line style, marker
+    MAIN: ("cuBLASLt", "-", "o"),
+    B_N_CONTIGUOUS: ("cuBLASLt, layout NT (B N-contiguous)", "-", "s"),
     "wmma": ("our WMMA kernel", "-", "^"),
 }
 
@@ -48,8 +52,15 @@ class Point:
     label: str
 
 
+def _series(parsed: ParsedName) -> str:
+    nt = (parsed.variant, parsed.layout) == ("cublaslt", "nt")
+    return B_N_CONTIGUOUS if nt else parsed.variant
+
+
 def _points(rs: ResultSet) -> dict[tuple[str, str, str], dict[int, Point]]:
-    """(variant, precision, axis) -> {swept value: point}, axis in n/m/k: the other two are 4096."""
+    """(series, precision, axis) -> {swept value: point}, axis in n/m/k: the other two are 4096.
+    The series is the variant, told apart by layout where one variant runs two (cuBLASLt NN or
+    TN, and NT)."""
     out: dict[tuple[str, str, str], dict[int, Point]] = defaultdict(dict)
     for bench in rs.benchmarks.values():
         parsed = bench.parsed
@@ -60,16 +71,16 @@ def _points(rs: ResultSet) -> dict[tuple[str, str, str], dict[int, Point]]:
         args = parsed.numeric_args()
         if throughput is None or not {"m", "n", "k"} <= args.keys():
             continue  # no usable throughput (summary lists invalid values) or not a GEMM
-        point = Point(throughput, value(bench, "model_tflops"),
-                      value(bench, "slowdown_vs_aligned"), bench_label(bench))
+        point = Point(throughput, value(bench, MODEL_TFLOPS),
+                      value(bench, SLOWDOWN_VS_ALIGNED), bench_label(bench))
         for axis, others in (("n", "mk"), ("m", "nk"), ("k", "mn")):
             if all(args[o] == BASE for o in others):
-                out[(parsed.variant, parsed.precision, axis)][int(args[axis])] = point
+                out[(_series(parsed), parsed.precision, axis)][int(args[axis])] = point
     return out
 
 
 def _unit(precision: str) -> str:
-    return THROUGHPUT_UNITS["tops" if precision == "int8" else "tflops"]
+    return THROUGHPUT_UNITS[rate_counter(precision)]
 
 
 def _mark_multiples(ax, lo: float, hi: float) -> None:
@@ -92,7 +103,7 @@ def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], p
         ax.plot(ns, [pts[n].value for n in ns], style, marker=marker, ms=2.5, lw=1.1,
                 color=color, label=f"{name} (measured)")
         model = [(n, pts[n].model) for n in ns if pts[n].model is not None]
-        if model and variant == "cublaslt":
+        if model and variant == MAIN:
             ax.plot([n for n, _ in model], [m for _, m in model], "--", lw=1.4, color="black",
                     label="model (roofline x tile x wave, cuBLASLt's tile)")
     ax.set_xlim(0, max(xs_all) + 2)
@@ -188,13 +199,13 @@ def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
                 rows.append([label, prec, variant.removeprefix("pad_to_"), "-", "-", "-", "-",
                              f"skipped: {reason}" if bench.skipped else f"FAILED: {reason}"])
                 continue
-            unpadded = value(bench, "unpadded_us")
-            wins = value(bench, "padding_wins")
+            unpadded = value(bench, UNPADDED_US)
+            wins = value(bench, PADDING_WINS)
             verdict = ("padding wins" if wins else "unaligned wins") if wins is not None else "-"
             if unpadded is None and wins:
                 verdict = "padding wins (N = 33 cannot run)"
             rows.append([label, prec, variant.removeprefix("pad_to_"), fmt_num(unpadded),
-                         fmt_num(value(bench, "gemm_us")), fmt_num(value(bench, "copy_us")),
+                         fmt_num(value(bench, GEMM_US)), fmt_num(value(bench, COPY_US)),
                          fmt_num(_us(value(bench, "time"))), verdict])
     return rows
 
@@ -225,7 +236,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
             doc.image(path, f"{label} {prec} throughput vs N")
 
         pairs = {prec: pts for (variant, prec, axis), pts in points.items()
-                 if variant == "cublaslt" and axis == "n"
+                 if variant == MAIN and axis == "n"
                  and any(a in pts or b in pts for a, b in PAIRS)}
         if pairs:
             path = out_dir / f"section_{TOPIC}_{tag}_pairs.png"
@@ -246,7 +257,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                         b.label if b else "skipped"])
 
         mk = {(axis, prec): pts for (variant, prec, axis), pts in points.items()
-              if variant == "cublaslt" and axis in ("m", "k") and len(pts) >= 3}
+              if variant == MAIN and axis in ("m", "k") and len(pts) >= 3}
         if mk:
             path = out_dir / f"section_{TOPIC}_{tag}_m_k.png"
             images.append(plot_mk(label, mk, path))

@@ -2,13 +2,17 @@
 
 Reads the names and counters bench_int8_gemm writes:
 
-- ``int8_gemm/mlp/<precision>/tokens:N``: the trained MLP's three layer GEMMs at a deployment
-  batch, with ``speedup_vs_fp32`` / ``speedup_vs_fp16``; the int8 row also carries the host
+Every GEMM is TN (``layout:tn``: D[out, tokens] = W[out, in] X[tokens, in]^T), in every
+precision, so the speed-ups compare one layout.
+
+- ``int8_gemm/mlp/<precision>/tokens:N/layout:tn``: the trained MLP's three layer GEMMs at a
+  deployment batch, with ``speedup_vs_fp32`` / ``speedup_vs_fp16``; the int8 row also carries the host
   evaluation of each INT8 variant as ``accuracy_<variant>`` and ``agreement_<variant>`` (percent),
   the fp32 row ``accuracy_fp32``.
-- ``int8_gemm/<variant>/<precision>/m:M/n:N/k:K``: the single GEMMs (cuBLASLt, our IMMA kernel, the
-  requantizing int8-out variant) with ``tops``/``tflops``, ``pct_of_peak`` and speed-ups.
-- ``int8_gemm/<kernel>/int8/n:N`` with ``gbps``: the quantization kernels.
+- ``int8_gemm/<variant>/<precision>/m:M/n:N/k:K/layout:tn``: the single GEMMs (cuBLASLt, our IMMA
+  kernel, the requantizing int8-out variant) with ``tops``/``tflops``, ``pct_of_peak`` and
+  speed-ups.
+- ``int8_gemm/<kernel>/int8/elements:N`` with ``gbps``: the quantization kernels.
 
 The plot puts one bar per deployment variant (FP32, TF32, FP16, BF16, then each INT8 calibrator
 and QAT): its speed-up over FP32 at the largest batch, with the accuracy written beside it.
@@ -21,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcbench_tools.names import precision_order
+from tcbench_tools.schema import GBPS, PCT_OF_PEAK, accuracy, agreement, speedup_vs
 from tcbench_tools.sections._common import first_row, plt, save, value
 from tcbench_tools.tables import fmt_num
 
@@ -48,8 +53,8 @@ def _mlp_rows(rs) -> dict[tuple[str, int], object]:
 
 def _variants(int8_bench) -> list[str]:
     """INT8 variant names in the order the counters were written (ptq_..., qat)."""
-    return [key[len("accuracy_"):] for key in first_row(int8_bench)
-            if key.startswith("accuracy_")]
+    prefix = accuracy("")
+    return [key.removeprefix(prefix) for key in first_row(int8_bench) if key.startswith(prefix)]
 
 
 def deployment_bars(rs) -> tuple[int, list[tuple[str, float, float | None, float | None]]] | None:
@@ -63,15 +68,15 @@ def deployment_bars(rs) -> tuple[int, list[tuple[str, float, float | None, float
     bars = []
     for prec in _FLOAT_PATHS:
         bench = mlp.get((prec, tokens))
-        if bench is not None and value(bench, "speedup_vs_fp32") is not None:
+        if bench is not None and value(bench, speedup_vs("fp32")) is not None:
             # fp32/fp16/bf16 rows carry their own host accuracy; tf32 has none (not evaluated).
-            bars.append((prec.upper(), value(bench, "speedup_vs_fp32"),
-                         value(bench, f"accuracy_{prec}"), value(bench, f"agreement_{prec}")))
+            bars.append((prec.upper(), value(bench, speedup_vs("fp32")),
+                         value(bench, accuracy(prec)), value(bench, agreement(prec))))
     int8 = mlp[("int8", tokens)]
-    speedup = value(int8, "speedup_vs_fp32")
+    speedup = value(int8, speedup_vs("fp32"))
     for v in _variants(int8) if speedup is not None else []:
-        bars.append((f"INT8 {v}", speedup, value(int8, f"accuracy_{v}"),
-                     value(int8, f"agreement_{v}")))
+        bars.append((f"INT8 {v}", speedup, value(int8, accuracy(v)),
+                     value(int8, agreement(v))))
     return tokens, bars
 
 
@@ -160,8 +165,8 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                                             key=lambda kv: (kv[0][1], precision_order(kv[0][0]))):
             rows.append([label, str(tokens), prec,
                          fmt_num(_us(value(bench, "time"))),
-                         fmt_num(value(bench, "speedup_vs_fp32")),
-                         fmt_num(value(bench, "speedup_vs_fp16"))])
+                         fmt_num(value(bench, speedup_vs("fp32"))),
+                         fmt_num(value(bench, speedup_vs("fp16")))])
     if rows:
         doc.heading(3, "MLP layers per batch size")
         doc.table(["GPU", "tokens", "precision", "time (us)", "x FP32", "x FP16"], rows,
@@ -177,9 +182,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
             metric = bench.throughput_metric()
             rows.append([label, p.variant, f"{p.args['m']}x{p.args['n']}x{p.args['k']}",
                          fmt_num(value(bench, metric)) if metric else "-",
-                         fmt_num(value(bench, "pct_of_peak")),
-                         fmt_num(value(bench, "speedup_vs_fp16")),
-                         fmt_num(value(bench, "speedup_vs_fp32"))])
+                         fmt_num(value(bench, PCT_OF_PEAK)),
+                         fmt_num(value(bench, speedup_vs("fp16"))),
+                         fmt_num(value(bench, speedup_vs("fp32")))])
     if rows:
         doc.heading(3, "INT8 GEMMs")
         doc.table(["GPU", "variant", "m x n x k", "TOP/s", "% peak", "x FP16", "x FP32"], rows,
@@ -191,9 +196,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         for bench in sorted(rs.benchmarks.values(), key=lambda b: b.name):
             p = bench.parsed
             if p.topic == TOPIC and p.variant in _QUANT_KERNELS and bench.ok:
-                rows.append([label, p.variant, p.args.get("n", "-"),
-                             fmt_num(value(bench, "gbps")),
-                             fmt_num(value(bench, "pct_of_peak"))])
+                rows.append([label, p.variant, p.args.get("elements", "-"),
+                             fmt_num(value(bench, GBPS)),
+                             fmt_num(value(bench, PCT_OF_PEAK))])
     if rows:
         doc.heading(3, "Quantization kernels (DRAM bandwidth)")
         doc.table(["GPU", "kernel", "elements", "GB/s", "% peak"], rows, {2, 3, 4})

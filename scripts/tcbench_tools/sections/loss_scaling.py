@@ -18,9 +18,11 @@ What the benchmark writes, and what this section reads:
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from tcbench_tools.schema import (FINAL_LOSS, GBPS, LOSS_AT, OVERFLOW_PCT, PCT_OF_PEAK,
+                                   SKIPPED_STEPS, STEPS_RUN, TIME_PER_STEP_US, UNDERFLOW_PCT,
+                                   UNSCALE_PCT_OF_STEP, counter, loss_at, scale_at)
 from tcbench_tools.sections._common import first_row, plt, save, slug, value
 
 TOPIC = "loss_scaling"
@@ -28,7 +30,6 @@ TITLE = "Loss scaling: where FP16 gradients land, training with and without scal
 
 MODES = ["fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale"]
 GRADSCALER_DEFAULT_LOG2 = 16
-_CURVE = re.compile(r"^loss_at_(\d+)$")
 
 
 def _ok(rs, variant_prefix: str):
@@ -43,7 +44,7 @@ def landing_points(rs) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
     out: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
     for bench, p in _ok(rs, "landing_"):
         k = p.args.get("scale_log2")
-        under, over = value(bench, "underflow_pct"), value(bench, "overflow_pct")
+        under, over = value(bench, UNDERFLOW_PCT), value(bench, OVERFLOW_PCT)
         if k is None or under is None or over is None:
             continue
         out.setdefault((p.variant[len("landing_"):], p.precision), []).append(
@@ -56,14 +57,15 @@ def training_runs(rs) -> dict[str, dict]:
     runs = {}
     for bench, p in _ok(rs, "train_"):
         mode = p.variant[len("train_"):]
-        points = sorted(int(m.group(1)) for key in first_row(bench) if (m := _CURVE.match(key)))
-        steps_run = value(bench, "steps_run")
+        points = sorted(int(key.rsplit("_", 1)[1]) for key in first_row(bench)
+                        if (c := counter(key)) is not None and c.name == LOSS_AT)
+        steps_run = value(bench, STEPS_RUN)
         count = len(points)
         curve, scale = [], []
         for i in points:
             step = 0 if count < 2 or not steps_run else round(i * (steps_run - 1) / (count - 1))
-            loss = value(bench, f"loss_at_{i:02d}")
-            s = value(bench, f"scale_at_{i:02d}")
+            loss = value(bench, loss_at(i))
+            s = value(bench, scale_at(i))
             if loss is not None:
                 curve.append((step, loss))
             if s is not None:
@@ -161,13 +163,13 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                     row += ["-"] * 5
                     continue
                 bench = run["bench"]
-                final = value(bench, "final_loss")
-                fp32 = value(runs["fp32"]["bench"], "final_loss") if "fp32" in runs else None
-                step_us = value(bench, "time_per_step_us")
+                final = value(bench, FINAL_LOSS)
+                fp32 = value(runs["fp32"]["bench"], FINAL_LOSS) if "fp32" in runs else None
+                step_us = value(bench, TIME_PER_STEP_US)
                 row += [_fmt(final, ".3g"),
                         _fmt(final / fp32 if final is not None and fp32 else None, ".2f"),
-                        _fmt(value(bench, "underflow_pct"), ".1f"),
-                        _fmt(value(bench, "skipped_steps"), ".0f"),
+                        _fmt(value(bench, UNDERFLOW_PCT), ".1f"),
+                        _fmt(value(bench, SKIPPED_STEPS), ".0f"),
                         _fmt(step_us / 1e3 if step_us is not None else None, ".3f")]
             rows.append(row)
         doc.table(headers, rows, set(range(1, len(headers))))
@@ -179,8 +181,8 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                 doc.image(path, f"Loss curves of the five modes on {label}")
 
     # 3. The cost of scaling.
-    unscale = [{int(float(p.args.get("elements", p.args.get("n", 0)))): b
-                for b, p in _ok(rs, "unscale")} for rs in sets]
+    unscale = [{int(p.numeric_args()["elements"]): b for b, p in _ok(rs, "unscale")
+                if "elements" in p.numeric_args()} for rs in sets]
     sizes = sorted({n for u in unscale for n in u})
     if sizes:
         doc.heading(3, "Cost of the fused check-and-unscale")
@@ -192,9 +194,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
             row = [f"{n:,}"]
             for u in unscale:
                 b = u.get(n)
-                row += [_fmt(value(b, "gbps") if b else None, ".0f"),
-                        _fmt(value(b, "pct_of_peak") if b else None, ".1f"),
-                        _fmt(value(b, "unscale_pct_of_step") if b else None, ".2f")]
+                row += [_fmt(value(b, GBPS) if b else None, ".0f"),
+                        _fmt(value(b, PCT_OF_PEAK) if b else None, ".1f"),
+                        _fmt(value(b, UNSCALE_PCT_OF_STEP) if b else None, ".2f")]
             rows.append(row)
         doc.table(headers, rows, set(range(1, len(headers))))
     return images

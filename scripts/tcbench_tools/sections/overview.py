@@ -16,12 +16,13 @@ from pathlib import Path
 from tcbench_tools import plots, summary
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet, pct_of_peak
+from tcbench_tools.schema import TFLOPS, TOPS
 from tcbench_tools.sections._common import slug
 from tcbench_tools.summary import Best
 from tcbench_tools.tables import fmt_num
 
 MIN_SWEEP_POINTS = 3
-_GEMM_METRICS = ("tflops", "tops")
+_GEMM_METRICS = (TFLOPS, TOPS)
 _PEAK_META = re.compile(r"(^|_)(source|max_clock)$")
 # Context keys of the GPUs table, one row each (a column per GPU: the table grows down, not
 # across, with the keys).
@@ -110,7 +111,7 @@ def render_topic_tables(doc, sets: list[ResultSet], labels: list[str],
                 if item is None and rs.lacks(prec):
                     row += ["n/a"] * 3
                     continue
-                base = b.get((topic, "fp32", "tflops"))
+                base = b.get((topic, "fp32", TFLOPS))
                 speedup = "-"
                 if item is not None and base is not None and metric in _GEMM_METRICS:
                     speedup = f"{item.value / base.value:.2f}"
@@ -137,8 +138,15 @@ class Sweep:
                f"{THROUGHPUT_UNITS[self.metric]} vs {self.axis}"
 
 
+def _join(*parts: str) -> str:
+    return ", ".join(p for p in parts if p)
+
+
 def find_sweeps(sets: list[ResultSet], labels: list[str]) -> list[Sweep]:
-    # (topic, variant, precision, metric) -> [(gpu, args, value)]
+    """Benchmarks that differ in one numeric argument (or in several that stay equal, as m=n=k),
+    per (topic, variant, precision, metric) and the words the names hold (layout:nn and layout:nt
+    are two sweeps, as are accum:fast and accum:split)."""
+    # (topic, variant, precision, metric, words) -> [(gpu, numeric args, value)]
     groups: dict[tuple, list[tuple[str, dict[str, float], float]]] = defaultdict(list)
     for rs, label in zip(sets, labels):
         for bench in rs.benchmarks.values():
@@ -147,10 +155,11 @@ def find_sweeps(sets: list[ResultSet], labels: list[str]) -> list[Sweep]:
             if sample is None:
                 continue
             p = bench.parsed
-            groups[(p.topic, p.variant, p.precision, metric)].append(
+            groups[(p.topic, p.variant, p.precision, metric, tuple(p.word_args().items()))].append(
                 (label, p.numeric_args(), sample.center))
     sweeps = []
-    for (topic, variant, precision, metric), entries in groups.items():
+    for (topic, variant, precision, metric, words), entries in groups.items():
+        worded = ", ".join(f"{k}:{v}" for k, v in words)
         names = list(dict.fromkeys(k for _, args, _ in entries for k in args))  # name order
         varying = [k for k in names if len({args.get(k) for _, args, _ in entries}) > 1]
         if not varying:
@@ -163,7 +172,7 @@ def find_sweeps(sets: list[ResultSet], labels: list[str]) -> list[Sweep]:
                       and len({args[k] for k in varying}) == 1]
             fixed = ", ".join(f"{k}:{entries[0][1][k]:g}" for k in names
                               if k not in varying and k in entries[0][1])
-            candidates.append(("=".join(varying), fixed, square))
+            candidates.append(("=".join(varying), _join(fixed, worded), square))
         for axis in varying:
             by_rest: dict[tuple, list[tuple[str, float, float]]] = defaultdict(list)
             for g, args, v in entries:
@@ -174,7 +183,7 @@ def find_sweeps(sets: list[ResultSet], labels: list[str]) -> list[Sweep]:
                 if len(pts) < MIN_SWEEP_POINTS:
                     continue  # too short to be a sweep on any GPU (cheap at 100k benchmarks)
                 fixed = ", ".join(f"{k}:{val:g}" for k, val in rest if val is not None)
-                candidates.append((axis, fixed, pts))
+                candidates.append((axis, _join(fixed, worded), pts))
         for axis, fixed, pts in candidates:
             lines: dict[str, list[tuple[float, float]]] = defaultdict(list)
             for g, x, v in pts:
@@ -193,7 +202,8 @@ def render_sweeps(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) 
     doc.heading(2, "Sweeps")
     images = []
     for i, sw in enumerate(sweeps, start=1):
-        name = f"sweep_{i:02d}_{slug(f'{sw.topic}_{sw.variant}_{sw.precision}_{sw.axis}_{sw.fixed}')}.png"
+        tag = slug(f"{sw.topic}_{sw.variant}_{sw.precision}_{sw.axis}_{sw.fixed}")
+        name = f"sweep_{i:02d}_{tag}.png"
         path = plots.sweep(sw.title, sw.axis, THROUGHPUT_UNITS[sw.metric], sw.lines, out_dir / name)
         images.append(path)
         doc.heading(3, sw.title)
