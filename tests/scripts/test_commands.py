@@ -57,7 +57,8 @@ def test_test_runs_configure_build_ctest_pytest(calls, capsys):
     tool = build.find_cuobjdump()
     assert tool is not None and tool.name == "cuobjdump"  # from nvidia-cuda-cuobjdump
     assert f"-DTCBENCH_CUOBJDUMP={tool}" in configure
-    assert compile_cmd[:4] == ["cmake", "--build", "--preset", "dev"] and "--parallel" in compile_cmd
+    assert compile_cmd[:4] == ["cmake", "--build", "--preset", "dev"]
+    assert "--parallel" in compile_cmd
     assert ctest == ["ctest", "--preset", "dev"]
     assert pytest_cmd == [sys.executable, "-m", "pytest", "tests/scripts"]
     assert capsys.readouterr().out.strip().splitlines()[-1] == \

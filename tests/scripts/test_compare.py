@@ -11,11 +11,11 @@ from conftest import fixture, load_doc, noisy, scaled, with_times, write
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 
-FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096"
-INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096"
-WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024"
-FP8 = "fp8/cublaslt/fp8/m:4096/n:4096/k:4096"
-CUPTI = "tensor_util/cupti/fp16/m:4096/n:4096/k:4096"
+FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
+INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
+WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024/layout:nn"
+FP8 = "fp8/cublaslt/fp8/m:4096/n:4096/k:4096/layout:tn"
+CUPTI = "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn"
 
 
 def statuses(comp: compare.Comparison) -> dict[str, str]:
@@ -63,8 +63,8 @@ def test_improvement_is_reported_and_passes(cli, tmp_path):
 
 def _aa_false_alarm_rate(rng, reps: int, cv: float, trials: int, names: int = 5) -> float:
     template = load_doc("gpu_a.json")
-    keys = [FP16, INT8, WMMA, "fp16_vs_fp32/cublaslt/bf16/m:4096/n:4096/k:4096",
-            "fp16_vs_fp32/cublaslt/fp32/m:2048/n:2048/k:2048"][:names]
+    keys = [FP16, INT8, WMMA, "fp16_vs_fp32/cublaslt/bf16/m:4096/n:4096/k:4096/layout:nn",
+            "fp16_vs_fp32/cublaslt/fp32/m:2048/n:2048/k:2048/layout:nn"][:names]
     alarms = 0
     for _ in range(trials):
         base = parse_doc(with_times(template, {k: noisy(rng, 1e-3, cv, reps) for k in keys}))
@@ -131,14 +131,14 @@ def test_added_removed_errored_and_skipped_benchmarks_are_listed(cli, tmp_path):
                        "CUBLAS_STATUS_NOT_SUPPORTED", iterations=0, real_time=0.0, cpu_time=0.0)
         rows.append(row)
     extra = dict(next(r for r in doc["benchmarks"] if r["run_name"].startswith(FP16)))
-    extra["name"] = extra["run_name"] = "fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/manual_time"
+    extra["name"] = extra["run_name"] = "fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn/manual_time"
     rows.append(extra)
     cand["benchmarks"] = rows
     code, out, _ = cli("compare", fixture("gpu_a.json"), write(tmp_path, "c.json", cand))
     assert code == 1  # the newly failing INT8 benchmark
     lines = {line.split()[0]: line for line in out.splitlines() if line and "/" in line.split()[0]}
     assert "MISSING (not in the candidate)" in lines[WMMA]
-    assert "only in candidate" in lines["fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192"]
+    assert "only in candidate" in lines["fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"]
     assert "FAILED" in lines[INT8] and "CUBLAS_STATUS_NOT_SUPPORTED" in lines[INT8]
     assert "skipped" in lines[FP8] and "FP8 needs compute capability 8.9" in lines[FP8]
     assert "failed on both" in lines[CUPTI]

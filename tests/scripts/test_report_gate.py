@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from tcbench_tools import plots
 
-FP16_1024 = "fp16_vs_fp32/cublaslt/fp16/m:1024/n:1024/k:1024"
+FP16_1024 = "fp16_vs_fp32/cublaslt/fp16/m:1024/n:1024/k:1024/layout:nn"
 
 
 def table_header(markdown: str, heading: str) -> list[str]:
@@ -158,7 +158,7 @@ def test_each_sweep_title_appears_once(three_gpu_report):
     parser = VisibleText()
     parser.feed(page)
     text = "\n".join(parser.parts)
-    title = "fp16_vs_fp32/cublaslt/fp16: TFLOP/s vs m=n=k"
+    title = "fp16_vs_fp32/cublaslt/fp16 (layout:nn): TFLOP/s vs m=n=k"
     assert text.count(title) == 1
 
 
@@ -179,7 +179,7 @@ def synthetic_run(rows: int) -> dict:
     for p in precisions:
         for i in range(rows // len(precisions)):
             size = 16 * (i + 1)
-            name = f"fp16_vs_fp32/cublaslt/{p}/m:{size}/n:{size}/k:{size}/manual_time"
+            name = f"fp16_vs_fp32/cublaslt/{p}/m:{size}/n:{size}/k:{size}/layout:nn/manual_time"
             benchmarks.append({
                 "name": name, "family_index": 0, "per_family_instance_index": i,
                 "run_name": name, "run_type": "iteration", "repetitions": 1,

@@ -49,7 +49,7 @@ def test_runs_every_binary_merges_and_summarizes(cli, tmp_path, fake_nvidia_smi)
     # Summary: best per topic and precision, with % of peak; where the files are.
     line = next(ln for ln in stdout.splitlines() if ln.startswith("int8_gemm"))
     assert line.split()[:6] == ["int8_gemm", "int8", "448", "TOP/s", "70.0",
-                                "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096"]
+                                "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"]
     assert f"Results: {out / 'results.json'}" in stdout
     assert (out / "logs" / "bench_int8_gemm.stdout.log").read_text() == "console output of int8_gemm\n"
 
@@ -61,7 +61,7 @@ def test_skips_and_benchmark_errors_are_reported(cli, tmp_path):
     code, stdout, err = cli("run", "--bin-dir", bins, "--out", tmp_path / "out")
     assert code == 1  # the CUPTI benchmark failed for real
     assert "skipped (1): FP8 needs compute capability 8.9 or newer (this GPU is 8.0)" in stdout
-    assert "FAILED tensor_util/cupti/fp16/m:4096/n:4096/k:4096: CUPTI_ERROR_INSUFFICIENT" in stdout
+    assert "FAILED tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn: CUPTI_ERROR_INSUFFICIENT" in stdout
     assert "failed: 0 of 2 binaries, 1 benchmarks." in err
 
 
@@ -168,13 +168,13 @@ def test_progress_counts_finished_benchmarks_from_the_console_output(tmp_path):
     log.write_text(
         "Run on (2 X 3000 MHz CPU s)\n"
         "-----------------------------------------------------------\n"
-        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time   0.010 ms  tflops=3.3\n"
-        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time   0.011 ms  tflops=3.1\n"
-        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time_median 0.010 ms\n"
-        "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/manual_time ERROR OCCURRED: 'skipped: x'\n")
-    names = {"fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256",
-             "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256",
-             "fp16_vs_fp32/simt/fp32/m:256/n:256/k:256"}
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time   0.010 ms  tflops=3.3\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time   0.011 ms  tflops=3.1\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time_median 0.010 ms\n"
+        "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/layout:nn/manual_time ERROR OCCURRED: 'skipped: x'\n")
+    names = {"fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn",
+             "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/layout:nn",
+             "fp16_vs_fp32/simt/fp32/m:256/n:256/k:256/layout:nn"}
     assert runner.finished_benchmarks(log, names) == 2
     assert runner.finished_benchmarks(tmp_path / "missing.log", names) == 0
 
