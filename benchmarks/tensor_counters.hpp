@@ -13,12 +13,18 @@
 
 #include <cstdio>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
 namespace tcbench::bench {
+
+// The schema's counter for a metric table counter name (common/profiling/src/metric_table.cpp
+// names its counters from the schema, so this always finds one).
+inline Counter counter_for_metric(const std::string& name) {
+  for (const CounterDef* d : all_counter_defs())
+    if (d->name == name) return *d;
+  throw Error("the CUPTI metric table names counter '" + name + "', which the schema lacks");
+}
 
 // Executions of the work inside the range: enough that a short kernel's launch gaps do not
 // dominate the "active" cycles, few enough that 5-9 replay passes stay cheap.
@@ -30,28 +36,20 @@ inline std::optional<std::string> add_tensor_counters(
     benchmark::State& state, const Env& env, const std::string& key,
     const std::function<void(cudaStream_t)>& run_once, int runs = kProfiledRuns) {
   using profiling::CountersUnavailable;
-  static std::mutex mutex;
-  static std::map<std::string, profiling::Counters> done;
   static bool told = false;
   profiling::Counters counters;
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = done.find(key); it != done.end()) counters = it->second;
+  try {
+    counters = once<profiling::Counters>("tensor_counters|" + key, [&] {
+      return profiling::collect_counters([&] { run_once(env.stream()); }, runs);
+    });
+  } catch (const CountersUnavailable& e) {
+    if (!told) std::fprintf(stderr, "tcbench: counters skipped: %s.\n", e.what());
+    told = true;
+    return std::string(e.what());
   }
-  if (counters.values.empty()) {
-    try {
-      counters = profiling::collect_counters([&] { run_once(env.stream()); }, runs);
-    } catch (const CountersUnavailable& e) {
-      const std::lock_guard<std::mutex> lock(mutex);
-      if (!told) std::fprintf(stderr, "tcbench: counters skipped: %s.\n", e.what());
-      told = true;
-      return std::string(e.what());
-    }
-    const std::lock_guard<std::mutex> lock(mutex);
-    done.emplace(key, counters);
-  }
-  for (const profiling::CounterValue& v : counters.values) state.counters[v.counter] = v.value;
-  state.counters["profile_passes"] = static_cast<double>(counters.passes);
+  for (const profiling::CounterValue& v : counters.values)
+    set_counter(state, counter_for_metric(v.counter), v.value);
+  set_counter(state, tcbench::counters::profile_passes, static_cast<double>(counters.passes));
   return std::nullopt;
 }
 

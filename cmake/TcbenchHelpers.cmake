@@ -1,7 +1,8 @@
 # One place that says how a tcbench target is compiled, added and tested.
 
-# Warnings for our own code only (never for third-party headers). -Werror via TCBENCH_WERROR.
-function(tcbench_target_warnings target)
+# How every tcbench target compiles: warnings for our own code only (never for third-party
+# headers; -Werror via TCBENCH_WERROR), line info and relaxed constexpr for CUDA.
+function(tcbench_target_defaults target)
   set(cxx_warnings -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
   # GCC 12 reports -Wrestrict false positives inside std::string concatenation at -O3
   # (GCC bug 105329); they are noise, not findings.
@@ -30,13 +31,13 @@ function(tcbench_build_is_optimized out_var)
   set(${out_var} ${optimized} PARENT_SCOPE)
 endfunction()
 
-# tcbench_add_benchmark(benchmarks/bench_<topic>.cu): one file -> one binary named after it,
+# tcbench_add_benchmark(benchmarks/bench_<topic>.cpp): one file -> one binary named after it,
 # which is also a CTest smoke test (quick sizes, tiny time budget, 77 = skipped: no GPU).
 function(tcbench_add_benchmark source)
   get_filename_component(name ${source} NAME_WE)
   add_executable(${name} ${source} ${TCBENCH_BENCH_MAIN})
-  target_link_libraries(${name} PRIVATE tcbench_kernels tcbench_bench)
-  tcbench_target_warnings(${name})
+  target_link_libraries(${name} PRIVATE tcbench_gpu_studies tcbench_bench)
+  tcbench_target_defaults(${name})
   set_property(GLOBAL APPEND PROPERTY TCBENCH_BENCHMARK_TARGETS ${name})
   if(TCBENCH_BUILD_TESTS)
     add_test(NAME smoke.${name}
@@ -55,22 +56,26 @@ function(tcbench_add_benchmark source)
   install(TARGETS ${name} RUNTIME DESTINATION bin)
 endfunction()
 
-# tcbench_add_test(tests/host/test_x.cpp [DEVICE]): one file -> one GoogleTest binary whose
-# cases CTest discovers. DEVICE tests link the kernels and skip themselves without a GPU.
+# tcbench_add_test(tests/host/test_x.cpp [DEVICE] [STUDIES] [BENCH]): one file -> one GoogleTest
+# binary whose cases CTest discovers. DEVICE tests link the kernels and the GPU studies and skip
+# themselves without a GPU; STUDIES tests link the host studies; BENCH tests the harness.
 function(tcbench_add_test source)
-  cmake_parse_arguments(ARG "DEVICE;BENCH" "PREFIX" "" ${ARGN})
+  cmake_parse_arguments(ARG "DEVICE;BENCH;STUDIES" "PREFIX" "" ${ARGN})
   get_filename_component(stem ${source} NAME_WE)
   set(name ${ARG_PREFIX}${stem})
   add_executable(${name} ${source})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
   target_link_libraries(${name} PRIVATE tcbench_common GTest::gtest GTest::gtest_main)
   if(ARG_DEVICE)
-    target_link_libraries(${name} PRIVATE tcbench_kernels)
+    target_link_libraries(${name} PRIVATE tcbench_gpu_studies)
+  endif()
+  if(ARG_STUDIES)
+    target_link_libraries(${name} PRIVATE tcbench_studies)
   endif()
   if(ARG_BENCH)
     target_link_libraries(${name} PRIVATE tcbench_bench)
   endif()
-  tcbench_target_warnings(${name})
+  tcbench_target_defaults(${name})
   # Discovery runs the binary at test time, not build time, so a crash shows up as a failed test.
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 TEST_PREFIX ${name}.
                        PROPERTIES LABELS "${ARG_PREFIX}tests")

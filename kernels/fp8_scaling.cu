@@ -230,4 +230,52 @@ void compute_scale(const unsigned* amax_bits, ScaleRule rule, float fp8_max, int
   TCB_CUDA_LAUNCH("compute_scale");
 }
 
+namespace {
+
+template <typename In>
+void quantize_impl(ScaleRule rule, const In* x, std::size_t n, tn::Fp8Format f,
+                   __nv_fp8_storage_t* out, ScaleState& state, cudaStream_t stream) {
+  const float max = tn::fp8_max(f);
+  reset_amax(state.amax.ptr(), stream);
+  if (rule == ScaleRule::current) {
+    amax_reduce(x, n, state.amax.ptr(), stream);
+    compute_scale(state.amax.ptr(), ScaleRule::current, max, 0, state.scale.ptr(),
+                  state.scale_inv.ptr(), stream);
+    scaled_cast(x, n, state.scale.ptr(), f, tn::Saturation::satfinite, out, stream);
+  } else {
+    scaled_cast_record_amax(x, n, state.scale.ptr(), f, out, state.amax.ptr(), stream);
+    compute_scale(state.amax.ptr(), ScaleRule::delayed, max, 0, state.scale.ptr(),
+                  state.scale_inv.ptr(), stream);
+  }
+}
+
+template <typename In>
+float current_scale_impl(const In* x, std::size_t n, tn::Fp8Format f, ScaleState& state,
+                         cudaStream_t stream) {
+  reset_amax(state.amax.ptr(), stream);
+  amax_reduce(x, n, state.amax.ptr(), stream);
+  compute_scale(state.amax.ptr(), ScaleRule::current, tn::fp8_max(f), 0, state.scale.ptr(),
+                state.scale_inv.ptr(), stream);
+  return state.scale.get(stream);
+}
+
+}  // namespace
+
+void quantize(ScaleRule rule, const float* x, std::size_t n, numerics::Fp8Format f,
+              __nv_fp8_storage_t* out, ScaleState& state, cudaStream_t stream) {
+  quantize_impl(rule, x, n, f, out, state, stream);
+}
+void quantize(ScaleRule rule, const __nv_bfloat16* x, std::size_t n, numerics::Fp8Format f,
+              __nv_fp8_storage_t* out, ScaleState& state, cudaStream_t stream) {
+  quantize_impl(rule, x, n, f, out, state, stream);
+}
+float current_scale(const float* x, std::size_t n, numerics::Fp8Format f, ScaleState& state,
+                    cudaStream_t stream) {
+  return current_scale_impl(x, n, f, state, stream);
+}
+float current_scale(const __nv_bfloat16* x, std::size_t n, numerics::Fp8Format f, ScaleState& state,
+                    cudaStream_t stream) {
+  return current_scale_impl(x, n, f, state, stream);
+}
+
 }  // namespace tcbench::kernels

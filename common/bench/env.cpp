@@ -34,5 +34,11 @@ L2Flusher& Env::flusher() const {
   device();
   return resources_->flusher;
 }
+void Env::skip_unless(const std::optional<std::string>& why_not) const {
+  if (why_not) throw Skipped(*why_not);
+}
+void Env::skip_unless_valid(const GemmSpec& spec) const {
+  skip_unless(spec.why_invalid(gpu().cc_major, gpu().cc_minor));
+}
 
 }  // namespace tcbench::bench

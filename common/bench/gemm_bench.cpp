@@ -1,15 +1,15 @@
 #include "tcbench/bench/gemm_bench.hpp"
 
+#include "tcbench/bench/once.hpp"
 #include "tcbench/bench/registry.hpp"
 #include "tcbench/cuda_owners.hpp"
 #include "tcbench/gemm_verify.hpp"
+#include "tcbench/schema.hpp"
 
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <map>
 #include <memory>
-#include <mutex>
 
 namespace tcbench::bench {
 namespace {
@@ -34,12 +34,11 @@ struct Prepared {
 };
 
 std::unique_ptr<Prepared> prepare(const Env& env, const GemmCase& gemm) {
-  const DeviceInfo& dev = env.device();
   auto out = std::make_unique<Prepared>();
   out->spec = gemm.spec;
   GemmSpec& spec = out->spec;
   // Bad sizes are the caller's input, reported as a skip with the rule, never a crash.
-  if (auto why = spec.why_invalid(dev.spec.cc_major, dev.spec.cc_minor)) throw Skipped(*why);
+  env.skip_unless_valid(spec);
   GemmProblem p = spec.problem;
   p.resolve();
   const std::size_t a_bytes = bytes_of(spec.a_type, checked_elements(p.lda, p.a_cols()));
@@ -74,17 +73,17 @@ std::unique_ptr<Prepared> prepare(const Env& env, const GemmCase& gemm) {
   return out;
 }
 
-// The Frobenius and per-element tolerances of a case: the precision's model, with the output
-// rounding of the spec's D type when that is coarser than the precision's default output.
+// The Frobenius and per-element tolerances of a case: the precision's error model for the
+// spec's depth, output type and accumulation mode, unless the case states its own.
 std::pair<double, double> tolerances(const GemmCase& gemm) {
-  ErrorModel model = error_model(gemm.precision, gemm.spec.problem.k);
-  const cudaDataType_t d = gemm.spec.d_type;
+  const GemmSpec& spec = gemm.spec;
+  const cudaDataType_t d = spec.d_type;
   if (d == CUDA_R_8I && !gemm.tolerance)
     throw InvalidArgument(
         "a GEMM that requantizes to INT8 needs an explicit tolerance (the "
         "rounding to 8 bits depends on the scale): " +
-        gemm.spec.describe());
-  if (!model.exact && unit_roundoff(d) > model.u_out) model.u_out = unit_roundoff(d);
+        spec.describe());
+  const ErrorModel model = error_model(gemm.precision, spec.problem.k, d, spec.fast_accum);
   const double frob = gemm.tolerance.value_or(model.frobenius_tolerance());
   // An integer output rounds to whole numbers; the per-element bound relative to sum |a||b|
   // does not describe that, so only the aggregate is checked there.
@@ -100,26 +99,10 @@ std::string cache_key(const GemmCase& gemm, std::string_view path) {
          std::to_string(gemm.alpha) + (gemm.prepare ? "|custom inputs" : "");
 }
 
-// Google Benchmark calls a body once per repetition; inputs are deterministic, so each
-// configuration is verified on its first call and the result reused. A failed verification is
-// not cached (it throws, every time).
-VerifyStats verify_once(const std::string& key, const std::function<VerifyStats()>& check) {
-  static std::mutex mutex;
-  static std::map<std::string, VerifyStats> done;
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = done.find(key); it != done.end()) return it->second;
-  }
-  const VerifyStats stats = check();
-  const std::lock_guard<std::mutex> lock(mutex);
-  done.emplace(key, stats);
-  return stats;
-}
-
 VerifyStats verify(const Env& env, const GemmCase& gemm, const Prepared& prep,
                    const std::function<void(cudaStream_t)>& run, std::string_view path) {
   const auto [frob, elem] = tolerances(gemm);
-  return verify_once(cache_key(gemm, path), [&] {
+  return once<VerifyStats>("verify|" + cache_key(gemm, path), [&] {
     GemmOutputCheck c;
     c.problem = prep.ops.problem;
     c.a_type = prep.spec.a_type;
@@ -137,20 +120,50 @@ VerifyStats verify(const Env& env, const GemmCase& gemm, const Prepared& prep,
   });
 }
 
+// The error against the case's second reference (FP8: the unquantized FP32 originals), measured
+// once per configuration with the same run, no tolerance: it is reported, not judged.
+void report_extra_reference(benchmark::State& state, const Env& env, const GemmCase& gemm,
+                            const Prepared& prep, const std::function<void(cudaStream_t)>& run,
+                            std::string_view path) {
+  const GemmCase::ExtraReference& x = *gemm.extra_reference;
+  const double err = once<double>("extra_reference|" + cache_key(gemm, path), [&] {
+    GemmOutputCheck c;
+    c.problem = prep.ops.problem;
+    c.a_type = x.a_type;
+    c.b_type = x.b_type;
+    c.d_type = prep.spec.d_type;
+    c.a = x.a;
+    c.b = x.b;
+    c.d = prep.ops.d;
+    c.scale = gemm.alpha * static_cast<double>(gemm.d_scale);
+    return verify_gemm(c, run, std::numeric_limits<double>::infinity(), env.stream()).rel_error();
+  });
+  set_counter(state, x.counter, err);
+}
+
 GemmResult time_and_report(benchmark::State& state, const Env& env, const GemmCase& gemm,
-                           const std::function<void(cudaStream_t)>& run, VerifyStats check) {
+                           const Prepared& prep, const std::function<void(cudaStream_t)>& run,
+                           VerifyStats check, std::string_view path) {
   GemmResult r;
   r.check = check;
+  if (gemm.extra_reference) report_extra_reference(state, env, gemm, prep, run, path);
   r.seconds = measure(state, env, run);
   report_compute(state, env, gemm.precision, gemm.spec.problem.flops(), r.seconds);
-  state.counters["rel_error"] = check.rel_error();
+  set_counter(state, counters::rel_error, check.rel_error());
+  for (Precision base : gemm.speedup_vs) {
+    if (base == gemm.precision) continue;
+    const GemmCase b = baseline_case(gemm, base);
+    const GpuSpec& gpu = env.device().spec;
+    if (b.spec.why_invalid(gpu.cc_major, gpu.cc_minor)) continue;  // no such path here
+    set_counter(state, counters::speedup_vs(base),
+                baseline_median_seconds(env, b) / r.seconds.median);
+  }
   if (gemm.after_timing) gemm.after_timing(state, run);
   return r;
 }
 
 std::unique_ptr<GemmPlan> make_plan(const Env& env, const Prepared& prep) {
-  const DeviceInfo& dev = env.device();
-  return std::make_unique<GemmPlan>(env.lt(), prep.spec, dev.spec.cc_major, dev.spec.cc_minor);
+  return std::make_unique<GemmPlan>(env.lt(), prep.spec, env.gpu().cc_major, env.gpu().cc_minor);
 }
 
 }  // namespace
@@ -180,9 +193,9 @@ GemmResult run_cublaslt_gemm(benchmark::State& state, const Env& env, const Gemm
   const double alpha = gemm.alpha;
   const auto run = [&](cudaStream_t s) { plan->run(s, o.a, o.b, o.c, o.d, alpha); };
   const VerifyStats check = verify(env, gemm, *prep, run, "cublaslt");
-  GemmResult r = time_and_report(state, env, gemm, run, check);
+  GemmResult r = time_and_report(state, env, gemm, *prep, run, check, "cublaslt");
   r.algo = plan->selected();
-  state.counters["waves"] = r.algo->waves_count;
+  set_counter(state, counters::waves, r.algo->waves_count);
   state.SetLabel(gemm.label.empty() ? r.algo->impl.impl_name
                                     : gemm.label + " (" + r.algo->impl.impl_name + ")");
   return r;
@@ -195,28 +208,60 @@ GemmResult run_kernel_gemm(benchmark::State& state, const Env& env, const GemmCa
   const GemmOperands& o = prep->ops;
   const auto run = [&](cudaStream_t s) { work(s, o); };
   const VerifyStats check = verify(env, gemm, *prep, run, "kernel");
-  GemmResult r = time_and_report(state, env, gemm, run, check);
+  GemmResult r = time_and_report(state, env, gemm, *prep, run, check, "kernel");
   state.SetLabel(gemm.label);
   return r;
 }
 
 double baseline_median_seconds(const Env& env, const GemmCase& gemm) {
-  static std::mutex mutex;
-  static std::map<std::string, double> cache;
-  const std::string key = cache_key(gemm, "baseline");
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  const std::unique_ptr<Prepared> prep = prepare(env, gemm);
-  const std::unique_ptr<GemmPlan> plan = make_plan(env, *prep);
-  const GemmOperands& o = prep->ops;
-  const auto run = [&](cudaStream_t s) { plan->run(s, o.a, o.b, o.c, o.d, gemm.alpha); };
-  verify(env, gemm, *prep, run, "cublaslt");
-  const double median = sample_work(env, run).median;
-  const std::lock_guard<std::mutex> lock(mutex);
-  cache.emplace(key, median);
-  return median;
+  return once<double>("baseline|" + cache_key(gemm, "cublaslt"), [&] {
+    const std::unique_ptr<Prepared> prep = prepare(env, gemm);
+    const std::unique_ptr<GemmPlan> plan = make_plan(env, *prep);
+    const GemmOperands& o = prep->ops;
+    const auto run = [&](cudaStream_t s) { plan->run(s, o.a, o.b, o.c, o.d, gemm.alpha); };
+    verify(env, gemm, *prep, run, "cublaslt");
+    return sample_work(env, run).median;
+  });
+}
+
+GemmCase baseline_case(const GemmCase& c, Precision base) {
+  GemmCase b;
+  b.precision = base;
+  b.spec = GemmSpec::for_precision(base, c.spec.problem.m, c.spec.problem.n, c.spec.problem.k);
+  b.spec.problem = c.spec.problem;  // layout and leading dimensions: the case's own
+  return b;
+}
+
+double baseline_seconds(const Env& env, const GemmCase& c, Precision base) {
+  return baseline_median_seconds(env, baseline_case(c, base));
+}
+
+GemmCase default_case(Precision p, const GemmShape& s) {
+  return GemmCase::for_precision(p, s.m, s.n, s.k);
+}
+
+GemmResult run_cublaslt(benchmark::State& state, const Env& env, const GemmCase& gemm) {
+  return run_cublaslt_gemm(state, env, gemm);
+}
+
+void add_gemms(const Env& env, std::string_view topic, std::string_view variant,
+               std::span<const Precision> precisions, std::span<const GemmShape> shapes,
+               MakeCase make_case, RunGemm run) {
+  for (const GemmShape& shape : shapes)
+    for (Precision p : precisions) {
+      const std::string name = BenchName(topic, variant, p).gemm(make_case(p, shape).spec.problem);
+      register_gpu_benchmark(name, [&env, p, shape, make_case, run](benchmark::State& st) {
+        run(st, env, make_case(p, shape));
+      });
+    }
+}
+
+RunGemm own_kernel(GemmWork work, KernelSupport unsupported) {
+  return [work = std::move(work), unsupported = std::move(unsupported)](
+             benchmark::State& st, const Env& env, const GemmCase& gemm) {
+    if (unsupported) env.skip_unless(unsupported(env.gpu(), gemm));
+    return run_kernel_gemm(st, env, gemm, work);
+  };
 }
 
 }  // namespace tcbench::bench

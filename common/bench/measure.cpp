@@ -76,15 +76,23 @@ SampleStats measure(benchmark::State& state, const Env& env,
   }
   g_sizing.reset();
   if (g_call.max_iterations == 1) g_sizing = SizingSamples{g_call.name, stats};
-  for (auto _ : state) state.SetIterationTime(stats.median);
+  report_precomputed(state, stats.median);
 
-  state.counters["samples"] = static_cast<double>(stats.count);
-  state.counters["time_median_us"] = stats.median * 1e6;
-  state.counters["time_p10_us"] = stats.p10 * 1e6;
-  state.counters["time_p90_us"] = stats.p90 * 1e6;
+  set_counter(state, counters::samples, static_cast<double>(stats.count));
+  set_counter(state, counters::time_median_us, stats.median * 1e6);
+  set_counter(state, counters::time_p10_us, stats.p10 * 1e6);
+  set_counter(state, counters::time_p90_us, stats.p90 * 1e6);
   // A spread from fewer than 10 samples says nothing; the policy guarantees 10, this keeps it so.
-  if (stats.count >= 10) state.counters["spread_pct"] = 100.0 * stats.rel_spread();
+  if (stats.count >= 10) set_counter(state, counters::spread_pct, 100.0 * stats.rel_spread());
   return stats;
+}
+
+void report_precomputed(benchmark::State& state, double seconds) {
+  for (auto _ : state) state.SetIterationTime(seconds);
+}
+
+void set_counter(benchmark::State& state, const Counter& counter, double value) {
+  state.counters[counter.name()] = value;
 }
 
 std::optional<double> pct_of_peak(double achieved, double peak) {
@@ -96,18 +104,20 @@ void report_compute(benchmark::State& state, const Env& env, Precision p, double
                     const SampleStats& seconds) {
   if (seconds.count == 0 || !(seconds.median > 0)) return;
   const double rate = ops / seconds.median * 1e-12;
-  state.counters[is_integer(p) ? "tops" : "tflops"] = rate;
+  set_counter(state, counters::rate(p), rate);
   const Peak peak = env.device().peak(p);
   if (peak.supported)
-    if (auto pct = pct_of_peak(rate, peak.denominator())) state.counters["pct_of_peak"] = *pct;
+    if (auto pct = pct_of_peak(rate, peak.denominator()))
+      set_counter(state, counters::pct_of_peak, *pct);
 }
 
 void report_bandwidth(benchmark::State& state, const Env& env, double bytes,
                       const SampleStats& seconds) {
   if (seconds.count == 0 || !(seconds.median > 0)) return;
   const double gbps = bytes / seconds.median * 1e-9;
-  state.counters["gbps"] = gbps;
-  if (auto pct = pct_of_peak(gbps, env.device().peak_gbps())) state.counters["pct_of_peak"] = *pct;
+  set_counter(state, counters::gbps, gbps);
+  if (auto pct = pct_of_peak(gbps, env.device().peak_gbps()))
+    set_counter(state, counters::pct_of_peak, *pct);
 }
 
 }  // namespace tcbench::bench

@@ -34,8 +34,7 @@ int error_count() {
 }
 
 benchmark::internal::Benchmark* register_gpu_benchmark(
-    const Env& env, const std::string& name, std::function<void(benchmark::State&)> body) {
-  (void)env;
+    const std::string& name, std::function<void(benchmark::State&)> body) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [body, name](benchmark::State& state) {
     bench::detail::set_current_call(name, state.max_iterations);
     {
@@ -69,16 +68,6 @@ benchmark::internal::Benchmark* register_gpu_benchmark(
   // reuses the sizing call's samples.)
   b->UseManualTime()->Unit(benchmark::kMillisecond);
   return b;
-}
-
-std::string gemm_name(std::string_view topic, std::string_view variant, Precision p, std::int64_t m,
-                      std::int64_t n, std::int64_t k) {
-  std::string s;
-  s.append(topic).append("/").append(variant).append("/").append(name(p));
-  s.append("/m:").append(std::to_string(m));
-  s.append("/n:").append(std::to_string(n));
-  s.append("/k:").append(std::to_string(k));
-  return s;
 }
 
 void require_memory(const Env& env, std::size_t bytes, std::string_view what) {

@@ -395,57 +395,18 @@ Why rule_epilogue(const GemmSpec& s) {
 // GemmSpec
 
 GemmSpec GemmSpec::for_precision(Precision p, std::int64_t m, std::int64_t n, std::int64_t k) {
+  const PrecisionInfo& row = info(p);
   GemmSpec s;
   s.problem.m = m;
   s.problem.n = n;
   s.problem.k = k;
-  auto all = [&s](cudaDataType_t t) { s.a_type = s.b_type = s.c_type = s.d_type = t; };
-  switch (p) {
-    case Precision::fp64:
-      all(CUDA_R_64F);
-      s.compute_type = CUBLAS_COMPUTE_64F;
-      s.scale_type = CUDA_R_64F;
-      break;
-    case Precision::fp32:
-      all(CUDA_R_32F);
-      s.compute_type = CUBLAS_COMPUTE_32F_PEDANTIC;
-      s.scale_type = CUDA_R_32F;
-      break;
-    case Precision::tf32:
-      all(CUDA_R_32F);
-      s.compute_type = CUBLAS_COMPUTE_32F_FAST_TF32;
-      s.scale_type = CUDA_R_32F;
-      break;
-    case Precision::fp16:
-      all(CUDA_R_16F);
-      s.compute_type = CUBLAS_COMPUTE_32F;
-      s.scale_type = CUDA_R_32F;
-      break;
-    case Precision::fp16_acc16:
-      all(CUDA_R_16F);
-      s.compute_type = CUBLAS_COMPUTE_16F;
-      s.scale_type = CUDA_R_16F;
-      break;
-    case Precision::bf16:
-      all(CUDA_R_16BF);
-      s.compute_type = CUBLAS_COMPUTE_32F;
-      s.scale_type = CUDA_R_32F;
-      break;
-    case Precision::int8:
-      s.a_type = s.b_type = CUDA_R_8I;
-      s.c_type = s.d_type = CUDA_R_32I;
-      s.compute_type = CUBLAS_COMPUTE_32I;
-      s.scale_type = CUDA_R_32I;
-      s.problem.trans_a = true;
-      break;
-    case Precision::fp8:
-      s.a_type = s.b_type = CUDA_R_8F_E4M3;
-      s.c_type = s.d_type = CUDA_R_16BF;
-      s.compute_type = CUBLAS_COMPUTE_32F;
-      s.scale_type = CUDA_R_32F;
-      s.problem.trans_a = true;
-      break;
-  }
+  s.problem.trans_a = row.a_k_major;
+  s.a_type = row.a;
+  s.b_type = row.b;
+  s.c_type = row.c;
+  s.d_type = row.d;
+  s.compute_type = row.compute;
+  s.scale_type = row.scale;
   return s;
 }
 

@@ -11,14 +11,18 @@
 namespace tcbench {
 namespace {
 
-constexpr std::size_t kNumPrecisions = kAllPrecisions.size();
-
-constexpr std::size_t index_of(Precision p) {
-  return static_cast<std::size_t>(p);
-}
-
-// Indexed by Precision: fp64, fp32, tf32, fp16, fp16_acc16, bf16, int8, fp8.
-using Rates = std::array<double, kNumPrecisions>;
+// One number per row of the precision table, in its order (fp64, fp32, tf32, fp16, fp16_acc16,
+// bf16, int8, fp8). The constructor takes exactly that many: a precision added to the table
+// without its column here fails to compile instead of reading 0 ("no such path").
+struct Rates {
+  std::array<double, kNumPrecisions> value{};
+  template <typename... V>
+  constexpr Rates(V... v) : value{static_cast<double>(v)...} {  // NOLINT(google-explicit-*)
+    static_assert(sizeof...(V) == kNumPrecisions,
+                  "give one rate per row of the precision table (precision.hpp)");
+  }
+  constexpr double operator[](Precision p) const { return value[index_of(p)]; }
+};
 
 struct ArchRates {
   int cc_major, cc_minor;
@@ -82,11 +86,6 @@ std::vector<std::pair<int, int>> peak_table_compute_capabilities() {
 }
 
 namespace {
-
-constexpr bool halved_on_geforce(Precision p) {
-  return p == Precision::tf32 || p == Precision::fp16 || p == Precision::bf16 ||
-         p == Precision::fp8;
-}
 
 // Published dense figures, TFLOP/s (TOP/s for int8); 0 = not published for this precision.
 struct Product {
@@ -171,8 +170,8 @@ const Product* find_product(std::string_view device_name) {
 double ops_per_clock_per_sm(int cc_major, int cc_minor, Precision p, bool geforce) {
   const ArchRates* arch = find_arch(cc_major, cc_minor);
   if (arch == nullptr) return 0;
-  double ops = arch->ops[index_of(p)];
-  if (geforce && arch->geforce_half_rate && halved_on_geforce(p)) ops /= 2;
+  double ops = arch->ops[p];
+  if (geforce && arch->geforce_half_rate && info(p).halved_on_geforce) ops /= 2;
   return ops;
 }
 
@@ -205,7 +204,7 @@ Peak peak(const GpuSpec& gpu, Precision p) {
   out.max_clock = static_cast<double>(gpu.sm_count) * gpu.sm_clock_mhz * 1e6 * ops / 1e12;
   const Product* product = find_product(gpu.name);
   if (product != nullptr && product->sm_count == gpu.sm_count) {
-    const double published = product->tflops[index_of(p)];
+    const double published = product->tflops[p];
     if (published > 0) {
       out.datasheet = published;
       out.source = product->source;

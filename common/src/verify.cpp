@@ -1,6 +1,7 @@
 #include "tcbench/verify.hpp"
 
 #include "tcbench/error.hpp"
+#include "tcbench/gemm_spec.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -30,7 +31,42 @@ std::string VerifyStats::describe(double tol) const {
   return buf;
 }
 
-ErrorModel error_model(Precision p, std::int64_t k) {
+namespace {
+
+// The accumulator's unit roundoff, from the compute type and the input type.
+double accumulator_roundoff(cublasComputeType_t compute, cudaDataType_t input) {
+  switch (compute) {
+    case CUBLAS_COMPUTE_64F:
+    case CUBLAS_COMPUTE_64F_PEDANTIC:
+      return unit_roundoff(CUDA_R_64F);
+    case CUBLAS_COMPUTE_16F:
+    case CUBLAS_COMPUTE_16F_PEDANTIC:
+      return unit_roundoff(CUDA_R_16F);
+    default:
+      // FP8 tensor cores accumulate in about 14 bits, not FP32 (DeepSeek-V3 technical report,
+      // arXiv:2412.19437, section 3.3.2: "limited to retaining around 14 bits").
+      return is_fp8_type(input) ? 0x1p-14 : unit_roundoff(CUDA_R_32F);
+  }
+}
+
+// The re-rounding of FP32 inputs inside the tensor core that a FAST compute type asks for.
+double input_roundoff(cublasComputeType_t compute) {
+  switch (compute) {
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      return 0x1p-10;  // a 10-bit mantissa, rounded or truncated (2^-11 or 2^-10)
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+      return unit_roundoff(CUDA_R_16F);
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
+      return unit_roundoff(CUDA_R_16BF);
+    default:
+      return 0.0;
+  }
+}
+
+}  // namespace
+
+ErrorModel error_model(Precision p, std::int64_t k, std::optional<cudaDataType_t> d_type,
+                       bool fast_accum) {
   // The reference sees the same rounded inputs as the GEMM, so the error is accumulation,
   // output rounding and any re-rounding of inputs inside the tensor core. Rounding errors of a
   // sum of K terms behave like a random walk (Higham & Mary, SIAM J. Sci. Comput. 2019), so the
@@ -39,44 +75,31 @@ ErrorModel error_model(Precision p, std::int64_t k) {
   // GEMM passes and a wrong one does not: dropping one 128-deep K tile gives a relative error of
   // sqrt(128 / K) (0.088 at K = 16384), above every tolerance here (the host test
   // Verify.DroppedKTileFailsAtEveryPrecision holds this).
-  // FP16 accumulation: an HMMA instruction (m16n8k16) adds its 16 products inside the tensor
-  // core and rounds the FP16 accumulator once, so there are K/16 roundings, not K. Modelling K
-  // roundings (as before) gave 0.19 at K = 16384, which let a dropped tile pass.
+  //
+  // Every unit roundoff follows from the types of p's row (or the given output type), so a row
+  // of the precision table cannot contradict its own model:
+  //   - u_out: the output type's unit roundoff (unit_roundoff(d));
+  //   - u_acc: the compute type's accumulator (FP64, FP16 or FP32; FP8 inputs: about 14 bits);
+  //   - u_in: the re-rounding a FAST compute type asks for (TF32's 10-bit mantissa);
+  //   - roundings: FP16 accumulation rounds once per HMMA k-step (m16n8k16 adds 16 products
+  //     inside the tensor core), so K/16, not K (K gave 0.19 at K = 16384, which let a dropped
+  //     tile pass). FP8 with split accumulation promotes partial sums to FP32 every 128 K (the
+  //     interval DeepSeek-V3 and DeepGEMM use; cuBLAS does not document its own), so at most
+  //     128 roundings at 14 bits; fast accumulation keeps all K in the tensor core.
   if (k <= 0) throw InvalidArgument("tolerance: k = " + std::to_string(k) + " must be positive");
-  const double u_fp64 = 0x1p-53, u_fp32 = 0x1p-24, u_half = 0x1p-11, u_bf16 = 0x1p-8;
-  const auto kd = static_cast<double>(k);
+  const PrecisionInfo& row = info(p);
   ErrorModel e;
-  e.u_acc = u_fp32;
-  e.roundings = kd;
-  switch (p) {
-    case Precision::fp64:
-      e.u_acc = e.u_out = u_fp64;
-      break;
-    case Precision::fp32:
-      e.u_out = u_fp32;
-      break;
-    case Precision::tf32:
-      e.u_out = u_fp32;
-      e.u_in = 2 * u_half;  // 10-bit mantissa inputs
-      break;
-    case Precision::fp16:
-      e.u_out = u_half;
-      break;
-    case Precision::bf16:
-      e.u_out = u_bf16;
-      break;
-    case Precision::fp16_acc16:
-      e.u_acc = e.u_out = u_half;
-      e.roundings = std::max(1.0, std::ceil(kd / 16.0));
-      break;
-    case Precision::int8:
-      e = ErrorModel{};
-      e.exact = true;
-      break;
-    case Precision::fp8:
-      e.u_out = u_bf16;  // integer-valued inputs make the products exact; BF16 output
-      break;
+  if (row.integer) {
+    e.exact = true;
+    return e;
   }
+  const auto kd = static_cast<double>(k);
+  e.u_out = unit_roundoff(d_type.value_or(row.d));
+  e.u_acc = accumulator_roundoff(row.compute, row.a);
+  e.u_in = input_roundoff(row.compute);
+  e.roundings = kd;
+  if (row.compute == CUBLAS_COMPUTE_16F) e.roundings = std::max(1.0, std::ceil(kd / 16.0));
+  if (is_fp8_type(row.a) && !fast_accum) e.roundings = std::min(kd, 128.0);
   return e;
 }
 

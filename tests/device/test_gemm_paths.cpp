@@ -64,9 +64,9 @@ TEST(DeviceGemm, SimtFp32MatchesReference) {
 template <typename T>
 void wmma_case(Precision prec) {
   TCB_REQUIRE_GPU(dev);
-  if (auto why = kernels::wmma_unsupported_reason(dev.spec.cc_major, dev.spec.cc_minor, prec))
-    GTEST_SKIP() << *why;
   const GemmProblem p = awkward();
+  if (auto why = kernels::wmma_unsupported_reason(dev.spec.cc_major, dev.spec.cc_minor, prec, p))
+    GTEST_SKIP() << *why;
   const VerifyStats s = check<T, T>(
       p, Distribution::uniform(-1, 1),
       [&](const T* a, const T* b, T* d, cudaStream_t st) { kernels::gemm_wmma<T>(p, a, b, d, st); },

@@ -15,7 +15,7 @@
 #include "gpu_test.hpp"
 #include "tcbench/cuda_owners.hpp"
 #include "tcbench/error.hpp"
-#include "tcbench/kernels/gemm_imma.hpp"
+#include "tcbench/kernels/gemm_wmma.hpp"
 #include "tcbench/kernels/int8_quant.hpp"
 #include "tcbench/numerics/calibration.hpp"
 #include "tcbench/numerics/formats.hpp"
@@ -65,25 +65,27 @@ std::vector<std::int32_t> cpu_gemm_tn(const GemmProblem& p, const std::vector<st
   return d;
 }
 
-TEST(GemmImmaRules, TnOnlyAndTuringOrNewer) {
+TEST(GemmWmmaInt8Rules, TnOnlyAndTuringOrNewer) {
   GemmProblem tn{.m = 64, .n = 64, .k = 64, .trans_a = true};
   tn.resolve();
-  EXPECT_FALSE(tk::imma_unsupported_reason(7, 5, tn).has_value());
-  EXPECT_FALSE(tk::imma_unsupported_reason(12, 0, tn).has_value());
-  const auto old = tk::imma_unsupported_reason(7, 0, tn);
+  EXPECT_FALSE(tk::wmma_unsupported_reason(7, 5, tcbench::Precision::int8, tn).has_value());
+  EXPECT_FALSE(tk::wmma_unsupported_reason(12, 0, tcbench::Precision::int8, tn).has_value());
+  const auto old = tk::wmma_unsupported_reason(7, 0, tcbench::Precision::int8, tn);
   ASSERT_TRUE(old.has_value());
   EXPECT_NE(old->find("7.5"), std::string::npos);
   GemmProblem nn{.m = 64, .n = 64, .k = 64};
   nn.resolve();
-  const auto layout = tk::imma_unsupported_reason(9, 0, nn);
+  const auto layout = tk::wmma_unsupported_reason(9, 0, tcbench::Precision::int8, nn);
   ASSERT_TRUE(layout.has_value());
   EXPECT_NE(layout->find("TN"), std::string::npos);
-  EXPECT_THROW(tk::gemm_imma(nn, nullptr, nullptr, nullptr, nullptr), tcbench::InvalidArgument);
+  EXPECT_THROW(tk::gemm_wmma_int8(nn, nullptr, nullptr, nullptr, nullptr),
+               tcbench::InvalidArgument);
 }
 
-TEST(GemmImma, EqualsCpuInt32Exactly) {
+TEST(GemmWmmaInt8, EqualsCpuInt32Exactly) {
   TCB_REQUIRE_GPU(dev);
-  if (auto why = tk::imma_unsupported_reason(dev.spec.cc_major, dev.spec.cc_minor,
+  if (auto why = tk::wmma_unsupported_reason(dev.spec.cc_major, dev.spec.cc_minor,
+                                             tcbench::Precision::int8,
                                              GemmProblem{.m = 4, .n = 4, .k = 4, .trans_a = true}))
     GTEST_SKIP() << *why;
   struct Shape {
@@ -107,7 +109,7 @@ TEST(GemmImma, EqualsCpuInt32Exactly) {
     auto db = to_device(b);
     DeviceBuffer<std::int32_t> dd(static_cast<std::size_t>(p.ldd * p.n));
     TCB_CUDA(cudaMemset(dd.get(), 0xFF, dd.bytes()));  // poison: -1 everywhere
-    tk::gemm_imma(p, da.get(), db.get(), dd.get(), nullptr);
+    tk::gemm_wmma_int8(p, da.get(), db.get(), dd.get(), nullptr);
     TCB_CUDA(cudaDeviceSynchronize());
     const std::vector<std::int32_t> got = dd.download(), want = cpu_gemm_tn(p, a, b);
     std::size_t mismatches = 0;

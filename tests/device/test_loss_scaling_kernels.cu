@@ -15,10 +15,11 @@
 #include "tcbench/cuda_owners.hpp"
 #include "tcbench/kernels/loss_scaling.hpp"
 #include "tcbench/numerics/loss_scaling.hpp"
-#include "tcbench/numerics/mixed_precision_training.hpp"
+#include "tcbench/studies/mixed_precision_training.hpp"
 
 namespace tk = tcbench::kernels;
 namespace tn = tcbench::numerics;
+namespace ts = tcbench::studies;
 
 namespace {
 
@@ -55,7 +56,7 @@ TEST(LossScalingKernels, CountLandingsMatchesHostOnLognormalAndMlpGradients) {
     g.push_back(x);
   expect_counts_match(g, "log-normal");
   const int steps[] = {0, 100};
-  expect_counts_match(tn::fp32_backward_gradients(tn::TrainingConfig{}, steps), "MLP");
+  expect_counts_match(ts::fp32_backward_gradients(ts::TrainingConfig{}, steps), "MLP");
 }
 
 TEST(LossScalingKernels, CountLandingsRejectsTooManyScales) {

@@ -5,8 +5,10 @@
 //                   [--bus 5120] [--l2 52428800] [--driver 13000] [--runtime 13000]
 //                   [--cublaslt 130000] [--quick]      -> the run context as a JSON object
 //   tcbench_context --compute-capabilities            -> "7.5;8.0;..." (the peak table's)
+//   tcbench_context --schema                          -> names, precisions, counters (JSON)
 #include "tcbench/device_info.hpp"
 #include "tcbench/peaks.hpp"
+#include "tcbench/schema.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -49,7 +51,10 @@ int main(int argc, char** argv) {
       ++i;
       return value;
     };
-    if (arg == "--compute-capabilities") {
+    if (arg == "--schema") {
+      std::fputs(schema_json().c_str(), stdout);
+      return 0;
+    } else if (arg == "--compute-capabilities") {
       std::string out;
       for (const auto& [major, minor] : peak_table_compute_capabilities())
         out += (out.empty() ? "" : ";") + std::to_string(major) + "." + std::to_string(minor);

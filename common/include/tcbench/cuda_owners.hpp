@@ -84,6 +84,21 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
+// One value on the device (a scale, an amax, a flag): a one-element DeviceBuffer with typed
+// set and get.
+template <typename T>
+class DeviceValue {
+ public:
+  DeviceValue() : buf_(1) {}
+  explicit DeviceValue(T v, cudaStream_t stream = nullptr) : buf_(1) { set(v, stream); }
+  void set(T v, cudaStream_t stream = nullptr) { buf_.upload(std::span<const T>(&v, 1), stream); }
+  T get(cudaStream_t stream = nullptr) const { return buf_.download(stream)[0]; }
+  T* ptr() const noexcept { return buf_.get(); }
+
+ private:
+  DeviceBuffer<T> buf_;
+};
+
 namespace detail {
 struct StreamTraits {
   using handle_type = cudaStream_t;

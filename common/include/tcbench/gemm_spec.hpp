@@ -44,18 +44,9 @@ struct GemmSpec {
   // Strided batch, in elements; 0: matrices packed back to back (ld x columns).
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
 
-  // The configuration tcbench measures for each precision (m x n x k, tightest lds):
-  //   fp64        64F everywhere, COMPUTE_64F (DMMA where the GPU has it)
-  //   fp32        32F, COMPUTE_32F_PEDANTIC: plain COMPUTE_32F lets cuBLAS opt into TF32 or
-  //               BF16x9 emulation through environment/math-mode settings; the baseline must
-  //               stay FP32 FFMA
-  //   tf32        32F data, COMPUTE_32F_FAST_TF32
-  //   fp16        16F in/out, COMPUTE_32F, scale 32F
-  //   fp16_acc16  16F in/out, COMPUTE_16F, scale 16F
-  //   bf16        16BF in/out, COMPUTE_32F
-  //   int8        8I in, 32I out, COMPUTE_32I, scale 32I, TN
-  //   fp8         E4M3 x E4M3 -> BF16 (C and D), COMPUTE_32F, TN
-  // GemmTypes<P> (gemm_types.hpp) names the same element types at compile time.
+  // The configuration tcbench measures for precision p at m x n x k (tightest leading
+  // dimensions): the types, compute and scale type and layout of p's row in the precision table
+  // (precision.hpp); edit fields from there.
   static GemmSpec for_precision(Precision p, std::int64_t m, std::int64_t n, std::int64_t k);
 
   bool is_fp8() const;

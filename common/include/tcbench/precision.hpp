@@ -1,8 +1,19 @@
-// The GEMM precisions tcbench measures, named the way benchmark names, context keys
-// (peak_<name>) and the Python tools spell them.
+// The GEMM precisions tcbench measures: ONE table, one row per precision. Everything that
+// depends on a precision reads its row: GemmSpec::for_precision (types, compute and scale
+// type, layout), GemmTypes<P> (the storage types at compile time), the error model (verify.cpp:
+// its unit roundoffs follow from the row's compute and output types), the peak table's GeForce
+// rule (peaks.cpp), the counters (tflops or tops) and the names the tools read
+// (`tcbench_context --schema`, checked against scripts/tcbench_tools/schema.py).
+//
+// Adding a precision is one row here plus its peak rates in peaks.cpp (one column per row there,
+// checked at compile time) and its test. See docs/architecture.md.
 #pragma once
 
+#include <cublas_api.h>
+#include <library_types.h>
+
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -19,41 +30,75 @@ enum class Precision {
   fp8,         // FP8 (E4M3/E5M2) in, FP32 accumulate (QGMMA on Hopper)
 };
 
-inline constexpr std::array<Precision, 8> kAllPrecisions = {
-    Precision::fp64,       Precision::fp32, Precision::tf32, Precision::fp16,
-    Precision::fp16_acc16, Precision::bf16, Precision::int8, Precision::fp8};
+// One row: the configuration tcbench measures for a precision.
+struct PrecisionInfo {
+  Precision id;
+  std::string_view name;  // benchmark names, context keys (peak_<name>), the Python tools
+  // Element types of A, B, C and D (C aliases D: tcbench GEMMs run with beta = 0).
+  cudaDataType_t a, b, c, d;
+  cublasComputeType_t compute;  // fp32 is PEDANTIC: plain COMPUTE_32F lets cuBLAS opt into
+                                // TF32 or BF16x9 emulation; the baseline must stay FFMA
+  cudaDataType_t scale;         // the type of alpha and beta
+  // Layout rule: A must be K-contiguous (transposed, "TN"), as IMMA and FP8 tensor cores need
+  // (cuBLAS documentation, cublasLtMatmul: "regular ordering" INT8 and FP8 requirements).
+  bool a_k_major;
+  bool integer;  // TOP/s ("tops") instead of TFLOP/s ("tflops"); exact accumulation
+  // GeForce boards of architectures that have them run this precision's tensor math at half the
+  // datacenter rate (FP32 accumulation: tf32, fp16, bf16, fp8); FP16-accumulate and INT8 do not.
+  bool halved_on_geforce;
+};
+
+// clang-format off
+inline constexpr std::array kPrecisionTable = {
+//               id                     name          A               B               C               D               compute                      scale        a_k_major integer halved_on_geforce
+  PrecisionInfo{Precision::fp64,       "fp64",       CUDA_R_64F,     CUDA_R_64F,     CUDA_R_64F,     CUDA_R_64F,     CUBLAS_COMPUTE_64F,          CUDA_R_64F,  false, false, false},
+  PrecisionInfo{Precision::fp32,       "fp32",       CUDA_R_32F,     CUDA_R_32F,     CUDA_R_32F,     CUDA_R_32F,     CUBLAS_COMPUTE_32F_PEDANTIC, CUDA_R_32F,  false, false, false},
+  PrecisionInfo{Precision::tf32,       "tf32",       CUDA_R_32F,     CUDA_R_32F,     CUDA_R_32F,     CUDA_R_32F,     CUBLAS_COMPUTE_32F_FAST_TF32,CUDA_R_32F,  false, false, true},
+  PrecisionInfo{Precision::fp16,       "fp16",       CUDA_R_16F,     CUDA_R_16F,     CUDA_R_16F,     CUDA_R_16F,     CUBLAS_COMPUTE_32F,          CUDA_R_32F,  false, false, true},
+  PrecisionInfo{Precision::fp16_acc16, "fp16_acc16", CUDA_R_16F,     CUDA_R_16F,     CUDA_R_16F,     CUDA_R_16F,     CUBLAS_COMPUTE_16F,          CUDA_R_16F,  false, false, false},
+  PrecisionInfo{Precision::bf16,       "bf16",       CUDA_R_16BF,    CUDA_R_16BF,    CUDA_R_16BF,    CUDA_R_16BF,    CUBLAS_COMPUTE_32F,          CUDA_R_32F,  false, false, true},
+  PrecisionInfo{Precision::int8,       "int8",       CUDA_R_8I,      CUDA_R_8I,      CUDA_R_32I,     CUDA_R_32I,     CUBLAS_COMPUTE_32I,          CUDA_R_32I,  true,  true,  false},
+  PrecisionInfo{Precision::fp8,        "fp8",        CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF,    CUDA_R_16BF,    CUBLAS_COMPUTE_32F,          CUDA_R_32F,  true,  false, true},
+};
+// clang-format on
+
+inline constexpr std::size_t kNumPrecisions = kPrecisionTable.size();
+
+constexpr std::size_t index_of(Precision p) {
+  return static_cast<std::size_t>(p);
+}
+
+constexpr const PrecisionInfo& info(Precision p) {
+  return kPrecisionTable[index_of(p)];
+}
+
+// Rows are in enumerator order, so info(p) is an index, and every enumerator has its row.
+constexpr bool table_is_in_enum_order() {
+  for (std::size_t i = 0; i < kNumPrecisions; ++i)
+    if (index_of(kPrecisionTable[i].id) != i) return false;
+  return true;
+}
+static_assert(table_is_in_enum_order(), "kPrecisionTable rows must follow the enum's order");
+
+inline constexpr std::array<Precision, kNumPrecisions> kAllPrecisions = [] {
+  std::array<Precision, kNumPrecisions> all{};
+  for (std::size_t i = 0; i < kNumPrecisions; ++i) all[i] = kPrecisionTable[i].id;
+  return all;
+}();
 
 constexpr std::string_view name(Precision p) {
-  switch (p) {
-    case Precision::fp64:
-      return "fp64";
-    case Precision::fp32:
-      return "fp32";
-    case Precision::tf32:
-      return "tf32";
-    case Precision::fp16:
-      return "fp16";
-    case Precision::fp16_acc16:
-      return "fp16_acc16";
-    case Precision::bf16:
-      return "bf16";
-    case Precision::int8:
-      return "int8";
-    case Precision::fp8:
-      return "fp8";
-  }
-  return "?";
+  return info(p).name;
 }
 
 constexpr std::optional<Precision> parse_precision(std::string_view s) {
-  for (Precision p : kAllPrecisions)
-    if (name(p) == s) return p;
+  for (const PrecisionInfo& row : kPrecisionTable)
+    if (row.name == s) return row.id;
   return std::nullopt;
 }
 
 // Integer precisions report TOP/s ("tops"), the rest TFLOP/s ("tflops").
 constexpr bool is_integer(Precision p) {
-  return p == Precision::int8;
+  return info(p).integer;
 }
 
 }  // namespace tcbench

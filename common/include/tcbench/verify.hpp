@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -58,7 +59,11 @@ struct ErrorModel {
   // Relative to sum_l |A_il B_lj|; a 4-sigma probabilistic bound.
   double element_tolerance() const { return exact ? 0.0 : 4.0 * expected_rel_error(); }
 };
-ErrorModel error_model(Precision p, std::int64_t k);
+// The one tolerance lookup: precision p's row of the precision table, at depth k, written as
+// `d_type` (default: the row's D type; e.g. an FP8 GEMM writing E4M3), with FP8 fast
+// accumulation or not. Every unit roundoff follows from the row's types.
+ErrorModel error_model(Precision p, std::int64_t k, std::optional<cudaDataType_t> d_type = {},
+                       bool fast_accum = false);
 // The unit roundoff of an output format (2^-24 for FP32, 2^-11 FP16, 2^-8 BF16, 2^-4 E4M3,
 // 2^-3 E5M2, 0 for integers and FP64 beyond tcbench's interest): for outputs other than the
 // precision's default (FP8 GEMMs writing E4M3, INT8 GEMMs requantizing to INT8).

@@ -65,27 +65,27 @@ constexpr std::array<UnclaimedChip, 2> kUnclaimed{{
     {"GV11B", "CUPTI 13.0's host API cannot initialize it (CUPTI_ERROR_NOT_SUPPORTED)"},
 }};
 
-constexpr Metric kOpHmma{"tensor_hmma_pct",
+constexpr Metric kOpHmma{counters::tensor_hmma_pct.name,
                          "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"};
-constexpr Metric kOpImma{"tensor_imma_pct",
+constexpr Metric kOpImma{counters::tensor_imma_pct.name,
                          "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active"};
-constexpr Metric kOpDmma{"tensor_dmma_pct",
+constexpr Metric kOpDmma{counters::tensor_dmma_pct.name,
                          "sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active"};
 constexpr Metric kHopperFp{
-    "tensor_hmma_hgmma_qgmma_pct",
+    counters::tensor_hmma_hgmma_qgmma_pct.name,
     "sm__pipe_tensor_op_hmma_type_hmma_hgmma_qgmma_cycles_active.avg.pct_of_peak_sustained_active"};
 constexpr Metric kSubHmma{
-    "tensor_hmma_pct",
+    counters::tensor_hmma_pct.name,
     "sm__pipe_tensor_subpipe_hmma_cycles_active.avg.pct_of_peak_sustained_active"};
 constexpr Metric kSubImma{
-    "tensor_imma_pct",
+    counters::tensor_imma_pct.name,
     "sm__pipe_tensor_subpipe_imma_cycles_active.avg.pct_of_peak_sustained_active"};
 constexpr Metric kSubDmma{
-    "tensor_dmma_pct",
+    counters::tensor_dmma_pct.name,
     "sm__pipe_tensor_subpipe_dmma_cycles_active.avg.pct_of_peak_sustained_active"};
-constexpr Metric kSmThroughput{"sm_throughput_pct",
+constexpr Metric kSmThroughput{counters::sm_throughput_pct.name,
                                "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
-constexpr Metric kDramThroughput{"dram_throughput_pct",
+constexpr Metric kDramThroughput{counters::dram_throughput_pct.name,
                                  "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
 
 // Report order of every counter (the union over chips).

@@ -11,6 +11,7 @@
 // (reset_amax) and read it with amax_from_bits.
 #pragma once
 
+#include "tcbench/cuda_owners.hpp"
 #include "tcbench/numerics/fp8_scaling.hpp"
 
 #include <cuda_bf16.h>
@@ -57,5 +58,29 @@ enum class ScaleRule { delayed, current };
 // for current scaling.
 void compute_scale(const unsigned* amax_bits, ScaleRule rule, float fp8_max, int margin,
                    float* scale, float* scale_inv, cudaStream_t stream);
+
+// One tensor's scaling state on the device, as Transformer Engine keeps it per tensor: the amax
+// accumulator, the quantizing scale (x * scale -> FP8) and its inverse (cuBLASLt's A/B scale).
+struct ScaleState {
+  DeviceValue<unsigned> amax;
+  DeviceValue<float> scale{1.0f};
+  DeviceValue<float> scale_inv{1.0f};
+};
+
+// A recipe's whole quantization of one tensor x (n elements) into `out` (format f, satfinite):
+//   current: amax pass, compute_scale(current), scaled_cast          (two reads of x)
+//   delayed: scaled_cast_record_amax with state.scale (last step's), then compute_scale(delayed)
+//            for the next step                                        (one read of x)
+void quantize(ScaleRule rule, const float* x, std::size_t n, numerics::Fp8Format f,
+              __nv_fp8_storage_t* out, ScaleState& state, cudaStream_t stream);
+void quantize(ScaleRule rule, const __nv_bfloat16* x, std::size_t n, numerics::Fp8Format f,
+              __nv_fp8_storage_t* out, ScaleState& state, cudaStream_t stream);
+
+// Current scaling's scale of x: the amax pass and compute_scale(current) into `state`; returns
+// the scale (synchronizes the stream to read it).
+float current_scale(const float* x, std::size_t n, numerics::Fp8Format f, ScaleState& state,
+                    cudaStream_t stream);
+float current_scale(const __nv_bfloat16* x, std::size_t n, numerics::Fp8Format f, ScaleState& state,
+                    cudaStream_t stream);
 
 }  // namespace tcbench::kernels

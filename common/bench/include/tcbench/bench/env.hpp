@@ -5,12 +5,23 @@
 
 #include "tcbench/cuda_owners.hpp"
 #include "tcbench/device_info.hpp"
+#include "tcbench/error.hpp"
 #include "tcbench/gemm_lt.hpp"
 #include "tcbench/timing.hpp"
 
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace tcbench::bench {
+
+// Thrown when a configuration cannot run here (precision the GPU lacks, size that does not fit,
+// no cuBLASLt algorithm). Reported as an error whose message starts with "skipped: ", which the
+// tools list as a skip (register_gpu_benchmark).
+class Skipped : public Error {
+ public:
+  using Error::Error;
+};
 
 struct RunOptions {
   bool quick = false;  // --quick: the headline cases only, for CI smoke runs
@@ -37,6 +48,11 @@ class Env {
   cudaStream_t stream() const;
   const LtHandle& lt() const;
   L2Flusher& flusher() const;
+  const GpuSpec& gpu() const { return device().spec; }
+  // Throws Skipped with the sentence when there is one: a support check in one line.
+  void skip_unless(const std::optional<std::string>& why_not) const;
+  // skip_unless(spec.why_invalid(...)) on this GPU's compute capability.
+  void skip_unless_valid(const GemmSpec& spec) const;
 
  private:
   struct Resources;

@@ -1,7 +1,9 @@
 // The GEMM benchmark helper: a topic states a GemmCase (precision, spec, inputs) and, for its
 // own kernels, the work; the helper allocates with the spec's element types, fills, verifies
 // once against the FP64 reference (outputs poisoned first; FP8 scales applied), times through
-// measure(), and reports tflops/tops, pct_of_peak, rel_error, waves and the label.
+// measure(), and reports tflops/tops, pct_of_peak, rel_error, the speed-ups the case asks for
+// (each against the same problem in another precision: same layout, same leading dimensions),
+// the label, and for cuBLASLt the wave count.
 #pragma once
 
 #include "tcbench/bench/env.hpp"
@@ -9,13 +11,17 @@
 #include "tcbench/gemm_lt.hpp"
 #include "tcbench/gemm_types.hpp"
 #include "tcbench/random_fill.hpp"
+#include "tcbench/schema.hpp"
 #include "tcbench/verify.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace tcbench::bench {
 
@@ -60,6 +66,18 @@ struct GemmCase {
   // Frobenius tolerance; default: the precision's error model with the spec's output format.
   std::optional<double> tolerance;
   std::string label;  // own kernels ("WMMA fp16->fp32"); cuBLASLt's label comes from the plan
+  // speedup_vs_<p> counters: cuBLASLt's median of this very problem (layout and leading
+  // dimensions included) in precision p (baseline_case), over this case's median.
+  std::vector<Precision> speedup_vs;
+  // A second reference, measured once before timing: the same problem on other operands (for
+  // FP8, the FP32 originals before quantization: the error a user gets), reported as `counter`.
+  struct ExtraReference {
+    const void* a = nullptr;
+    const void* b = nullptr;
+    cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F;
+    Counter counter = counters::rel_error_unquantized;
+  };
+  std::optional<ExtraReference> extra_reference;
   // Optional: fill A and B yourself (e.g. quantize known FP32 originals); called once, before
   // verification.
   std::function<void(cudaStream_t, const GemmOperands&)> prepare;
@@ -101,7 +119,45 @@ GemmResult run_kernel_gemm(benchmark::State& state, const Env& env, const GemmCa
                            const GemmWork& work);
 
 // The median time of the cuBLASLt GEMM `gemm` (verified, L2 flushed), measured once per process
-// and cached by the spec: the denominator of speedup_vs_* counters.
+// and cached by the spec.
 double baseline_median_seconds(const Env& env, const GemmCase& gemm);
+
+// The case `c` runs as in precision `base`: c's problem (m, n, k, layout, leading dimensions)
+// with base's types from the precision table, default inputs, no scales. The only way a
+// speed-up's denominator is built, so a ratio can never compare two layouts.
+GemmCase baseline_case(const GemmCase& c, Precision base);
+// baseline_median_seconds(env, baseline_case(c, base)).
+double baseline_seconds(const Env& env, const GemmCase& c, Precision base);
+
+// Declarative registration: one benchmark per precision and shape, named from the case itself
+// (topic/variant/<p>/m/n/k/layout, BenchName), whose body runs `run` on make_case(p, shape).
+// make_case must be pure host code (it also runs in listing mode, without a GPU).
+struct GemmShape {
+  std::int64_t m, n, k;
+};
+using MakeCase = std::function<GemmCase(Precision, const GemmShape&)>;
+using RunGemm = std::function<GemmResult(benchmark::State&, const Env&, const GemmCase&)>;
+// The default case: GemmCase::for_precision(p, m, n, k).
+GemmCase default_case(Precision p, const GemmShape& s);
+// cuBLASLt (run_cublaslt_gemm), the default runner.
+GemmResult run_cublaslt(benchmark::State& state, const Env& env, const GemmCase& gemm);
+void add_gemms(const Env& env, std::string_view topic, std::string_view variant,
+               std::span<const Precision> precisions, std::span<const GemmShape> shapes,
+               MakeCase make_case = default_case, RunGemm run = run_cublaslt);
+
+// An own kernel as a runner: skips (with `unsupported`'s sentence) where the kernel cannot run,
+// then run_kernel_gemm with `work`.
+using KernelSupport = std::function<std::optional<std::string>(const GpuSpec&, const GemmCase&)>;
+RunGemm own_kernel(GemmWork work, KernelSupport unsupported = {});
+
+// A typed kernel launcher as GemmWork: kernel(problem, A*, B*, D*, stream) with the storage types
+// of precision P's row (GemmTypes<P>), so topics write no casts.
+template <Precision P, typename Kernel>
+GemmWork typed(Kernel kernel) {
+  using T = GemmTypes<P>;
+  return [kernel](cudaStream_t s, const GemmOperands& o) {
+    kernel(o.problem, o.a_as<typename T::A>(), o.b_as<typename T::B>(), o.d_as<typename T::D>(), s);
+  };
+}
 
 }  // namespace tcbench::bench

@@ -4,13 +4,14 @@
 
 #include "tcbench/bench/env.hpp"
 #include "tcbench/precision.hpp"
+#include "tcbench/schema.hpp"
 #include "tcbench/timing.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <functional>
-#include <string>
 #include <optional>
+#include <string>
 
 namespace tcbench::bench {
 
@@ -29,6 +30,14 @@ struct MeasureOptions {
 // twice. Returns the statistics, in seconds.
 SampleStats measure(benchmark::State& state, const Env& env,
                     const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
+
+// A time measured elsewhere (a sum of cached medians, a training run's time per step) as every
+// iteration's manual time: the one replacement for hand-written SetIterationTime loops.
+void report_precomputed(benchmark::State& state, double seconds);
+
+// The one way a benchmark writes a counter: by its schema definition (tcbench/schema.hpp), so
+// every name a result file can hold is one the tools know.
+void set_counter(benchmark::State& state, const Counter& counter, double value);
 
 // The same samples without touching a benchmark's state (baselines measured inside another
 // benchmark).

@@ -16,6 +16,8 @@
 // every metric listed here exists on every chip listed here.
 #pragma once
 
+#include "tcbench/schema.hpp"
+
 #include <optional>
 #include <span>
 #include <string>
@@ -24,7 +26,8 @@
 
 namespace tcbench::profiling {
 
-// One metric: the Google Benchmark counter name and the full CUPTI/ncu metric name.
+// One metric: the Google Benchmark counter name (a definition of tcbench/schema.hpp) and the
+// full CUPTI/ncu metric name.
 struct Metric {
   std::string_view counter;  // "tensor_active_pct"
   std::string_view name;     // "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
@@ -38,7 +41,8 @@ struct ChipMetrics {
 
 // The headline metric, the same on every chip.
 inline constexpr Metric kTensorActive{
-    "tensor_active_pct", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"};
+    counters::tensor_active_pct.name,
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"};
 
 // The metrics for `chip`, or nullopt when tcbench's table does not know the chip.
 std::optional<ChipMetrics> metrics_for_chip(std::string_view chip);

@@ -1,0 +1,128 @@
+// tensor_peak: what the tensor instructions themselves can do, the ceiling every other topic's
+// pct_of_peak is read against.
+//
+// Own kernels that issue nothing but one tensor instruction in a loop (kernels/tensor_peak*.cu):
+// mma.sync for f16 (f32 and f16 accumulate), bf16, tf32, s8 and (sm_89+) e4m3, and on Hopper
+// wgmma m64n256 for f16, bf16, e4m3 and s8. Every kernel's accumulators are checked exactly
+// against the host before it is timed. Counters: tflops (tops), pct_of_peak (the datasheet for
+// known products, else the max-clock model), pct_of_clock_model (SMs x the clock measured
+// in-kernel with clock64() x ops/clock), pct_of_max_clock_model (SMs x cudaDevAttrClockRate x
+// ops/clock), pct_of_datasheet, clock_mhz_measured, clock_mhz_attribute, and the tensor-pipe
+// counters. Published context: wgmma FP16 reached 96.4% of peak on an H800 and mma.sync only
+// about 63-65% (Luo et al., arXiv 2501.12084).
+//
+//   build/release/bin/bench_tensor_peak
+//   build/release/bin/bench_tensor_peak --benchmark_filter=wgmma
+#include "tcbench/bench/harness.hpp"
+#include "tcbench/kernels/tensor_peak.hpp"
+#include "tensor_counters.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace tcbench::bench {
+namespace {
+
+using kernels::PeakInstr;
+
+constexpr std::string_view kTopic = "tensor_peak";
+
+std::string peak_name(PeakInstr instr) {
+  const kernels::PeakInstrInfo& i = kernels::info(instr);
+  return BenchName(kTopic, i.variant, i.precision);
+}
+
+// Loop trips for a launch of about `seconds` at the model's peak rate (at least 64: the
+// in-kernel clock needs a loop long enough to dwarf its own two reads).
+std::int64_t trips_for(PeakInstr instr, int blocks, double peak_tflops, double seconds) {
+  const kernels::PeakLaunch one{blocks, 1};
+  const double ops_per_trip = kernels::peak_ops(instr, one) - kernels::peak_ops(instr, {blocks, 0});
+  const double rate = peak_tflops > 0 ? peak_tflops * 1e12 : 100e12;
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(seconds * rate / ops_per_trip), 64,
+                                  std::int64_t{1} << 24);
+}
+
+// Mean SM clock over the blocks of the last launch: cycles / nanoseconds, in MHz.
+double measured_mhz(const DeviceBuffer<kernels::PeakClocks>& clocks, cudaStream_t stream) {
+  double sum = 0;
+  int n = 0;
+  for (const kernels::PeakClocks& c : clocks.download(stream))
+    if (c.nanos > 0) {
+      sum += 1e3 * static_cast<double>(c.cycles) / static_cast<double>(c.nanos);
+      ++n;
+    }
+  if (n == 0) throw Error("the tensor-peak kernel recorded no clock (every block read 0 ns)");
+  return sum / n;
+}
+
+void add_peak(const Env& env, PeakInstr instr) {
+  register_gpu_benchmark(peak_name(instr), [&env, instr](benchmark::State& st) {
+    const DeviceInfo& dev = env.device();
+    const kernels::PeakInstrInfo& info = kernels::info(instr);
+    env.skip_unless(kernels::peak_unsupported_reason(instr, dev.spec.cc_major, dev.spec.cc_minor));
+    const Peak peak = dev.peak(info.precision);
+    const int blocks = dev.spec.sm_count * kernels::peak_blocks_per_sm(instr);
+    if (blocks < 1)
+      throw Error("the occupancy calculator fits no block of " + std::string(info.ptx) +
+                  " on an SM");
+
+    const std::vector<std::uint8_t> a = kernels::peak_input_a(instr);
+    const std::vector<std::uint8_t> b = kernels::peak_input_b(instr);
+    DeviceBuffer<std::uint8_t> da(a.size()), db(b.size());
+    DeviceBuffer<kernels::PeakClocks> clocks(static_cast<std::size_t>(blocks));
+    da.upload(a, env.stream());
+    db.upload(b, env.stream());
+
+    // Correctness first: a short loop whose every accumulator is known exactly.
+    const kernels::PeakLaunch check_launch{blocks, 1000};
+    {
+      DeviceBuffer<std::uint8_t> out(kernels::peak_out_bytes(instr, check_launch));
+      TCB_CUDA(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), env.stream()));  // NaN
+      kernels::launch_tensor_peak(instr, check_launch,
+                                  {da.get(), db.get(), out.get(), clocks.get()}, env.stream());
+      const kernels::PeakCheck check =
+          kernels::check_peak_output(instr, check_launch, out.download(env.stream()));
+      if (check.mismatches != 0)
+        throw Error(std::string(info.ptx) + ": " + std::to_string(check.mismatches) + " of " +
+                    std::to_string(check.checked) + " accumulators wrong, first " + check.first);
+    }
+
+    const kernels::PeakLaunch launch{
+        blocks, trips_for(instr, blocks, peak.max_clock, env.quick() ? 0.002 : 0.01)};
+    DeviceBuffer<std::uint8_t> out(kernels::peak_out_bytes(instr, launch));
+    const kernels::PeakBuffers buffers{da.get(), db.get(), out.get(), clocks.get()};
+    const auto run = [&](cudaStream_t s) {
+      kernels::launch_tensor_peak(instr, launch, buffers, s);
+    };
+    // Registers only: no memory traffic for an L2 flush to matter.
+    const SampleStats t = measure(st, env, run, MeasureOptions{.flush_l2 = false});
+    const double ops = kernels::peak_ops(instr, launch);
+    report_compute(st, env, info.precision, ops, t);
+
+    const double achieved = ops / t.median / 1e12;  // TFLOP/s (TOP/s)
+    const double mhz = measured_mhz(clocks, env.stream());
+    const double per_clock = ops_per_clock_per_sm(dev.spec.cc_major, dev.spec.cc_minor,
+                                                  info.precision, is_geforce(dev.spec.name));
+    set_counter(st, counters::clock_mhz_measured, mhz);
+    set_counter(st, counters::clock_mhz_attribute, dev.spec.sm_clock_mhz);
+    set_counter(st, counters::instructions, kernels::peak_instructions(instr, launch));
+    if (per_clock > 0) {
+      const double at_measured = dev.spec.sm_count * mhz * 1e6 * per_clock / 1e12;
+      set_counter(st, counters::pct_of_clock_model, 100.0 * achieved / at_measured);
+      set_counter(st, counters::pct_of_max_clock_model, 100.0 * achieved / peak.max_clock);
+    }
+    if (peak.datasheet)
+      set_counter(st, counters::pct_of_datasheet, 100.0 * achieved / *peak.datasheet);
+    st.SetLabel(with_counter_note(std::string(info.ptx),
+                                  add_tensor_counters(st, env, peak_name(instr), run, 1)));
+  });
+}
+
+}  // namespace
+
+void register_topic(const Env& env) {
+  for (PeakInstr instr : kernels::kAllPeakInstrs) add_peak(env, instr);
+}
+
+}  // namespace tcbench::bench

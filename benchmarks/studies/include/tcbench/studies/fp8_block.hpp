@@ -1,0 +1,72 @@
+// The accuracy half of the FP8 topic's per-layer study: a transformer block's four GEMMs (QKV,
+// attention out, MLP up, MLP down) at hidden size h, each run in every precision option (BF16,
+// FP16, FP8 E4M3 with delayed or current scaling and fast or split accumulation) on cuBLASLt, and
+// compared with an FP64 chain of the same weights and input. The errors feed the per-layer
+// precision selector (tcbench/studies/precision_selector.hpp) together with the layer times that
+// bench_fp8 measures. A GPU study: it knows cuBLASLt and the FP8 scaling kernels, not the harness.
+//
+// Layer GEMMs are column-major D (features x tokens) = W^T X with W stored k x m (PyTorch's
+// [out, in] row-major), i.e. TN. The error chain computes kErrorTokens columns: this block has no
+// attention mixing, so tokens are independent and 256 represent all of them.
+#pragma once
+
+#include "tcbench/gemm_lt.hpp"
+#include "tcbench/precision.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tcbench::studies {
+
+struct LayerShape {
+  std::string name;      // "qkv", "attn_out", "mlp_up", "mlp_down"
+  std::int64_t out, in;  // m and k of the layer's GEMM
+};
+std::vector<LayerShape> block_layers(std::int64_t hidden);
+
+// The ways a layer can run. FP8 with Transformer Engine's forward default (fast accumulation)
+// and each recipe, plus delayed scaling with split accumulation.
+struct LayerOption {
+  Precision precision;
+  std::string variant;  // the FP8 recipe: "delayed", "current", "delayed_split"
+  bool fast_accum = true;
+  bool delayed() const { return variant == "delayed" || variant == "delayed_split"; }
+};
+std::span<const LayerOption> layer_options();
+
+inline constexpr std::int64_t kErrorTokens = 256;
+
+class Fp8BlockStudy {
+ public:
+  // Computes every layer's error in every option (each layer alone, on the FP64 chain's input).
+  // `lt` and `stream` must outlive the study.
+  Fp8BlockStudy(const LtHandle& lt, int cc_major, int cc_minor, std::int64_t hidden,
+                cudaStream_t stream);
+  ~Fp8BlockStudy();
+  Fp8BlockStudy(const Fp8BlockStudy&) = delete;
+  Fp8BlockStudy& operator=(const Fp8BlockStudy&) = delete;
+
+  const std::vector<LayerShape>& layers() const { return layers_; }
+  // Relative Frobenius error of layer `layer` run in option `option`, vs FP64.
+  double layer_error(std::size_t layer, std::size_t option) const;
+  // The block's end-to-end error when layer i runs in option options[i] (the same input through
+  // the whole chain), vs the FP64 chain's output.
+  double chain_error(std::span<const std::size_t> options) const;
+
+  // Device memory the study needs at its largest (one layer's weights in every format).
+  static std::size_t bytes_needed(std::int64_t hidden);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<LayerShape> layers_;
+  std::vector<std::vector<double>> errors_;  // [layer][option]
+};
+
+}  // namespace tcbench::studies

@@ -1,0 +1,212 @@
+// What a tcbench result file holds, defined once: the grammar of benchmark names (BenchName,
+// the one name builder) and every counter a benchmark can write (namespace counters), with its
+// unit, its physically possible range and which direction is better.
+//
+// It sits one floor below its writers (the harness in common/bench, the CUPTI metric table in
+// common/profiling) so that both name counters from here. `tcbench_context --schema` prints it as
+// JSON (schema_json()); scripts/tcbench_tools/schema.py mirrors it, and
+// tests/scripts/test_schema.py fails when the two differ, so a counter renamed on one side only
+// cannot silently vanish from the report or the gate.
+#pragma once
+
+#include "tcbench/gemm_problem.hpp"
+#include "tcbench/precision.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tcbench {
+
+// ---------------------------------------------------------------------------------------------
+// Names: topic/variant/precision[/key:value]...
+
+// The closed vocabulary of argument keys (a new key is a schema change, seen by the tools).
+enum class Key {
+  m,           // GEMM rows of D
+  n,           // GEMM columns of D (only ever a GEMM dimension)
+  k,           // GEMM depth
+  layout,      // GEMM layout, op(A) op(B): nn, nt, tn, tt (after m, n, k)
+  batch,       // batched GEMMs: matrices per call
+  tokens,      // tokens (batch x sequence) of a layer
+  hidden,      // hidden size of a transformer block
+  elements,    // elements of a memory-bound kernel
+  steps,       // training steps
+  scale_log2,  // a loss scale 2^k
+  accum,       // FP8 accumulation: fast or split
+  layer,       // which layer of a block a GEMM shape is
+  in,          // input type of a scaling kernel
+  recipe,      // FP8 scaling recipe
+};
+std::string_view key_name(Key k);
+std::span<const Key> all_keys();
+inline constexpr Key kGemmKeys[] = {Key::m, Key::n, Key::k, Key::layout};
+
+// "nn", "nt", "tn" or "tt": op(A) then op(B), cuBLAS's column-major convention ("tn": both
+// operands K-contiguous).
+std::string_view layout_name(const GemmProblem& p);
+
+// The one name builder:
+//   BenchName("fp16_vs_fp32", "cublaslt", Precision::fp16).gemm(problem)
+//     -> "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
+//   BenchName("loss_scaling", "unscale", Precision::fp32).arg(Key::elements, 10000000)
+class BenchName {
+ public:
+  BenchName(std::string_view topic, std::string_view variant, Precision p);
+  // For the few rows whose third segment is not one precision: the FP8 block's mixes
+  // ("bf16", "fp8", "selected").
+  BenchName(std::string_view topic, std::string_view variant, std::string_view mix);
+  BenchName& arg(Key key, std::int64_t value);
+  BenchName& arg(Key key, std::string_view value);
+  // m, n, k and the layout of `p`.
+  BenchName& gemm(const GemmProblem& p);
+  const std::string& str() const { return s_; }
+  operator const std::string&() const { return s_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  std::string s_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Counters
+
+enum class Better { higher, lower, none };
+
+inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+
+// One counter, or one family of counters (name with a <placeholder>, pattern matching each).
+struct CounterDef {
+  std::string_view name;     // "tflops", or "speedup_vs_<precision>" for a family
+  std::string_view pattern;  // full-match regular expression (ECMAScript and Python re)
+  std::string_view unit;
+  Better better;
+  // The physically possible range: a value outside it is not a measurement (the tools refuse it).
+  double low;
+  bool low_inclusive;
+  double high;  // inclusive; kUnbounded when there is no upper limit
+  std::string_view doc;
+};
+
+// A counter name a benchmark may write: only the definitions below make one.
+class Counter {
+ public:
+  const std::string& name() const { return name_; }
+  const CounterDef& def() const { return *def_; }
+  // A fixed (non-family) counter.
+  Counter(const CounterDef& d);  // NOLINT(google-explicit-constructor)
+
+ private:
+  Counter(const CounterDef& d, std::string name) : name_(std::move(name)), def_(&d) {}
+  friend Counter family_member(const CounterDef& family, std::string_view suffix);
+  std::string name_;
+  const CounterDef* def_;
+};
+// "speedup_vs_" + "fp16" for the family "speedup_vs_<precision>"; throws InvalidArgument when the
+// result does not match the family's pattern.
+Counter family_member(const CounterDef& family, std::string_view suffix);
+
+namespace counters {
+// clang-format off
+#define TCB_COUNTER_(id, unit, better, low, low_inclusive, high, doc) \
+  inline constexpr CounterDef id{#id, "^" #id "$", unit, Better::better, low, low_inclusive, high, doc};
+// The harness (every timed benchmark).
+TCB_COUNTER_(samples,        "count",   none,   1, true,  kUnbounded, "timed samples behind the median (>= 10)")
+TCB_COUNTER_(time_median_us, "us",      lower,  0, false, kUnbounded, "median sample time")
+TCB_COUNTER_(time_p10_us,    "us",      lower,  0, false, kUnbounded, "10th percentile sample time")
+TCB_COUNTER_(time_p90_us,    "us",      lower,  0, false, kUnbounded, "90th percentile sample time")
+TCB_COUNTER_(spread_pct,     "%",       lower,  0, true,  kUnbounded, "(p90 - p10) / median")
+TCB_COUNTER_(tflops,         "TFLOP/s", higher, 0, false, kUnbounded, "useful FLOP / median time")
+TCB_COUNTER_(tops,           "TOP/s",   higher, 0, false, kUnbounded, "useful integer OP / median time")
+TCB_COUNTER_(gbps,           "GB/s",    higher, 0, false, kUnbounded, "bytes moved / median time (1e9 B/s)")
+TCB_COUNTER_(pct_of_peak,    "%",       higher, 0, false, 200,        "rate / the GPU's dense peak for the precision (or DRAM bandwidth)")
+TCB_COUNTER_(rel_error,      "",        lower,  0, true,  kUnbounded, "relative Frobenius error vs the FP64 reference, before timing")
+TCB_COUNTER_(waves,          "waves",   none,   0, true,  kUnbounded, "cuBLASLt's wave count for the chosen algorithm")
+// FP8 (bench_fp8).
+TCB_COUNTER_(rel_error_unquantized, "",  lower,  0, true,  kUnbounded, "error vs the FP32 product of the unquantized originals")
+TCB_COUNTER_(amax_d,         "",        none,   0, true,  kUnbounded, "max |D| before the output scale (FP8 output)")
+TCB_COUNTER_(recipe_us,      "us",      lower,  0, false, kUnbounded, "quantizing A and B with the recipe")
+TCB_COUNTER_(gemm_us,        "us",      lower,  0, false, kUnbounded, "the GEMM alone")
+TCB_COUNTER_(overhead_pct,   "%",       lower,  0, true,  kUnbounded, "recipe time / GEMM time")
+TCB_COUNTER_(time_us,        "us",      lower,  0, false, kUnbounded, "a layer option's time (GEMM + activation quantization)")
+TCB_COUNTER_(selected,       "flag",    none,   0, true,  1,          "1 when the per-layer selector chose this option")
+TCB_COUNTER_(block_time_us,  "us",      lower,  0, false, kUnbounded, "the block's summed layer times")
+TCB_COUNTER_(block_rel_error, "",       lower,  0, true,  kUnbounded, "the block's end-to-end error vs FP64")
+TCB_COUNTER_(fp8_layers,     "count",   none,   0, true,  kUnbounded, "layers running in FP8")
+TCB_COUNTER_(within_budget,  "flag",    none,   0, true,  1,          "1 when every layer meets the error budget")
+TCB_COUNTER_(budget,         "",        none,   0, false, kUnbounded, "the per-layer error budget (relative)")
+// Alignment (bench_alignment).
+TCB_COUNTER_(model_efficiency, "",      none,   0, true,  1,          "the efficiency model's predicted relative throughput")
+TCB_COUNTER_(model_tflops,   "TFLOP/s", none,   0, true,  kUnbounded, "the model's predicted rate")
+TCB_COUNTER_(model_waves,    "waves",   none,   0, true,  kUnbounded, "the model's exact wave count")
+TCB_COUNTER_(tile_m,         "rows",    none,   1, true,  kUnbounded, "the CTA tile's rows (cuBLASLt's choice)")
+TCB_COUNTER_(tile_n,         "columns", none,   1, true,  kUnbounded, "the CTA tile's columns")
+TCB_COUNTER_(split_k,        "count",   none,   1, true,  kUnbounded, "cuBLASLt's split-K factor")
+TCB_COUNTER_(align_m_bytes,  "B",       none,   1, true,  128,        "largest power of two <= 128 dividing m x element size")
+TCB_COUNTER_(align_n_bytes,  "B",       none,   1, true,  128,        "... of n")
+TCB_COUNTER_(align_k_bytes,  "B",       none,   1, true,  128,        "... of k")
+TCB_COUNTER_(slowdown_vs_aligned, "x",  lower,  0, false, kUnbounded, "time per unit of the swept dimension over the next 16-byte multiple's")
+TCB_COUNTER_(padded_n,       "columns", none,   1, true,  kUnbounded, "N after padding")
+TCB_COUNTER_(copy_us,        "us",      lower,  0, false, kUnbounded, "the pad copy alone")
+TCB_COUNTER_(unpadded_us,    "us",      lower,  0, false, kUnbounded, "the unpadded GEMM")
+TCB_COUNTER_(padding_wins,   "flag",    none,   0, true,  1,          "1 when copy + padded GEMM beat the unpadded GEMM")
+// Loss scaling (bench_loss_scaling).
+TCB_COUNTER_(underflow_pct,  "%",       lower,  0, true,  100,        "gradients flushed to zero")
+TCB_COUNTER_(subnormal_pct,  "%",       none,   0, true,  100,        "gradients landing subnormal")
+TCB_COUNTER_(overflow_pct,   "%",       lower,  0, true,  100,        "gradients overflowing to Inf")
+TCB_COUNTER_(normal_pct,     "%",       higher, 0, true,  100,        "gradients landing normal")
+TCB_COUNTER_(values,         "count",   none,   1, true,  kUnbounded, "gradients counted")
+TCB_COUNTER_(final_loss,     "",        lower,  0, true,  kUnbounded, "the training loss after the last step")
+TCB_COUNTER_(skipped_steps,  "count",   lower,  0, true,  kUnbounded, "steps skipped for Inf/NaN gradients")
+TCB_COUNTER_(final_scale,    "",        none,   0, true,  kUnbounded, "the loss scale at the last step")
+TCB_COUNTER_(time_per_step_us, "us",    lower,  0, false, kUnbounded, "one training step")
+TCB_COUNTER_(gemm_us_per_step, "us",    lower,  0, false, kUnbounded, "the GEMMs of one training step")
+TCB_COUNTER_(steps_run,      "count",   none,   1, true,  kUnbounded, "training steps run")
+TCB_COUNTER_(curve_points,   "count",   none,   1, true,  kUnbounded, "loss_at_NN / scale_at_NN points")
+TCB_COUNTER_(step_gemm_ms,   "ms",      lower,  0, false, kUnbounded, "an FP16 training step's GEMMs for this many parameters")
+TCB_COUNTER_(unscale_pct_of_step, "%",  lower,  0, true,  kUnbounded, "check-and-unscale time / step GEMM time")
+TCB_COUNTER_(tokens_per_step, "count",  none,   1, true,  kUnbounded, "tokens of the modelled step")
+TCB_COUNTER_(tensors,        "count",   none,   1, true,  kUnbounded, "gradient tensors unscaled")
+// Tensor peak (bench_tensor_peak).
+TCB_COUNTER_(clock_mhz_measured,  "MHz", none,  0, false, kUnbounded, "SM clock measured in-kernel (clock64 / globaltimer)")
+TCB_COUNTER_(clock_mhz_attribute, "MHz", none,  0, false, kUnbounded, "cudaDevAttrClockRate")
+TCB_COUNTER_(instructions,   "count",   none,   1, true,  kUnbounded, "tensor instructions issued per launch")
+TCB_COUNTER_(pct_of_clock_model, "%",   higher, 0, false, 200,        "rate / (SMs x measured clock x ops/clock)")
+TCB_COUNTER_(pct_of_max_clock_model, "%", higher, 0, false, 200,      "rate / (SMs x attribute clock x ops/clock)")
+TCB_COUNTER_(pct_of_datasheet, "%",     higher, 0, false, 200,        "rate / the datasheet figure")
+// Tensor-pipe counters (CUPTI; common/profiling's metric table names which chip has which).
+TCB_COUNTER_(profile_passes, "count",   none,   1, true,  kUnbounded, "CUPTI replay passes for the metric set")
+TCB_COUNTER_(tensor_active_pct, "%",    none,   0, true,  200,        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
+TCB_COUNTER_(tensor_hmma_pct, "%",      none,   0, true,  200,        "HMMA (and HGMMA/QGMMA) sub-pipe, % of active cycles")
+TCB_COUNTER_(tensor_imma_pct, "%",      none,   0, true,  200,        "IMMA (and IGMMA) sub-pipe, % of active cycles")
+TCB_COUNTER_(tensor_dmma_pct, "%",      none,   0, true,  200,        "DMMA sub-pipe, % of active cycles")
+TCB_COUNTER_(tensor_hmma_hgmma_qgmma_pct, "%", none, 0, true, 200,    "Hopper's HMMA/HGMMA/QGMMA type sub-pipe")
+TCB_COUNTER_(sm_throughput_pct, "%",    none,   0, true,  200,        "sm__throughput.avg.pct_of_peak_sustained_elapsed")
+TCB_COUNTER_(dram_throughput_pct, "%",  none,   0, true,  200,        "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+#undef TCB_COUNTER_
+
+// Families: each member is the stem plus a suffix the pattern allows.
+inline constexpr CounterDef speedup_vs_family{"speedup_vs_<precision>", "^speedup_vs_(fp64|fp32|tf32|fp16|fp16_acc16|bf16|int8|fp8)$", "x", Better::higher, 0, false, kUnbounded, "the same problem in <precision> (same layout) / this time"};
+inline constexpr CounterDef accuracy_family{"accuracy_<variant>", "^accuracy_[a-z0-9_.]+$", "%", Better::higher, 0, true, 100, "host-evaluated top-1 accuracy of an INT8 study variant"};
+inline constexpr CounterDef agreement_family{"agreement_<variant>", "^agreement_[a-z0-9_.]+$", "%", Better::higher, 0, true, 100, "top-1 agreement of a variant with FP32"};
+inline constexpr CounterDef loss_at_family{"loss_at_<NN>", "^loss_at_[0-9]{2}$", "", Better::lower, 0, true, kUnbounded, "the training loss at curve point NN"};
+inline constexpr CounterDef scale_at_family{"scale_at_<NN>", "^scale_at_[0-9]{2}$", "", Better::none, 0, true, kUnbounded, "the loss scale at curve point NN"};
+// clang-format on
+
+Counter speedup_vs(Precision base);
+Counter accuracy(std::string_view variant);
+Counter agreement(std::string_view variant);
+Counter loss_at(int point);   // "loss_at_07"
+Counter scale_at(int point);  // "scale_at_07"
+// tflops, or tops for integer precisions.
+const CounterDef& rate(Precision p);
+}  // namespace counters
+
+// Every definition, fixed counters first, then families, in a stable order.
+std::span<const CounterDef* const> all_counter_defs();
+
+// The whole schema as JSON (`tcbench_context --schema`).
+std::string schema_json();
+
+}  // namespace tcbench

@@ -1,0 +1,257 @@
+#include "tcbench/schema.hpp"
+
+#include "tcbench/error.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <utility>
+
+namespace tcbench {
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+namespace {
+
+constexpr std::array<std::pair<Key, std::string_view>, 14> kKeys{{
+    {Key::m, "m"},
+    {Key::n, "n"},
+    {Key::k, "k"},
+    {Key::layout, "layout"},
+    {Key::batch, "batch"},
+    {Key::tokens, "tokens"},
+    {Key::hidden, "hidden"},
+    {Key::elements, "elements"},
+    {Key::steps, "steps"},
+    {Key::scale_log2, "scale_log2"},
+    {Key::accum, "accum"},
+    {Key::layer, "layer"},
+    {Key::in, "in"},
+    {Key::recipe, "recipe"},
+}};
+
+constexpr std::array<Key, kKeys.size()> kAllKeys = [] {
+  std::array<Key, kKeys.size()> out{};
+  for (std::size_t i = 0; i < kKeys.size(); ++i) out[i] = kKeys[i].first;
+  return out;
+}();
+
+// A name component: no separator, no blank, nothing a regular expression or a shell would read
+// as syntax beyond '.', '-' and '_'.
+bool is_plain(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string checked(std::string_view what, std::string_view s) {
+  if (!is_plain(s))
+    throw InvalidArgument("benchmark name " + std::string(what) + " '" + std::string(s) +
+                          "' must be letters, digits, '_', '-' or '.'");
+  return std::string(s);
+}
+
+}  // namespace
+
+std::string_view key_name(Key k) {
+  for (const auto& [key, text] : kKeys)
+    if (key == k) return text;
+  return "?";
+}
+
+std::span<const Key> all_keys() {
+  return kAllKeys;
+}
+
+std::string_view layout_name(const GemmProblem& p) {
+  if (p.trans_a) return p.trans_b ? "tt" : "tn";
+  return p.trans_b ? "nt" : "nn";
+}
+
+BenchName::BenchName(std::string_view topic, std::string_view variant, Precision p)
+    : s_(checked("topic", topic) + "/" + checked("variant", variant) + "/" + std::string(name(p))) {
+}
+
+BenchName::BenchName(std::string_view topic, std::string_view variant, std::string_view mix)
+    : s_(checked("topic", topic) + "/" + checked("variant", variant) + "/" + checked("mix", mix)) {}
+
+BenchName& BenchName::arg(Key key, std::string_view value) {
+  s_.append("/").append(key_name(key)).append(":").append(checked(key_name(key), value));
+  return *this;
+}
+
+BenchName& BenchName::arg(Key key, std::int64_t value) {
+  return arg(key, std::to_string(value));
+}
+
+BenchName& BenchName::gemm(const GemmProblem& p) {
+  return arg(Key::m, p.m).arg(Key::n, p.n).arg(Key::k, p.k).arg(Key::layout, layout_name(p));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counters
+
+namespace {
+
+bool is_family(const CounterDef& d) {
+  return d.name.find('<') != std::string_view::npos;
+}
+
+bool matches(const CounterDef& d, const std::string& name) {
+  return std::regex_match(name, std::regex(std::string(d.pattern), std::regex::ECMAScript));
+}
+
+}  // namespace
+
+Counter::Counter(const CounterDef& d) : name_(d.name), def_(&d) {
+  if (is_family(d))
+    throw InvalidArgument("counter " + std::string(d.name) +
+                          " is a family; name a member with family_member()");
+}
+
+Counter family_member(const CounterDef& family, std::string_view suffix) {
+  const std::string_view stem = family.name.substr(0, family.name.find('<'));
+  std::string name = std::string(stem) + std::string(suffix);
+  if (!is_family(family) || !matches(family, name))
+    throw InvalidArgument("'" + name + "' is not a member of the counter family " +
+                          std::string(family.name));
+  return Counter(family, std::move(name));
+}
+
+namespace counters {
+
+Counter speedup_vs(Precision base) {
+  return family_member(speedup_vs_family, name(base));
+}
+Counter accuracy(std::string_view variant) {
+  return family_member(accuracy_family, variant);
+}
+Counter agreement(std::string_view variant) {
+  return family_member(agreement_family, variant);
+}
+namespace {
+std::string two_digits(int point) {
+  if (point < 0 || point > 99)
+    throw InvalidArgument("curve point " + std::to_string(point) + " is not in 0..99");
+  char s[4];
+  std::snprintf(s, sizeof s, "%02d", point);
+  return s;
+}
+}  // namespace
+Counter loss_at(int point) {
+  return family_member(loss_at_family, two_digits(point));
+}
+Counter scale_at(int point) {
+  return family_member(scale_at_family, two_digits(point));
+}
+const CounterDef& rate(Precision p) {
+  return is_integer(p) ? tops : tflops;
+}
+
+}  // namespace counters
+
+namespace {
+
+using namespace counters;
+constexpr std::array kCounterDefs = {
+    &samples, &time_median_us, &time_p10_us, &time_p90_us, &spread_pct, &tflops, &tops, &gbps,
+    &pct_of_peak, &rel_error, &waves,
+    // FP8
+    &rel_error_unquantized, &amax_d, &recipe_us, &gemm_us, &overhead_pct, &time_us, &selected,
+    &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget,
+    // alignment
+    &model_efficiency, &model_tflops, &model_waves, &tile_m, &tile_n, &split_k, &align_m_bytes,
+    &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned, &padded_n, &copy_us, &unpadded_us,
+    &padding_wins,
+    // loss scaling
+    &underflow_pct, &subnormal_pct, &overflow_pct, &normal_pct, &values, &final_loss,
+    &skipped_steps, &final_scale, &time_per_step_us, &gemm_us_per_step, &steps_run, &curve_points,
+    &step_gemm_ms, &unscale_pct_of_step, &tokens_per_step, &tensors,
+    // tensor peak and tensor-pipe counters
+    &clock_mhz_measured, &clock_mhz_attribute, &instructions, &pct_of_clock_model,
+    &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &tensor_active_pct,
+    &tensor_hmma_pct, &tensor_imma_pct, &tensor_dmma_pct, &tensor_hmma_hgmma_qgmma_pct,
+    &sm_throughput_pct, &dram_throughput_pct,
+    // families
+    &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family};
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string_view better_name(Better b) {
+  switch (b) {
+    case Better::higher:
+      return "higher";
+    case Better::lower:
+      return "lower";
+    case Better::none:
+      break;
+  }
+  return "none";
+}
+
+}  // namespace
+
+std::span<const CounterDef* const> all_counter_defs() {
+  return kCounterDefs;
+}
+
+std::string schema_json() {
+  std::string out = "{\n  \"schema_version\": 1,\n  \"names\": {\n";
+  out += "    \"grammar\": \"topic/variant/precision[/key:value]...\",\n    \"keys\": [";
+  for (std::size_t i = 0; i < kKeys.size(); ++i)
+    out += (i ? ", " : "") + json_string(kKeys[i].second);
+  out += "],\n    \"gemm_keys\": [";
+  for (std::size_t i = 0; i < std::size(kGemmKeys); ++i)
+    out += (i ? ", " : "") + json_string(key_name(kGemmKeys[i]));
+  out += "],\n    \"layouts\": [\"nn\", \"nt\", \"tn\", \"tt\"]\n  },\n  \"precisions\": [\n";
+  for (std::size_t i = 0; i < kNumPrecisions; ++i) {
+    const PrecisionInfo& p = kPrecisionTable[i];
+    out += "    {\"name\": " + json_string(p.name) +
+           ", \"integer\": " + (p.integer ? "true" : "false") +
+           ", \"rate_counter\": " + json_string(counters::rate(p.id).name) + "}" +
+           (i + 1 < kNumPrecisions ? ",\n" : "\n");
+  }
+  out += "  ],\n  \"counters\": [\n";
+  for (std::size_t i = 0; i < kCounterDefs.size(); ++i) {
+    const CounterDef& c = *kCounterDefs[i];
+    out += "    {\"name\": " + json_string(c.name) + ", \"pattern\": " + json_string(c.pattern) +
+           ", \"unit\": " + json_string(c.unit) +
+           ", \"better\": " + json_string(better_name(c.better)) +
+           ", \"low\": " + json_number(c.low) +
+           ", \"low_inclusive\": " + (c.low_inclusive ? "true" : "false") +
+           ", \"high\": " + json_number(c.high) + ", \"doc\": " + json_string(c.doc) + "}" +
+           (i + 1 < kCounterDefs.size() ? ",\n" : "\n");
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+}  // namespace tcbench
