@@ -78,9 +78,9 @@ HIGHER, LOWER, NONE = "higher", "lower", "none"
 
 @dataclass(frozen=True)
 class Counter:
-    """One counter, or one family of counters (``speedup_vs_<precision>``, ``loss_at_NN``)."""
+    """One counter, or one family of counters (``speedup_vs_<precision>``, ``loss_at_<NN>``)."""
 
-    name: str  # the counter's name; a family's has a <placeholder> or NN
+    name: str  # the counter's name; a family's has a <placeholder>
     pattern: str  # full-match regular expression for the names it covers
     unit: str
     better: str  # HIGHER, LOWER or NONE
@@ -107,22 +107,9 @@ class Counter:
         return " and ".join(parts) or "any value"
 
 
-def _fixed(name: str, unit: str, better: str, low: float | None = None, low_inclusive: bool = True,
+def _fixed(name: str, unit: str, better: str, low: float | None, low_inclusive: bool,
            high: float | None = None) -> Counter:
     return Counter(name, f"^{re.escape(name)}$", unit, better, low, low_inclusive, high)
-
-
-def _positive(name: str, unit: str, better: str) -> Counter:
-    return _fixed(name, unit, better, 0, False)
-
-
-def _share(name: str, better: str) -> Counter:
-    """A percentage of a whole: 0 to 100."""
-    return _fixed(name, "%", better, 0, True, 100)
-
-
-def _flag(name: str) -> Counter:
-    return _fixed(name, "bool", NONE, 0, True, 1)
 
 
 # The harness (common/bench/measure.cpp, gemm_bench.cpp): every timed benchmark.
@@ -202,8 +189,8 @@ PROFILE_PASSES = "profile_passes"
 SPEEDUP_VS = "speedup_vs_<precision>"
 ACCURACY = "accuracy_<variant>"
 AGREEMENT = "agreement_<variant>"
-LOSS_AT = "loss_at_NN"
-SCALE_AT = "scale_at_NN"
+LOSS_AT = "loss_at_<NN>"
+SCALE_AT = "scale_at_<NN>"
 _VARIANT = r"[a-z0-9_.]+"  # INT8 deployment variants: fp32, ptq_max, ptq_p99.9, qat, ...
 
 
@@ -229,73 +216,80 @@ def scale_at(point: int) -> str:
     return f"scale_at_{point:02d}"
 
 
-COUNTERS = (
-    _positive(TFLOPS, "TFLOP/s", HIGHER),
-    _positive(TOPS, "TOP/s", HIGHER),
-    _positive(GBPS, "GB/s", HIGHER),
-    _positive(PCT_OF_PEAK, "%", HIGHER),
-    _fixed(SAMPLES, "count", NONE, 1),
-    _positive(TIME_MEDIAN_US, "us", LOWER),
-    _positive(TIME_P10_US, "us", LOWER),
-    _positive(TIME_P90_US, "us", LOWER),
-    _fixed(SPREAD_PCT, "%", LOWER, 0),
-    _fixed(REL_ERROR, "1", LOWER, 0),
-    _fixed(WAVES, "waves", NONE, 0),
-    _positive(ALIGN_M_BYTES, "bytes", NONE),
-    _positive(ALIGN_N_BYTES, "bytes", NONE),
-    _positive(ALIGN_K_BYTES, "bytes", NONE),
-    _fixed(MODEL_EFFICIENCY, "1", HIGHER, 0, False, 1),
-    _positive(MODEL_TFLOPS, "TFLOP/s", HIGHER),
-    _positive(MODEL_WAVES, "waves", NONE),
-    _fixed(TILE_M, "elements", NONE, 1),
-    _fixed(TILE_N, "elements", NONE, 1),
-    _fixed(SPLIT_K, "count", NONE, 1),
-    _positive(SLOWDOWN_VS_ALIGNED, "x", LOWER),
-    _fixed(PADDED_N, "elements", NONE, 1),
-    _positive(COPY_US, "us", LOWER),
-    _positive(GEMM_US, "us", LOWER),
-    _positive(UNPADDED_US, "us", LOWER),
-    _flag(PADDING_WINS),
-    _share(UNDERFLOW_PCT, LOWER),
-    _share(SUBNORMAL_PCT, NONE),
-    _share(OVERFLOW_PCT, LOWER),
-    _share(NORMAL_PCT, HIGHER),
-    _fixed(VALUES, "count", NONE, 1),
-    _fixed(FINAL_LOSS, "loss", LOWER, 0),
-    _positive(FINAL_SCALE, "x", NONE),
-    _fixed(SKIPPED_STEPS, "count", LOWER, 0),
-    _positive(TIME_PER_STEP_US, "us", LOWER),
-    _positive(GEMM_US_PER_STEP, "us", LOWER),
-    _fixed(STEPS_RUN, "count", NONE, 0),
-    _fixed(CURVE_POINTS, "count", NONE, 0),
-    _positive(STEP_GEMM_MS, "ms", LOWER),
-    _fixed(UNSCALE_PCT_OF_STEP, "%", LOWER, 0),
-    _fixed(TOKENS_PER_STEP, "count", NONE, 1),
-    _fixed(TENSORS, "count", NONE, 1),
-    _fixed(REL_ERROR_UNQUANTIZED, "1", LOWER, 0),
-    _fixed(AMAX_D, "1", NONE, 0),
-    _positive(RECIPE_US, "us", LOWER),
-    _fixed(OVERHEAD_PCT, "%", LOWER, 0),
-    _positive(TIME_US, "us", LOWER),
-    _flag(SELECTED),
-    _positive(BLOCK_TIME_US, "us", LOWER),
-    _fixed(BLOCK_REL_ERROR, "1", LOWER, 0),
-    _fixed(FP8_LAYERS, "count", NONE, 0),
-    _flag(WITHIN_BUDGET),
-    _positive(BUDGET, "1", NONE),
-    _positive(CLOCK_MHZ_MEASURED, "MHz", NONE),
-    _positive(CLOCK_MHZ_ATTRIBUTE, "MHz", NONE),
-    _positive(INSTRUCTIONS, "count", NONE),
-    _positive(PCT_OF_CLOCK_MODEL, "%", HIGHER),
-    _positive(PCT_OF_MAX_CLOCK_MODEL, "%", HIGHER),
-    _positive(PCT_OF_DATASHEET, "%", HIGHER),
-    *(_share(name, NONE) for name in PROFILE_COUNTERS),
-    _fixed(PROFILE_PASSES, "count", NONE, 1),
+COUNTERS = (  # in the C++ order
+    # The harness: every timed benchmark.
+    _fixed(SAMPLES, "count", NONE, 1, True),
+    _fixed(TIME_MEDIAN_US, "us", LOWER, 0, False),
+    _fixed(TIME_P10_US, "us", LOWER, 0, False),
+    _fixed(TIME_P90_US, "us", LOWER, 0, False),
+    _fixed(SPREAD_PCT, "%", LOWER, 0, True),
+    _fixed(TFLOPS, "TFLOP/s", HIGHER, 0, False),
+    _fixed(TOPS, "TOP/s", HIGHER, 0, False),
+    _fixed(GBPS, "GB/s", HIGHER, 0, False),
+    _fixed(PCT_OF_PEAK, "%", HIGHER, 0, False, 200),
+    _fixed(REL_ERROR, "", LOWER, 0, True),
+    _fixed(WAVES, "waves", NONE, 0, True),
+    # bench_fp8
+    _fixed(REL_ERROR_UNQUANTIZED, "", LOWER, 0, True),
+    _fixed(AMAX_D, "", NONE, 0, True),
+    _fixed(RECIPE_US, "us", LOWER, 0, False),
+    _fixed(GEMM_US, "us", LOWER, 0, False),
+    _fixed(OVERHEAD_PCT, "%", LOWER, 0, True),
+    _fixed(TIME_US, "us", LOWER, 0, False),
+    _fixed(SELECTED, "flag", NONE, 0, True, 1),
+    _fixed(BLOCK_TIME_US, "us", LOWER, 0, False),
+    _fixed(BLOCK_REL_ERROR, "", LOWER, 0, True),
+    _fixed(FP8_LAYERS, "count", NONE, 0, True),
+    _fixed(WITHIN_BUDGET, "flag", NONE, 0, True, 1),
+    _fixed(BUDGET, "", NONE, 0, False),
+    # bench_alignment
+    _fixed(MODEL_EFFICIENCY, "", NONE, 0, True, 1),
+    _fixed(MODEL_TFLOPS, "TFLOP/s", NONE, 0, True),
+    _fixed(MODEL_WAVES, "waves", NONE, 0, True),
+    _fixed(TILE_M, "rows", NONE, 1, True),
+    _fixed(TILE_N, "columns", NONE, 1, True),
+    _fixed(SPLIT_K, "count", NONE, 1, True),
+    _fixed(ALIGN_M_BYTES, "B", NONE, 1, True, 128),
+    _fixed(ALIGN_N_BYTES, "B", NONE, 1, True, 128),
+    _fixed(ALIGN_K_BYTES, "B", NONE, 1, True, 128),
+    _fixed(SLOWDOWN_VS_ALIGNED, "x", LOWER, 0, False),
+    _fixed(PADDED_N, "columns", NONE, 1, True),
+    _fixed(COPY_US, "us", LOWER, 0, False),
+    _fixed(UNPADDED_US, "us", LOWER, 0, False),
+    _fixed(PADDING_WINS, "flag", NONE, 0, True, 1),
+    # bench_loss_scaling
+    _fixed(UNDERFLOW_PCT, "%", LOWER, 0, True, 100),
+    _fixed(SUBNORMAL_PCT, "%", NONE, 0, True, 100),
+    _fixed(OVERFLOW_PCT, "%", LOWER, 0, True, 100),
+    _fixed(NORMAL_PCT, "%", HIGHER, 0, True, 100),
+    _fixed(VALUES, "count", NONE, 1, True),
+    _fixed(FINAL_LOSS, "", LOWER, 0, True),
+    _fixed(SKIPPED_STEPS, "count", LOWER, 0, True),
+    _fixed(FINAL_SCALE, "", NONE, 0, True),
+    _fixed(TIME_PER_STEP_US, "us", LOWER, 0, False),
+    _fixed(GEMM_US_PER_STEP, "us", LOWER, 0, False),
+    _fixed(STEPS_RUN, "count", NONE, 1, True),
+    _fixed(CURVE_POINTS, "count", NONE, 1, True),
+    _fixed(STEP_GEMM_MS, "ms", LOWER, 0, False),
+    _fixed(UNSCALE_PCT_OF_STEP, "%", LOWER, 0, True),
+    _fixed(TOKENS_PER_STEP, "count", NONE, 1, True),
+    _fixed(TENSORS, "count", NONE, 1, True),
+    # bench_tensor_peak
+    _fixed(CLOCK_MHZ_MEASURED, "MHz", NONE, 0, False),
+    _fixed(CLOCK_MHZ_ATTRIBUTE, "MHz", NONE, 0, False),
+    _fixed(INSTRUCTIONS, "count", NONE, 1, True),
+    _fixed(PCT_OF_CLOCK_MODEL, "%", HIGHER, 0, False, 200),
+    _fixed(PCT_OF_MAX_CLOCK_MODEL, "%", HIGHER, 0, False, 200),
+    _fixed(PCT_OF_DATASHEET, "%", HIGHER, 0, False, 200),
+    # The CUPTI counters (bench_tensor_util)
+    _fixed(PROFILE_PASSES, "count", NONE, 1, True),
+    *(_fixed(name, "%", NONE, 0, True, 200) for name in PROFILE_COUNTERS),
+    # Families
     Counter(SPEEDUP_VS, rf"^speedup_vs_({'|'.join(PRECISIONS)})$", "x", HIGHER, 0, False),
     Counter(ACCURACY, rf"^accuracy_{_VARIANT}$", "%", HIGHER, 0, True, 100),
     Counter(AGREEMENT, rf"^agreement_{_VARIANT}$", "%", HIGHER, 0, True, 100),
-    Counter(LOSS_AT, r"^loss_at_[0-9]{2}$", "loss", LOWER, 0),
-    Counter(SCALE_AT, r"^scale_at_[0-9]{2}$", "x", NONE, 0, False),
+    Counter(LOSS_AT, r"^loss_at_[0-9]{2}$", "", LOWER, 0, True),
+    Counter(SCALE_AT, r"^scale_at_[0-9]{2}$", "", NONE, 0, True),
 )
 THROUGHPUT = (TFLOPS, TOPS, GBPS)  # in order of preference when a benchmark has several
 
