@@ -80,6 +80,39 @@ def test_a_nan_throughput_in_the_first_row_does_not_hide_the_best(cli, tmp_path)
     assert f"INVALID `{FP16_1024}`: tflops of repetition 0 is NaN (left out)" in md
 
 
+def test_a_physically_impossible_counter_is_invalid_like_a_nan(cli, tmp_path):
+    """schema.py's ranges: a negative TFLOP/s or a share of peak above 200 % is no measurement."""
+    doc = load_doc("gpu_a.json")
+    for row in doc["benchmarks"]:
+        if row["run_name"].startswith(FP16_1024) and row.get("repetition_index") == 2:
+            row["tflops"] = -3.0
+            row["pct_of_peak"] = 250.0
+    bad = write(tmp_path, "impossible.json", doc)
+    code, _, err = cli("report", bad, "--out", tmp_path / "rep")
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert (f"INVALID `{FP16_1024}`: tflops of repetition 2 is -3, outside its physical range "
+            "(> 0) (left out)") in md
+    code, out, err = cli("compare", fixture("gpu_a.json"), bad, "--normalize-peak")
+    assert code == 2 and "pct_of_peak of repetition 2 is 250, outside its physical range " \
+                         "(> 0 and <= 200)" in out
+
+
+def test_the_alignment_section_leaves_out_a_point_that_is_not_a_number(cli, tmp_path):
+    doc = load_doc("alignment_quick.json")
+    name = "alignment/cublaslt/fp16/m:4096/n:33/k:4096/layout:nn"
+    for row in doc["benchmarks"]:
+        if row["run_name"].startswith(name + "/"):
+            row["tflops"] = float("nan")
+    code, _, err = cli("report", write(tmp_path, "nan.json", doc), "--out", tmp_path / "rep")
+    assert code == 0, err  # it crashed (exit 70) before sections/_common.value
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"INVALID `{name}`" in md
+    pairs = [line for line in md.split("### Pairs")[1].splitlines()
+             if line.startswith("| Fixture GPU H | fp16 | 32 / 33 |")]
+    assert pairs and pairs[0].split("|")[5].strip() == "-"  # no odd-size throughput invented
+
+
 @pytest.fixture
 def saved_figures(monkeypatch) -> list[Figure]:
     """Every figure the plots module saves, drawn (its renderer kept as ``test_renderer``)
