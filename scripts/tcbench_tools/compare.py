@@ -27,9 +27,9 @@ The gate (docs/ci.md, section 4, has the table) never passes silently:
 
 * ``REGRESSED`` and ``FAILED`` (ran in the baseline, fails with an error in the candidate) fail.
 * ``MISSING`` (ran in the baseline, absent from the candidate), ``SKIPPED NOW`` (ran in the
-  baseline, ``skipped:`` in the candidate) and ``NOT COMPARABLE`` (no metric, unknown time unit, a median
-  that is zero or negative, or renamed: a baseline name of the first grammar, tcbench 0.1, whose
-  benchmark the candidate holds under its current name, e.g. with the GEMM layout) fail unless
+  baseline, ``skipped:`` in the candidate) and ``NOT COMPARABLE`` (no metric, unknown time unit, a
+  median that is zero or negative, or renamed: a baseline name of the first grammar, tcbench 0.1,
+  whose benchmark the candidate holds under its current name, e.g. with the GEMM layout) fail unless
   ``--allow-missing``, ``--allow-skipped`` or ``--allow-not-comparable`` (or the config keys of the same names) opt out.
 * A candidate run that did not finish or lost a binary's results, and a comparison in which no
   benchmark was compared at all, always fail.

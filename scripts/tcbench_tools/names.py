@@ -90,8 +90,9 @@ def parse(name: str) -> ParsedName:
 # The topics whose names changed; loss_scaling and tensor_peak kept theirs.
 _RENAMED_TOPICS = ("fp16_vs_fp32", "int8_gemm", "fp8", "alignment", "tensor_util")
 # v1 GEMMs that were timed NN and are TN now, like the INT8 and FP8 GEMMs they are compared with.
-_WAS_NN = {("int8_gemm", v, p) for v in ("cublaslt", "mlp")
-           for p in ("fp32", "tf32", "fp16", "bf16")} | {("fp8", "gemm", p) for p in ("bf16", "fp16")}
+_WAS_NN = {("int8_gemm", variant, p) for variant in ("cublaslt", "mlp")
+           for p in ("fp32", "tf32", "fp16", "bf16")}
+_WAS_NN |= {("fp8", "gemm", p) for p in ("bf16", "fp16")}
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,8 @@ def test_nothing_compared_always_fails_even_with_every_opt_out(cli, tmp_path):
 def test_a_benchmark_that_failed_in_the_baseline_may_disappear():
     # Nothing measured is lost: listed, not failing.
     base = parse_doc(load_doc("gpu_a.json"))
-    cand = parse_doc(without(load_doc("gpu_a.json"), "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn"))
+    cand = parse_doc(without(load_doc("gpu_a.json"),
+                             "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn"))
     comp = compare.compare(base, cand, compare.Options())
     row = next(r for r in comp.rows if r.name.startswith("tensor_util/"))
     assert row.status == compare.ONLY_BASE and not row.failing

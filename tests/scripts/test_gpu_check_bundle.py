@@ -307,7 +307,8 @@ def test_torch_comparison_ratio_and_verdicts():
         gbench_row(base.format("bf16"), 620.0),
         gbench_row(base.format("bf16"), 1.0, run_type="aggregate"),   # ignored
         gbench_row(base.format("fp16_acc16"), 900.0),                 # another precision
-        gbench_row("fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn", 500.0),  # another size
+        # another size:
+        gbench_row("fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn", 500.0),
         gbench_row(base.format("fp16"), 580.0),
     ]}
     torch_doc = {"size": 8192, "results": {"bf16": {"tflops": 610.0}, "fp16": {"tflops": 600.0}}}
@@ -323,8 +324,8 @@ def test_torch_comparison_ratio_and_verdicts():
 
 
 def test_torch_comparison_reports_a_tcbench_error_or_absence():
-    tcbench = {"benchmarks": [gbench_row("fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192/layout:nn",
-                                         error="skipped: needs 1.2 GB")]}
+    name = "fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192/layout:nn"
+    tcbench = {"benchmarks": [gbench_row(name, error="skipped: needs 1.2 GB")]}
     torch_doc = {"size": 8192, "results": {"bf16": {"tflops": 600.0}, "fp16": {"tflops": 600.0}}}
     rows = {r["precision"]: r for r in gpu_check_torch.compare(torch_doc, tcbench)["rows"]}
     assert rows["bf16"]["ratio"] is None and "needs 1.2 GB" in rows["bf16"]["verdict"]
@@ -469,8 +470,9 @@ if "8192" in args.get("--benchmark_filter", ""):
     doc = json.load(open({fixture!r}))
     row = dict(doc["benchmarks"][0], run_type="iteration")
     doc["benchmarks"] = [
-        dict(row, name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/layout:nn/manual_time",
-             run_name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/layout:nn/manual_time", tflops=t)
+        dict(row, tflops=t,
+             name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/layout:nn/manual_time",
+             run_name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/layout:nn/manual_time")
         for p, t in (("bf16", 600.0), ("fp16", 500.0))]
     json.dump(doc, open(out, "w"))
 else:

@@ -61,7 +61,8 @@ def test_skips_and_benchmark_errors_are_reported(cli, tmp_path):
     code, stdout, err = cli("run", "--bin-dir", bins, "--out", tmp_path / "out")
     assert code == 1  # the CUPTI benchmark failed for real
     assert "skipped (1): FP8 needs compute capability 8.9 or newer (this GPU is 8.0)" in stdout
-    assert "FAILED tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn: CUPTI_ERROR_INSUFFICIENT" in stdout
+    assert ("FAILED tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn: "
+            "CUPTI_ERROR_INSUFFICIENT") in stdout
     assert "failed: 0 of 2 binaries, 1 benchmarks." in err
 
 

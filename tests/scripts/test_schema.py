@@ -109,7 +109,7 @@ def python_counters() -> dict[str, dict]:
 def test_every_counter_is_on_both_sides(cpp_schema):
     cpp = {c["name"] for c in cpp_schema["counters"]}
     python = set(python_counters())
-    assert cpp - python == set(), "counters the C++ writes and scripts/tcbench_tools/schema.py lacks"
+    assert cpp - python == set(), "counters the C++ writes and tcbench_tools/schema.py lacks"
     assert python - cpp == set(), "counters schema.py names and the C++ never writes (renamed?)"
     assert len(cpp_schema["counters"]) == len(cpp)  # no name twice
 

@@ -23,7 +23,7 @@ from tcbench_tools.results import Benchmark  # noqa: E402
 DPI = 110
 SLUG_LENGTH = 80
 
-__all__ = ["DPI", "plt", "value", "label", "first_row", "slug", "save"]
+__all__ = ["DPI", "plt", "value", "microseconds", "label", "first_row", "slug", "save"]
 
 
 def value(bench: Benchmark | None, metric: str) -> float | None:
@@ -35,6 +35,10 @@ def value(bench: Benchmark | None, metric: str) -> float | None:
     if sample is None or sample.center is None or not math.isfinite(sample.center):
         return None
     return sample.center
+
+
+def microseconds(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e6
 
 
 def first_row(bench: Benchmark) -> dict:

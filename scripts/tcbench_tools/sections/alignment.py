@@ -25,7 +25,7 @@ from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
 from tcbench_tools.schema import (COPY_US, GEMM_US, MODEL_TFLOPS, PADDING_WINS, SLOWDOWN_VS_ALIGNED,
                                    UNPADDED_US, rate_counter)
 from tcbench_tools.sections._common import label as bench_label
-from tcbench_tools.sections._common import plt, save, slug, value
+from tcbench_tools.sections._common import microseconds, plt, save, slug, value
 from tcbench_tools.tables import fmt_num
 
 TOPIC = "alignment"
@@ -181,10 +181,6 @@ def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Pat
     return save(fig, path)
 
 
-def _us(seconds: float | None) -> float | None:
-    return None if seconds is None else seconds * 1e6
-
-
 def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
     rows = []
     by_prec: dict[str, dict[str, Benchmark]] = defaultdict(dict)
@@ -206,7 +202,7 @@ def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
                 verdict = "padding wins (N = 33 cannot run)"
             rows.append([label, prec, variant.removeprefix("pad_to_"), fmt_num(unpadded),
                          fmt_num(value(bench, GEMM_US)), fmt_num(value(bench, COPY_US)),
-                         fmt_num(_us(value(bench, "time"))), verdict])
+                         fmt_num(microseconds(value(bench, "time"))), verdict])
     return rows
 
 

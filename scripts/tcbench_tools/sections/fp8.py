@@ -6,8 +6,8 @@ Benchmark names it reads (``fp8/<variant>/<precision>/<args>``):
 Every GEMM is TN (``layout:tn``), the FP8 GEMMs and the 16-bit ones they are compared with.
 
 - ``fp8/gemm_<a>x<b>_<d>/fp8/m:M/n:N/k:K/layout:tn/accum:fast|split[/layer:L]``: FP8 cuBLASLt
-  GEMMs with ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``, ``rel_error`` (vs the quantized inputs) and
-  ``rel_error_unquantized`` (vs FP32 of the original inputs); ``fp8/gemm/bf16|fp16/...`` beside.
+  GEMMs with ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``, ``rel_error`` (vs the quantized
+  inputs) and ``rel_error_unquantized`` (vs FP32 of the original inputs); ``fp8/gemm/bf16|fp16/...`` beside.
 - ``fp8/recipe_<kernel>/fp8/elements:N/in:bf16|fp32``: scaling kernels with ``gbps`` and
   ``pct_of_peak``.
 - ``fp8/overhead_<recipe>/fp8/m:M/n:N/k:K/layout:tn``: ``overhead_pct`` of quantizing A and B vs

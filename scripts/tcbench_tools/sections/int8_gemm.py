@@ -6,9 +6,9 @@ Every GEMM is TN (``layout:tn``: D[out, tokens] = W[out, in] X[tokens, in]^T), i
 precision, so the speed-ups compare one layout.
 
 - ``int8_gemm/mlp/<precision>/tokens:N/layout:tn``: the trained MLP's three layer GEMMs at a
-  deployment batch, with ``speedup_vs_fp32`` / ``speedup_vs_fp16``; the int8 row also carries the host
-  evaluation of each INT8 variant as ``accuracy_<variant>`` and ``agreement_<variant>`` (percent),
-  the fp32 row ``accuracy_fp32``.
+  deployment batch, with ``speedup_vs_fp32`` / ``speedup_vs_fp16``; the int8 row also carries the
+  host evaluation of each INT8 variant as ``accuracy_<variant>`` and ``agreement_<variant>``
+  (percent), the fp32 row ``accuracy_fp32``.
 - ``int8_gemm/<variant>/<precision>/m:M/n:N/k:K/layout:tn``: the single GEMMs (cuBLASLt, our IMMA
   kernel, the requantizing int8-out variant) with ``tops``/``tflops``, ``pct_of_peak`` and
   speed-ups.
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tcbench_tools.names import precision_order
 from tcbench_tools.schema import GBPS, PCT_OF_PEAK, accuracy, agreement, speedup_vs
-from tcbench_tools.sections._common import first_row, plt, save, value
+from tcbench_tools.sections._common import first_row, microseconds, plt, save, value
 from tcbench_tools.tables import fmt_num
 
 TOPIC = "int8_gemm"
@@ -35,10 +35,6 @@ TITLE = "INT8 inference: speed-up and accuracy per calibrator"
 _FLOAT_PATHS = ("fp32", "tf32", "fp16", "bf16")
 _QUANT_KERNELS = ("quantize_per_tensor", "quantize_per_channel", "abs_histogram", "amax",
                   "dequantize", "dequantize_accumulators")
-
-
-def _us(seconds: float | None) -> float | None:
-    return None if seconds is None else seconds * 1e6
 
 
 def _mlp_rows(rs) -> dict[tuple[str, int], object]:
@@ -164,7 +160,7 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         for (prec, tokens), bench in sorted(_mlp_rows(rs).items(),
                                             key=lambda kv: (kv[0][1], precision_order(kv[0][0]))):
             rows.append([label, str(tokens), prec,
-                         fmt_num(_us(value(bench, "time"))),
+                         fmt_num(microseconds(value(bench, "time"))),
                          fmt_num(value(bench, speedup_vs("fp32"))),
                          fmt_num(value(bench, speedup_vs("fp16")))])
     if rows:
