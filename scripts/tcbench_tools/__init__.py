@@ -6,4 +6,4 @@ checks against the C++ (``tcbench_context --schema``). The entry point is script
 runs ``python -m tcbench_tools``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

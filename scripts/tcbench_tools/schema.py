@@ -1,6 +1,6 @@
 """The names and counters the benchmarks write, as the tools read them: the Python mirror of the C++
-schema (``tcbench::bench::BenchName`` and ``tcbench::bench::counters`` in
-common/bench/include/tcbench/bench/schema.hpp, and the precision table).
+schema (``tcbench::BenchName`` and ``tcbench::counters`` in common/include/tcbench/schema.hpp,
+and the precision table in common/include/tcbench/precision.hpp).
 
 ``tcbench_context --schema`` prints the C++ side as JSON, without a GPU;
 tests/scripts/test_schema.py fails when this file and that output differ in any counter (either
@@ -28,7 +28,7 @@ SCHEMA_VERSION = 1
 GRAMMAR = "topic/variant/precision[/key:value]..."
 # The closed vocabulary of argument keys (a new key is a schema change on both sides).
 KEYS = ("m", "n", "k", "layout", "batch", "tokens", "hidden", "elements", "steps", "scale_log2",
-        "accum", "layer", "in", "recipe")
+        "accum", "layer", "in", "recipe", "history", "margin")
 # A GEMM name carries these, in this order (layout after k, so that filters such as
 # "cublaslt/fp16/m:4096/" match).
 GEMM_KEYS = ("m", "n", "k", "layout")
@@ -184,6 +184,16 @@ DRAM_THROUGHPUT_PCT = "dram_throughput_pct"
 PROFILE_COUNTERS = (TENSOR_ACTIVE_PCT, TENSOR_HMMA_PCT, TENSOR_IMMA_PCT, TENSOR_DMMA_PCT,
                     TENSOR_HMMA_HGMMA_QGMMA_PCT, SM_THROUGHPUT_PCT, DRAM_THROUGHPUT_PCT)
 PROFILE_PASSES = "profile_passes"
+# tcbench_studies: the host studies (common/studies/tools/tcbench_studies.cpp)
+TOP1_ACCURACY_PCT = "top1_accuracy_pct"
+TOP1_AGREEMENT_PCT = "top1_agreement_pct"
+FINAL_LOSS_VS_FP32 = "final_loss_vs_fp32"
+SATURATED_STEPS = "saturated_steps"
+WORST_SATURATED_PCT = "worst_saturated_pct"
+UNDERFLOW_STEPS = "underflow_steps"
+DELAYED_ERROR_MEAN = "delayed_error_mean"
+DELAYED_ERROR_WORST = "delayed_error_worst"
+CURRENT_ERROR_MEAN = "current_error_mean"
 
 # Families: one entry covers every name the function gives.
 SPEEDUP_VS = "speedup_vs_<precision>"
@@ -284,6 +294,16 @@ COUNTERS = (  # in the C++ order
     # The CUPTI counters (bench_tensor_util)
     _fixed(PROFILE_PASSES, "count", NONE, 1, True),
     *(_fixed(name, "%", NONE, 0, True, 200) for name in PROFILE_COUNTERS),
+    # The host studies (tcbench_studies)
+    _fixed(TOP1_ACCURACY_PCT, "%", HIGHER, 0, True, 100),
+    _fixed(TOP1_AGREEMENT_PCT, "%", HIGHER, 0, True, 100),
+    _fixed(FINAL_LOSS_VS_FP32, "x", LOWER, 0, True),
+    _fixed(SATURATED_STEPS, "count", LOWER, 0, True),
+    _fixed(WORST_SATURATED_PCT, "%", LOWER, 0, True, 100),
+    _fixed(UNDERFLOW_STEPS, "count", LOWER, 0, True),
+    _fixed(DELAYED_ERROR_MEAN, "", LOWER, 0, True),
+    _fixed(DELAYED_ERROR_WORST, "", LOWER, 0, True),
+    _fixed(CURRENT_ERROR_MEAN, "", LOWER, 0, True),
     # Families
     Counter(SPEEDUP_VS, rf"^speedup_vs_({'|'.join(PRECISIONS)})$", "x", HIGHER, 0, False),
     Counter(ACCURACY, rf"^accuracy_{_VARIANT}$", "%", HIGHER, 0, True, 100),
