@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tcbench_tools import fleet
 
     fleet.add_parser(sub)
+    from tcbench_tools import history
+
+    history.add_parser(sub)
     return parser
 
 
@@ -295,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
             from tcbench_tools import fleet
 
             return fleet.run(args, extra)
+        if args.command == "history":
+            return args.func(args)
         return cmd_report(args)
     except InputError as exc:
         print(f"tcbench: {exc}", file=sys.stderr)
