@@ -19,7 +19,7 @@ A change point is reported with the first run of the new level, the medians of t
 and after it (in their segments), the change in percent and the p-value. Time is lower-better:
 a longer time is a regression. The gate (exit 1) fails when a regression beyond ``threshold``
 percent begins within the newest ``window`` runs of its series and at least ``CONFIRM`` runs
-(the new level's segment) show it.
+show it (runs of the new segment nearer the new level than the old one).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 
 from tcbench_tools.history.series import History, RunInfo, Series
 
-BETA = 5.0  # penalty multiplier (docs/history.md shows the false-alarm rate and power it gives)
+BETA = 6.0  # penalty multiplier (docs/history.md shows the false-alarm rate and power it gives)
 MIN_SIZE = 3  # runs per segment: a new level needs three runs before it is reported
 CONFIRM = 3  # runs that must show a regression before the gate fails
 ALPHA = 0.01  # Mann-Whitney U significance between the two segments
@@ -50,7 +50,7 @@ class ChangePoint:
     after: float  # median time of the new level, seconds
     change_pct: float
     p_value: float
-    confirming: int  # runs at the new level
+    confirming: int  # runs of the new level's segment nearer the new level than the old
     recent: bool  # it begins within the newest `window` runs of its series
     gates: bool  # a regression beyond the threshold, recent and confirmed: exit 1
 
@@ -113,6 +113,16 @@ def series_change_points(s: Series, runs: list[RunInfo], window: int,
     found = []
     for i in range(1, len(edges) - 1):
         lo, at, hi = edges[i - 1], edges[i], edges[i + 1]
+        mid = (float(np.median(y[lo:at])) + float(np.median(y[at:hi]))) / 2
+        up = np.median(y[at:hi]) > mid
+        # The search's segments are at least MIN_SIZE long, which can pull a boundary before
+        # the first run of the new level (two slow runs at the end make a 3-run segment with
+        # one ordinary run): move it to the first run nearer the new level than the old one,
+        # and report nothing until MIN_SIZE runs are at the new level.
+        while at < hi and ((y[at] <= mid) if up else (y[at] >= mid)):
+            at += 1
+        if hi - at < MIN_SIZE:
+            continue
         before, after = y[lo:at], y[at:hi]
         shift = float(np.median(after) - np.median(before))
         if abs(shift) < MIN_SHIFT * sigma:
@@ -123,7 +133,7 @@ def series_change_points(s: Series, runs: list[RunInfo], window: int,
         b, a = float(np.median(s.median[lo:at])), float(np.median(s.median[at:hi]))
         change = (a / b - 1.0) * 100.0
         recent = at >= n - window
-        confirming = hi - at
+        confirming = int(np.sum(after > mid) if up else np.sum(after < mid))
         gates = a > b and change > threshold and recent and confirming >= CONFIRM
         found.append(ChangePoint(s, at, runs[int(s.runs[at])], b, a, change, p, confirming,
                                  recent, gates))
