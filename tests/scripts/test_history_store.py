@@ -166,6 +166,12 @@ def _nan_time(tmp_path: Path) -> Path:
     return write(tmp_path, "nan.json", doc)
 
 
+def _zero_time(tmp_path: Path) -> Path:
+    doc = load_doc("gpu_a.json")
+    doc["benchmarks"][2]["real_time"] = 0
+    return write(tmp_path, "zero.json", doc)
+
+
 def _no_quick(tmp_path: Path) -> Path:
     doc = load_doc("gpu_a.json")
     del doc["context"]["tcbench_quick"]
@@ -185,6 +191,7 @@ def _nan_counter(tmp_path: Path) -> Path:
     (lambda t: fixture("plain.json"), "has no tcbench provenance"),
     (_no_quick, "quick or a full run is unknown"),
     (_nan_time, "is NaN"),
+    (_zero_time, "has a real_time of zero or less"),
     (_nan_counter, "tflops of repetition 1 is +Inf"),
     (lambda t: t / "nothing-here", "no such file or folder"),
     (lambda t: (t / "empty-dir").mkdir() or t / "empty-dir", "no results.json and no *.json"),

@@ -8,8 +8,9 @@ of the new level (red: regression, green: improvement). The x axis is the runs o
 mode in time order, the same for every plot of the section, so one HTML image map per section
 links each run's column in every plot to that run's provenance (the table at the end).
 
-Plots are drawn with matplotlib's Agg backend on one reused figure per section: at 2000
-benchmarks a fresh figure per plot would cost more than the drawing.
+Plots are drawn with matplotlib's Agg backend on one reused figure per section (at 2000
+benchmarks a fresh figure per plot would cost more than the drawing), in one forked process per
+core when there are many.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ WIDTH, HEIGHT, DPI = 300, 180, 100
 AXES = (0.16, 0.15, 0.77, 0.78)  # left, bottom, width, height as fractions of the figure
 REGRESSION, IMPROVEMENT, LINE, BAND = "#c62828", "#2e7d32", "#1f4e8c", "#9db8de"
 MAX_LISTED = 100  # change points per list at the top (the rest are counted)
+PLOT_WORKERS = 8  # at most this many processes draw the plots (one per core)
+MARKERS_UP_TO = 150  # runs per plot up to which each run is a dot
 
 
 def _slug(text: str) -> str:
@@ -49,6 +52,18 @@ def _time_unit(seconds: float) -> tuple[str, float]:
         if seconds >= scale:
             return unit, scale
     return "ns", 1e-9
+
+
+def areas(n: int) -> list[tuple[int, int, int, int]]:
+    """Pixel rectangle (x0, y0, x1, y1; y down) over the axes of each of n runs' columns (the
+    axes span x = -0.5 .. n - 0.5, so run i's column is [i - 0.5, i + 0.5])."""
+    left, bottom, width, height = AXES
+    x0 = left * WIDTH
+    span = width * WIDTH / n
+    top = round((1 - bottom - height) * HEIGHT)
+    low = round((1 - bottom) * HEIGHT)
+    return [(round(x0 + i * span), top, max(round(x0 + (i + 1) * span), round(x0 + i * span) + 1),
+             low) for i in range(n)]
 
 
 class _Canvas:
@@ -78,7 +93,9 @@ class _Canvas:
         ax.set_axisbelow(True)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
-        (self.line,) = ax.plot([], [], color=LINE, linewidth=1.0, marker="o", markersize=2.0)
+        # Markers only while they are more than a pixel apart.
+        (self.line,) = ax.plot([], [], color=LINE, linewidth=1.0,
+                               marker="o" if n <= MARKERS_UP_TO else "", markersize=2.0)
         self.levels = LineCollection([], colors="#555555", linewidths=0.8, linestyles="--")
         self.marks = LineCollection([], linewidths=1.2)
         ax.add_collection(self.levels)
@@ -86,16 +103,6 @@ class _Canvas:
         self.band = None
         self.labels: list = []
         self.ylabel = ax.set_ylabel("", fontsize=7, labelpad=2)
-
-    def areas(self) -> list[tuple[int, int, int, int]]:
-        """Pixel rectangle (x0, y0, x1, y1; y down) of each run's column over the axes."""
-        left, bottom, width, height = AXES
-        x0 = left * WIDTH
-        span = width * WIDTH / self.n
-        top = round((1 - bottom - height) * HEIGHT)
-        low = round((1 - bottom) * HEIGHT)
-        return [(round(x0 + i * span), top, max(round(x0 + (i + 1) * span), round(x0 + i * span) + 1),
-                 low) for i in range(self.n)]
 
     def draw(self, x: np.ndarray, s: Series, points: list[ChangePoint], path: Path) -> None:
         ax = self.ax
@@ -223,20 +230,20 @@ def write(history: History, result: Check, out: Path) -> tuple[Path, int]:
         groups[(s.gpu, s.quick)].append(s)
 
     plot_ids: dict[int, str] = {}
-    sections, maps, images = [], [], 0
+    sections, maps, jobs, group_runs = [], [], [], []
     for g, ((gpu, quick), members) in enumerate(sorted(groups.items())):
         positions = [i for i, r in enumerate(history.runs) if r.gpu_name == gpu and r.quick == quick]
         runs = [history.runs[i] for i in positions]
         where = np.full(len(history.runs), -1, dtype=np.int64)
         where[positions] = np.arange(len(positions))
-        canvas = _Canvas(runs)
+        group_runs.append(runs)
         map_name = f"runs-{g}"
-        areas = "".join(
+        links = "".join(
             f"<area shape='rect' coords='{x0},{y0},{x1},{y1}' href='#{run_anchor(r)}' "
             f"alt='run {r.run_id[:12]}' title='{r.time:%Y-%m-%d %H:%M} "
             f"{html.escape((r.git_sha or '-')[:12])}'>"
-            for r, (x0, y0, x1, y1) in zip(runs, canvas.areas()))
-        maps.append(f"<map name='{map_name}'>{areas}</map>")
+            for r, (x0, y0, x1, y1) in zip(runs, areas(len(runs))))
+        maps.append(f"<map name='{map_name}'>{links}</map>")
         folder = plots / f"{g:02d}-{_slug(gpu)}-{'quick' if quick else 'full'}"
         folder.mkdir(exist_ok=True)
         topics: dict[str, list[Series]] = defaultdict(list)
@@ -253,8 +260,7 @@ def write(history: History, result: Check, out: Path) -> tuple[Path, int]:
                 plot_ids[id(s)] = plot_id
                 points = by_series.get(id(s), [])
                 name = f"{number:05d}.png"
-                canvas.draw(where[s.runs].astype(float), s, points, folder / name)
-                images += 1
+                jobs.append((g, where[s.runs].astype(float), s, points, folder / name))
                 tags = "".join(
                     f" <span class='tag {c.direction}'>{c.change_pct:+.1f}% at "
                     f"{html.escape((c.run.git_sha or '?')[:7])}</span>" for c in points)
@@ -266,10 +272,12 @@ def write(history: History, result: Check, out: Path) -> tuple[Path, int]:
             body.append(f"<h3>{html.escape(topic)}</h3><div class='grid'>{''.join(figures)}</div>")
         sections.append("".join(body))
 
+    _render(jobs, group_runs)
     threshold = result.threshold
     regressions = [c for c in result.change_points
                    if c.direction == "regression" and c.change_pct > threshold]
-    others = [c for c in result.change_points if c not in regressions]
+    listed = {id(c) for c in regressions}
+    others = [c for c in result.change_points if id(c) not in listed]
     gating = sum(c.gates for c in regressions)
     provenance = _provenance(history.runs)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -293,7 +301,41 @@ and at least 3 runs show them (history check fails on these).</p>
 {''.join(maps)}
 </body></html>
 """, encoding="utf-8")
-    return page, images
+    return page, len(jobs)
+
+
+# The plots to draw, for the worker processes (inherited by fork, not pickled).
+_JOBS: tuple[list, list] = ([], [])
+
+
+def _render_chunk(bounds: tuple[int, int]) -> None:
+    jobs, group_runs = _JOBS
+    canvases: dict[int, _Canvas] = {}
+    for g, x, s, points, path in jobs[bounds[0]:bounds[1]]:
+        if g not in canvases:
+            canvases[g] = _Canvas(group_runs[g])
+        canvases[g].draw(x, s, points, path)
+
+
+def _render(jobs: list, group_runs: list) -> None:
+    """Draw every plot; on several cores, in that many forked processes (the plots are
+    independent, and drawing them is most of the dashboard's time)."""
+    global _JOBS
+    import multiprocessing
+    import os
+
+    workers = min(os.cpu_count() or 1, PLOT_WORKERS, len(jobs) // 100)
+    _JOBS = (jobs, group_runs)
+    try:
+        if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            _render_chunk((0, len(jobs)))
+            return
+        step = -(-len(jobs) // (workers * 4))
+        chunks = [(i, min(i + step, len(jobs))) for i in range(0, len(jobs), step)]
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            pool.map(_render_chunk, chunks)
+    finally:
+        _JOBS = ([], [])
 
 
 def _joined(r: RunInfo, *keys: str) -> str:

@@ -41,7 +41,7 @@ DEFAULT_WINDOW = 5
 DEFAULT_THRESHOLD = 5.0
 
 
-@dataclass
+@dataclass(eq=False)
 class ChangePoint:
     series: Series
     index: int  # position in the series of the first run of the new level

@@ -138,7 +138,8 @@ def result_sets(path: Path) -> list[tuple[ResultSet, dict[str, float]]]:
 
 def _canonical_rows(bench: Benchmark) -> list[dict]:
     rows = bench.iterations + [bench.aggregates[k] for k in sorted(bench.aggregates)]
-    return [{k: v for k, v in row.items() if k != "tcbench_binary"} for row in rows]
+    return [{k: v for k, v in row.items() if k != "tcbench_binary"} if "tcbench_binary" in row
+            else row for row in rows]
 
 
 def run_id(rs: ResultSet) -> str:
@@ -199,6 +200,9 @@ def _result(rs: ResultSet, bench: Benchmark) -> Result:
             raise _invalid(rs, bench.name, defect.reason)
         return Result(bench.name, "unusable", message=defect.reason)
     sample = bench.sample("time")
+    if min(sample.values or [sample.center]) <= 0:
+        raise InputError(f"{rs.path}: benchmark {bench.name!r} has a real_time of zero or less, "
+                         "which no measurement gives (fix or regenerate the file).")
     out = Result(bench.name, "ok", sample.center, repetitions=sample.count, cv=sample.cv)
     if sample.values:
         out.p10, out.p90 = _percentile(sample.values, 0.1), _percentile(sample.values, 0.9)

@@ -29,7 +29,7 @@ class RunInfo:
         return "quick" if self.quick else "full"
 
 
-@dataclass
+@dataclass(eq=False)
 class Series:
     benchmark: str
     gpu: str
@@ -67,15 +67,23 @@ def load(conn) -> History:
         return History([], [])
     order = {run.key: i for i, run in enumerate(runs)}
     names = dict(conn.execute(sa.select(bench_t.c.id, bench_t.c.name)).all())
-    cursor = conn.execute(sa.select(res_t.c.run, res_t.c.benchmark, res_t.c.median,
-                                    res_t.c.p10, res_t.c.p90).where(res_t.c.status == "ok"))
-    data = cursor.all()
-    if not data:
+    # Millions of rows: the Core query runs on the driver's cursor, which hands back plain
+    # tuples (SQLAlchemy's Row objects would double the time); -1 stands for an unknown band.
+    query = sa.select(res_t.c.run, res_t.c.benchmark, res_t.c.median,
+                      sa.func.coalesce(res_t.c.p10, -1.0), sa.func.coalesce(res_t.c.p90, -1.0)
+                      ).where(res_t.c.status == "ok")
+    sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    cursor = conn.connection.dbapi_connection.cursor()
+    try:
+        cursor.execute(sql)
+        data = np.array(cursor.fetchall(), dtype=np.float64).reshape(-1, 5)
+    finally:
+        cursor.close()
+    if not len(data):
         return History(runs, [])
-    run_key = np.fromiter((d[0] for d in data), dtype=np.int64, count=len(data))
-    bench = np.fromiter((d[1] for d in data), dtype=np.int64, count=len(data))
-    value = np.array([(d[2], np.nan if d[3] is None else d[3], np.nan if d[4] is None else d[4])
-                      for d in data], dtype=float).reshape(-1, 3)
+    run_key, bench = data[:, 0].astype(np.int64), data[:, 1].astype(np.int64)
+    value = data[:, 2:]
+    value[value < 0] = np.nan
     del data
     # Position of each row's run in time order, and its group (GPU model, mode).
     lut = np.full(max(order) + 1, -1, dtype=np.int64)
