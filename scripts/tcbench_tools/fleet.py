@@ -91,6 +91,9 @@ def add_parser(sub) -> None:
     c.add_argument("dir", type=Path, metavar="DIR", help="the --out folder of submit")
     c.add_argument("--out", type=Path, default=None,
                    help="report folder (default: DIR/report)")
+    c.add_argument("--history", metavar="URL",
+                   help="also add every finished task's run to this history database "
+                        "(as tcbench history add --db URL; see docs/history.md)")
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -106,4 +109,4 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
                                    args.time_limit, args.sbatch_arg, extra)
     if args.fleet_command == "status":
         return fleet_collect.status(args.dir, args.wait, args.timeout)
-    return fleet_collect.collect(args.dir, args.out)
+    return fleet_collect.collect(args.dir, args.out, args.history)

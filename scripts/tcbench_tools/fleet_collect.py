@@ -101,7 +101,18 @@ def _append_section(md: Path, page: Path, section: report.Doc) -> None:
     page.write_text(text[:cut] + body.strip() + "\n" + text[cut:])
 
 
-def collect(root: Path, out: Path | None) -> int:
+def _add_to_history(url: str, done: list[tuple[Task, ResultSet]]) -> None:
+    """Every finished task's run into the history (one transaction; the same run twice once)."""
+    from tcbench_tools.history import ingest, store
+
+    runs = [ingest.to_run(rs, {}) for _, rs in done]
+    db = store.Store(url)
+    added, present = ingest.add(db, runs)
+    print(f"tcbench fleet: {len(added)} run(s) added to the history in {db.where}, "
+          f"{len(present)} already there.")
+
+
+def collect(root: Path, out: Path | None, history: str | None = None) -> int:
     m, tasks = _states(root)
     finished = [t for t in tasks if t.state not in ACTIVE]
     active = [t for t in tasks if t.state in ACTIVE]
@@ -128,6 +139,8 @@ def collect(root: Path, out: Path | None) -> int:
         md, page, images = report.write(sets, out)
         _append_section(md, page, _fleet_section(m, tasks, labels))
         print(f"tcbench fleet: {len(sets)} GPU column(s) -> {md}, {page} and {len(images)} plots.")
+        if history:
+            _add_to_history(history, done)
     for t in tasks:
         if t.state in PROBLEMS:
             print(f"tcbench fleet: task {t.task_id} (partition {t.partition}"
