@@ -85,7 +85,10 @@ class _Canvas:
         ax.set_xlim(-0.5, n - 0.5)
         ticks = sorted(set(np.linspace(0, n - 1, min(n, 4)).round().astype(int)))
         ax.set_xticks(ticks)
-        ax.set_xticklabels([runs[t].time.strftime("%m-%d") for t in ticks], fontsize=7)
+        # Month and day; year and month when the runs span more than ~ten months.
+        span = (runs[-1].time - runs[0].time).days if n > 1 else 0
+        form = "%Y-%m" if span > 300 else "%m-%d"
+        ax.set_xticklabels([runs[t].time.strftime(form) for t in ticks], fontsize=7)
         ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
         ax.tick_params(axis="y", labelsize=7, pad=1)
         ax.tick_params(axis="x", pad=1)
@@ -94,7 +97,7 @@ class _Canvas:
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         # Markers only while they are more than a pixel apart.
-        (self.line,) = ax.plot([], [], color=LINE, linewidth=1.0,
+        (self.line,) = ax.plot([], [], color=LINE, linewidth=1.0 if n <= 300 else 0.6,
                                marker="o" if n <= MARKERS_UP_TO else "", markersize=2.0)
         self.levels = LineCollection([], colors="#555555", linewidths=0.8, linestyles="--")
         self.marks = LineCollection([], linewidths=1.2)
