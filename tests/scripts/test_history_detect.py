@@ -221,3 +221,5 @@ def test_check_of_an_empty_history_is_one_sentence(cli, tmp_path):
     assert sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone() == (0,)
     code, out, err = cli("history", "check", "--db", db)
     assert code == 2 and err.strip().endswith("holds no runs yet (history add stores some).")
+    code, out, err = cli("history", "dashboard", "--db", db, "--out", tmp_path / "dash")
+    assert code == 2 and "holds no runs yet" in err and not (tmp_path / "dash").exists()

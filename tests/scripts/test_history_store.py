@@ -141,7 +141,7 @@ def test_the_same_run_twice_changes_nothing(cli, tmp_path, db):
     shutil.copy(fixture("gpu_a.json"), copy)
     code, out, err = cli("history", "add", fixture("gpu_a.json"), copy, "--db", db)
     assert code == 0, err
-    assert "0 run(s) added" in out and "1 already there" in out
+    assert "0 run(s) added" in out and "2 already there" in out
     assert dump(db) == before
     # The same measurements re-serialized (other key order and spacing) are the same run.
     doc = load_doc("gpu_b.json")
@@ -150,6 +150,24 @@ def test_the_same_run_twice_changes_nothing(cli, tmp_path, db):
                                   indent=4))
     assert cli("history", "add", resaved, "--db", db)[0] == 0
     assert dump(db) == before
+
+
+def test_a_run_given_twice_in_one_add_is_stored_once(cli, tmp_path, db):
+    copy = tmp_path / "copy.json"
+    shutil.copy(fixture("gpu_a.json"), copy)
+    code, out, err = cli("history", "add", fixture("gpu_a.json"), copy, "--db", db)
+    assert code == 0 and "1 run(s) added" in out and "1 already there" in out
+    assert rows(db, "SELECT count(*) FROM runs") == [(1,)]
+
+
+def test_the_time_is_kept_in_utc(cli, tmp_path, db):
+    doc = load_doc("gpu_a.json")
+    doc["context"]["date"] = "2026-01-01T02:30:00+02:00"
+    assert cli("history", "add", write(tmp_path, "tz.json", doc), "--db", db)[0] == 0
+    assert rows(db, "SELECT time FROM runs")[0][0].startswith("2026-01-01 00:30:00")
+    doc["context"]["date"] = "yesterday"
+    refused(cli, "history", "add", write(tmp_path, "bad.json", doc), "--db", db,
+            needles=("its context date 'yesterday' is not an ISO 8601 time",))
 
 
 def test_a_changed_run_is_another_run(cli, tmp_path, db):

@@ -103,18 +103,25 @@ def _threshold(text: str) -> float:
     return parse_percent(text, "--threshold") * 100.0
 
 
-def _check(args: argparse.Namespace) -> int:
-    from tcbench_tools.history import detect, series, text
+def _history(db):
+    """Every series of the database; a database without runs is an input error."""
+    from tcbench_tools.errors import InputError
+    from tcbench_tools.history import series
 
-    threshold = _threshold(args.threshold)
-    db = _store(args)
     with db.reading() as conn:
         history = series.load(conn)
     if not history.runs:
-        from tcbench_tools.errors import InputError
-
         raise InputError(f"the history database {db.where} holds no runs yet (history add "
                          "stores some).")
+    return history
+
+
+def _check(args: argparse.Namespace) -> int:
+    from tcbench_tools.history import detect, text
+
+    threshold = _threshold(args.threshold)
+    db = _store(args)
+    history = _history(db)
     result = detect.check(history, args.window, threshold)
     if args.json:
         print(json.dumps(detect.as_json(result), indent=2))
@@ -124,12 +131,10 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _dashboard(args: argparse.Namespace) -> int:
-    from tcbench_tools.history import dashboard, detect, series
+    from tcbench_tools.history import dashboard, detect
 
     threshold = _threshold(args.threshold)
-    db = _store(args)
-    with db.reading() as conn:
-        history = series.load(conn)
+    history = _history(_store(args))
     result = detect.check(history, args.window, threshold)
     page, images = dashboard.write(history, result, args.out)
     print(f"tcbench history: dashboard of {len(history.runs)} runs, {len(history.series)} "

@@ -297,11 +297,14 @@ def _store_run(conn, run: Run, ids: dict[str, int]) -> None:
 
 
 def add(db: store.Store, runs: list[Run]) -> tuple[list[Run], list[Run]]:
-    """Store the runs in one transaction: (added, already there). Runs repeated in ``runs``
-    count once."""
+    """Store the runs in one transaction: (added, already there). A run given twice is stored
+    once; its second copy counts as already there."""
     sa = store._sa()
     unique: dict[str, Run] = {}
+    repeated = []
     for run in runs:
+        if run.run_id in unique:
+            repeated.append(run)
         unique.setdefault(run.run_id, run)
     added, present = [], []
     with db.writing() as conn:
@@ -312,7 +315,7 @@ def add(db: store.Store, runs: list[Run]) -> tuple[list[Run], list[Run]]:
             have.update(conn.execute(sa.select(table.c.run_id).where(
                 table.c.run_id.in_(ids_wanted[chunk:chunk + 500]))).scalars())
         todo = [r for r in unique.values() if r.run_id not in have]
-        present = [r for r in unique.values() if r.run_id in have]
+        present = [r for r in unique.values() if r.run_id in have] + repeated
         if todo:
             ids = _benchmark_ids(conn, {r.name for run in todo for r in run.results})
             for run in todo:
