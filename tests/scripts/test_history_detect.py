@@ -171,6 +171,19 @@ def test_check_json_and_exit_code(cli, tmp_path):
     assert code == 0 and out.splitlines()[-1].startswith("PASS")
 
 
+def test_a_new_improvement_passes_the_gate(cli, tmp_path):
+    db = tmp_path / "h.sqlite"
+    names = hd.names(3)
+    docs = hd.step_history(25, names, np.random.default_rng(4), cv=(0.005, 0.01),
+                           steps={names[1]: (21, 0.88)})
+    _add(cli, db, docs, tmp_path)
+    code, out, err = cli("history", "check", "--db", db, "--json")
+    assert code == 0, err
+    (c,) = json.loads(out)["change_points"]
+    assert c["benchmark"] == names[1] and c["direction"] == "improvement"
+    assert c["git_sha"] == docs[21]["context"]["git_sha"] and c["change_pct"] < -8
+
+
 def test_interleaved_runs_of_two_gpu_models_are_two_series(cli, tmp_path):
     """GPU B is 30 % slower and its nightly runs start on night 15, interleaved with GPU A's:
     as one series that would be a level change; as two there is none. GPU B's own 10 %
