@@ -62,7 +62,8 @@ def start(width: int = WIDTH, height: int = HEIGHT):
     try:
         driver = webdriver.Chrome(service=service, options=options)
     except WebDriverException as exc:
-        raise BrowserUnavailable(f"Chromium did not start: {str(exc.msg or exc).strip()[:300]}") from None
+        why = str(exc.msg or exc).strip()[:300]
+        raise BrowserUnavailable(f"Chromium did not start: {why}") from None
     # The window size includes no browser chrome in headless mode, but pin the viewport anyway.
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": width, "height": height, "deviceScaleFactor": 1,

@@ -123,8 +123,9 @@ def step_history(n_runs: int, bench_names: list[str], rng: np.random.Generator, 
             # Night-to-night noise of the level, then the repetitions' spread around it.
             night = level * float(np.exp(rng.normal(0.0, spread[n])))
             times[n] = noisy(rng, night, rep_cv, reps)
-        docs.append(run_doc(times, gpu=gpu, when=start + timedelta(days=k),
-                            git_sha=f"{k:04x}{zlib.crc32(gpu.encode()) & 0xffff:04x}cafe", quick=quick))
+        sha = f"{k:04x}{zlib.crc32(gpu.encode()) & 0xffff:04x}cafe"
+        docs.append(run_doc(times, gpu=gpu, when=start + timedelta(days=k), git_sha=sha,
+                            quick=quick))
     return docs
 
 

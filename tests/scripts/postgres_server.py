@@ -35,8 +35,10 @@ def _bin_dir() -> Path:
     found = shutil.which("initdb")
     if found and shutil.which("pg_ctl"):
         return Path(os.path.realpath(found)).parent
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                        key=lambda p: [int(x) if x.isdigit() else 0 for x in p.split("/")[4].split(".")])
+    def version(path: str) -> list[int]:
+        return [int(x) if x.isdigit() else 0 for x in path.split("/")[4].split(".")]
+
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=version)
     if not candidates:
         raise PostgresUnavailable("PostgreSQL is not installed here (no initdb on PATH or in "
                                   "/usr/lib/postgresql/*/bin): apt-get install postgresql")

@@ -65,7 +65,7 @@ def test_the_dashboard_loads_and_every_plot_renders(browser, dashboard):  # noqa
 def test_the_regression_list_is_right(browser, dashboard):  # noqa: F811
     from selenium.webdriver.common.by import By
 
-    names, a, b = dashboard["names"], dashboard["a"], dashboard["b"]
+    names, a = dashboard["names"], dashboard["a"]
     browser.get(dashboard["page"].as_uri())
     rows = browser.find_elements(By.CSS_SELECTOR, "#regression-list tbody tr")
     cells = [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in rows]

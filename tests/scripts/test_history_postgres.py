@@ -59,7 +59,8 @@ def test_add_the_same_run_twice_and_check(cli, url):
     code, out, err = cli("history", "add", fixture("gpu_a.json"), "--db", url)
     assert code == 0 and "0 run(s) added" in out and "1 already there" in out
     assert query(url, "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM results), "
-                      "(SELECT count(*) FROM counters), (SELECT count(*) FROM run_values)") == counts
+                      "(SELECT count(*) FROM counters), "
+                      "(SELECT count(*) FROM run_values)") == counts
     ctx = load_doc("gpu_a.json")["context"]
     assert query(url, "SELECT git_sha, gpu_uuid, driver_version, quick, repetitions FROM runs "
                       "WHERE gpu_name = %s", ctx["gpu_name"]) == [

@@ -172,7 +172,8 @@ def _change_table(points: list[ChangePoint], plot_ids: dict[int, str], css: str)
         rows.append(
             f"<tr class='{'improvement' if c.direction == 'improvement' else 'regression'}'>"
             f"<td>{state}</td>"
-            f"<td class='name'><a href='#{plot_ids[id(c.series)]}'>{html.escape(c.series.benchmark)}</a></td>"
+            f"<td class='name'><a href='#{plot_ids[id(c.series)]}'>"
+            f"{html.escape(c.series.benchmark)}</a></td>"
             f"<td>{html.escape(c.series.gpu)}</td><td>{c.series.mode}</td>"
             f"<td><a href='#{run_anchor(c.run)}'>{c.run.run_id[:12]}</a></td>"
             f"<td>{c.run.time.strftime('%Y-%m-%d %H:%M')}</td>"
@@ -196,7 +197,8 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 6p
 .summary { color: #444; margin: 0 0 12px; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: 12.5px; }
-th, td { padding: 3px 7px; border-bottom: 1px solid #e2e2e2; text-align: left; white-space: nowrap; }
+th, td { padding: 3px 7px; border-bottom: 1px solid #e2e2e2; text-align: left;
+         white-space: nowrap; }
 td.name { white-space: normal; overflow-wrap: anywhere; min-width: 16em; }
 td.wrap { white-space: normal; overflow-wrap: anywhere; min-width: 14em; }
 table.runs { font-size: 12px; } table.runs th { white-space: normal; vertical-align: bottom; }
@@ -235,7 +237,8 @@ def write(history: History, result: Check, out: Path) -> tuple[Path, int]:
     plot_ids: dict[int, str] = {}
     sections, maps, jobs, group_runs = [], [], [], []
     for g, ((gpu, quick), members) in enumerate(sorted(groups.items())):
-        positions = [i for i, r in enumerate(history.runs) if r.gpu_name == gpu and r.quick == quick]
+        positions = [i for i, r in enumerate(history.runs)
+                     if r.gpu_name == gpu and r.quick == quick]
         runs = [history.runs[i] for i in positions]
         where = np.full(len(history.runs), -1, dtype=np.int64)
         where[positions] = np.arange(len(positions))
@@ -286,7 +289,8 @@ def write(history: History, result: Check, out: Path) -> tuple[Path, int]:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     page = out / "index.html"
     page.write_text(f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>tcbench history</title><style>{_CSS}</style></head><body>
 <h1>tcbench performance history</h1>
 <p class="summary">{result.runs} runs, {result.series} series (benchmark &times; GPU model &times;

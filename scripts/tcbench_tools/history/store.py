@@ -144,7 +144,7 @@ def create_tables(conn, version: int = SCHEMA_VERSION) -> None:
     conn.execute(table("schema_version").insert().values(component=COMPONENT, version=version))
 
 
-def numeric_values(context: dict, skip: set[str] | frozenset[str] = frozenset()) -> dict[str, float]:
+def numeric_values(context: dict, skip: frozenset[str] = frozenset()) -> dict[str, float]:
     """The context's values that are finite numbers (or strings that read as one)."""
     out = {}
     for key, raw in context.items():
