@@ -141,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tcbench_tools.fleet import cli as fleet_cli
 
     fleet_cli.add_parser(sub)
+    from tcbench_tools import history
+
+    history.add_parser(sub)
     return parser
 
 

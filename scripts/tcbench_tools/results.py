@@ -39,6 +39,14 @@ TCBENCH_KEYS = ("tcbench_version", "gpu_name", "compute_capability")
 # Throughput counters in order of preference, with their display units.
 THROUGHPUT_UNITS = {metric: schema.unit(metric) for metric in schema.THROUGHPUT}
 
+# Fields Google Benchmark writes in a row itself (plus tcbench run's tcbench_binary tag); every
+# other numeric field of a row is a user counter (tflops, pct_of_peak, rel_error, ...).
+GBENCH_FIELDS = frozenset((
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+    "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
+    "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "skipped",
+    "skip_message", "label", "big_o", "rms", "tcbench_binary"))
+
 # Seconds per unit of Google Benchmark's "time_unit".
 TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 SKIP_PREFIX = "skipped:"
@@ -132,6 +140,13 @@ class Benchmark:
     def has(self, metric: str) -> bool:
         rows = self.iterations or list(self.aggregates.values())
         return any(metric in row for row in rows) if metric != "time" else bool(rows)
+
+    def counter_names(self) -> list[str]:
+        """Its user counters, sorted: the fields of its rows that hold a number (or a non-finite
+        value where a number belongs) and are not Google Benchmark's own."""
+        rows = self.iterations or list(self.aggregates.values())
+        return sorted({key for row in rows for key, value in row.items()
+                       if key not in GBENCH_FIELDS and number(value) is not None})
 
     @cached_property
     def _throughput_metric(self) -> str | None:

@@ -72,6 +72,9 @@ def add_parser(sub) -> None:
     c.add_argument("dir", type=Path, metavar="DIR", help="the --out folder of submit")
     c.add_argument("--out", type=Path, default=None,
                    help="report folder (default: DIR/report)")
+    c.add_argument("--history", metavar="URL",
+                   help="also add every finished task's run to this history database "
+                        "(as tcbench history add --db URL; see docs/history.md)")
     c.set_defaults(func=cmd_collect)
 
 
@@ -92,4 +95,4 @@ def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
 def cmd_collect(args: argparse.Namespace, extra: list[str]) -> int:
     from tcbench_tools.fleet import collect
 
-    return collect.collect(args.dir, args.out)
+    return collect.collect(args.dir, args.out, args.history)
