@@ -189,7 +189,7 @@ MIGRATIONS = {1: _v1_to_v2}  # from version N to N + 1
 # --------------------------------------------------------------------------------------------
 
 def default_url() -> str:
-    from tcbench_tools.build_test import repo_root
+    from tcbench_tools.build import repo_root
 
     return os.environ.get(ENV_DB) or str(repo_root() / DEFAULT_SQLITE)
 
