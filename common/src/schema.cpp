@@ -168,6 +168,8 @@ constexpr std::array kCounterDefs = {
     // FP8
     &rel_error_unquantized, &amax_d, &recipe_us, &gemm_us, &overhead_pct, &time_us, &selected,
     &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget,
+    // block scaling
+    &bytes_per_element,
     // alignment
     &model_efficiency, &model_tflops, &model_waves, &tile_m, &tile_n, &split_k, &align_m_bytes,
     &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned, &padded_n, &copy_us, &unpadded_us,
