@@ -60,6 +60,8 @@ PRECISION_TABLE = (
     Precision("bf16", False, TFLOPS),
     Precision("int8", True, TOPS),
     Precision("fp8", False, TFLOPS),
+    Precision("fp4", False, TFLOPS),
+    Precision("fp6", False, TFLOPS),
 )
 PRECISIONS = tuple(p.name for p in PRECISION_TABLE)
 
@@ -166,6 +168,8 @@ BLOCK_REL_ERROR = "block_rel_error"
 FP8_LAYERS = "fp8_layers"
 WITHIN_BUDGET = "within_budget"
 BUDGET = "budget"
+# bench_block_scaling
+BYTES_PER_ELEMENT = "bytes_per_element"
 # bench_tensor_peak
 CLOCK_MHZ_MEASURED = "clock_mhz_measured"
 CLOCK_MHZ_ATTRIBUTE = "clock_mhz_attribute"
@@ -252,6 +256,8 @@ COUNTERS = (  # in the C++ order
     _fixed(FP8_LAYERS, "count", NONE, 0, True),
     _fixed(WITHIN_BUDGET, "flag", NONE, 0, True, 1),
     _fixed(BUDGET, "", NONE, 0, False),
+    # bench_block_scaling
+    _fixed(BYTES_PER_ELEMENT, "B", LOWER, 0, False),
     # bench_alignment
     _fixed(MODEL_EFFICIENCY, "", NONE, 0, True, 1),
     _fixed(MODEL_TFLOPS, "TFLOP/s", NONE, 0, True),
