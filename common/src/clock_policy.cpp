@@ -75,8 +75,8 @@ ClockLock::ClockLock(ClockPolicy requested, const std::optional<nvml::Device>& d
   }
   const std::string asked = "--clock-policy=" + std::string(name(requested));
   if (!device) {
-    note_ = asked + " needs NVML, which is unavailable (" +
-            std::string(why_no_nvml.empty() ? "no device handle" : why_no_nvml) +
+    note_ = asked + " needs NVML (" +
+            std::string(why_no_nvml.empty() ? "unavailable" : why_no_nvml) +
             "): the run stays as-is";
     return;
   }

@@ -30,6 +30,17 @@ TEST(CommandLine, TcbenchFlagsAreTakenOutAndTheRestPassedOn) {
   EXPECT_FALSE(parse({"--benchmark_list_tests=false"}).line.list_tests);
 }
 
+TEST(CommandLine, ClockPolicyIsTcbenchsOwnFlag) {
+  EXPECT_EQ(parse({}).line.clock_policy, ClockPolicy::as_is);
+  const ParseResult r = parse({"--clock-policy=max", "--benchmark_filter=fp16"});
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_EQ(r.line.clock_policy, ClockPolicy::max);
+  // Not passed on: Google Benchmark would reject it as unknown.
+  EXPECT_EQ(r.line.passthrough, (std::vector<std::string>{"bench_x", "--benchmark_filter=fp16"}));
+  EXPECT_EQ(parse({"--clock-policy=base"}).line.clock_policy, ClockPolicy::base);
+  EXPECT_EQ(parse({"--clock-policy=as-is"}).line.clock_policy, ClockPolicy::as_is);
+}
+
 // Each of these exited 0 or ran (or printed "no GPU" and exited 77) before: Google Benchmark
 // only notices some of them after the device check, and accepts an unknown output format.
 TEST(CommandLine, UsageErrorsAreOneSentence) {
@@ -41,7 +52,9 @@ TEST(CommandLine, UsageErrorsAreOneSentence) {
       {"--benchmark_format=yaml", "console, json or csv"},
       {"--benchmark_min_time=-1", "non-negative"},
       {"--benchmark_min_time=fast", "non-negative"},
-      {"--benchmark_list_tests=maybe", "true or false"}};
+      {"--benchmark_list_tests=maybe", "true or false"},
+      {"--clock-policy=turbo", "as-is, base or max"},
+      {"--clock-policy", "as-is, base or max"}};
   for (const auto& [flag, words] : bad) {
     const ParseResult r = parse({flag});
     ASSERT_TRUE(r.error) << flag << " was accepted";
