@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcbench_tools import summary
+from tcbench_tools import power_report, summary
 from tcbench_tools.errors import InputError
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
@@ -311,11 +311,13 @@ def build(sets: list[ResultSet], out_dir: Path,
                 speedup = "-"
                 if item is not None and base is not None and metric in _GEMM_METRICS:
                     speedup = f"{item.value / base.value:.2f}"
-                row += [fmt_num(item.value) if item else "-",
+                row += [fmt_num(item.value) + power_report.mark(rs, item.benchmark) if item else "-",
                         f"{item.pct_of_peak:.1f}" if item and item.pct_of_peak is not None else "-",
                         speedup]
             rows.append(row)
         doc.table(headers, rows, set(range(2, len(headers))))
+
+    images += power_report.render(doc, sets, labels, out_dir)
 
     sweeps = find_sweeps(sets, labels)
     if sweeps:
