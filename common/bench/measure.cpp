@@ -87,15 +87,9 @@ void say_once(const std::string& note) {
 
 void report_power(benchmark::State& state, const Window& w) {
   if (!w.power) return;
-  const PowerSummary& p = *w.power;
-  for (const std::string& note : p.notes) say_once(note);
-  if (p.sm_clock_mhz) set_counter(state, counters::sm_clock_mhz, *p.sm_clock_mhz);
-  if (p.power_w) {
-    set_counter(state, counters::power_w, *p.power_w);
-    set_counter(state, counters::energy_j, *p.power_w * w.seconds.median);
-  }
-  if (p.temp_c_max) set_counter(state, counters::temp_c_max, *p.temp_c_max);
-  if (p.throttle) set_counter(state, counters::throttle, static_cast<double>(*p.throttle));
+  for (const std::string& note : w.power->notes) say_once(note);
+  for (const auto& [counter, value] : power_counters(*w.power, w.seconds.median))
+    set_counter(state, counter, value);
 }
 
 // A counter this benchmark already holds (measure() wrote the power ones), if any.
@@ -164,11 +158,36 @@ void report_compute(benchmark::State& state, const Env& env, Precision p, double
     if (auto pct = pct_of_peak(rate, peak.denominator()))
       set_counter(state, counters::pct_of_peak, *pct);
   // By energy and by silicon: from the power and clock measure() read while timing.
-  if (const auto watts = counter_value(state, counters::power_w))
-    set_counter(state, counters::rate_per_w(p), rate / *watts);
-  if (const auto mhz = counter_value(state, counters::sm_clock_mhz))
-    if (auto pct = pct_of_peak(rate, peak_at_clock(env.gpu(), p, *mhz)))
-      set_counter(state, counters::pct_of_peak_at_clock, *pct);
+  for (const auto& [counter, value] :
+       efficiency_counters(env.gpu(), p, rate, counter_value(state, counters::power_w),
+                           counter_value(state, counters::sm_clock_mhz)))
+    set_counter(state, counter, value);
+}
+
+std::vector<std::pair<Counter, double>> power_counters(const PowerSummary& p,
+                                                       double median_seconds) {
+  std::vector<std::pair<Counter, double>> out;
+  if (p.sm_clock_mhz) out.emplace_back(counters::sm_clock_mhz, *p.sm_clock_mhz);
+  if (p.power_w) {
+    out.emplace_back(counters::power_w, *p.power_w);
+    if (median_seconds > 0) out.emplace_back(counters::energy_j, *p.power_w * median_seconds);
+  }
+  if (p.temp_c_max) out.emplace_back(counters::temp_c_max, *p.temp_c_max);
+  if (p.throttle) out.emplace_back(counters::throttle, static_cast<double>(*p.throttle));
+  return out;
+}
+
+std::vector<std::pair<Counter, double>> efficiency_counters(const GpuSpec& gpu, Precision p,
+                                                            double rate,
+                                                            std::optional<double> watts,
+                                                            std::optional<double> sm_clock_mhz) {
+  std::vector<std::pair<Counter, double>> out;
+  if (watts && *watts > 0 && std::isfinite(rate))
+    out.emplace_back(counters::rate_per_w(p), rate / *watts);
+  if (sm_clock_mhz)
+    if (auto pct = pct_of_peak(rate, peak_at_clock(gpu, p, *sm_clock_mhz)))
+      out.emplace_back(counters::pct_of_peak_at_clock, *pct);
+  return out;
 }
 
 void report_bandwidth(benchmark::State& state, const Env& env, double bytes,
@@ -178,7 +197,7 @@ void report_bandwidth(benchmark::State& state, const Env& env, double bytes,
   set_counter(state, counters::gbps, gbps);
   if (auto pct = pct_of_peak(gbps, env.device().peak_gbps()))
     set_counter(state, counters::pct_of_peak, *pct);
-  if (const auto watts = counter_value(state, counters::power_w))
+  if (const auto watts = counter_value(state, counters::power_w); watts && *watts > 0)
     set_counter(state, counters::gbps_per_w, gbps / *watts);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tcbench/bench/env.hpp"
+#include "tcbench/power.hpp"
 #include "tcbench/precision.hpp"
 #include "tcbench/schema.hpp"
 #include "tcbench/timing.hpp"
@@ -12,6 +13,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tcbench::bench {
 
@@ -57,6 +60,17 @@ void report_compute(benchmark::State& state, const Env& env, Precision p, double
 // gbps_per_w after measure() read the power).
 void report_bandwidth(benchmark::State& state, const Env& env, double bytes,
                       const SampleStats& seconds);
+
+// The counters one window's power summary gives (sm_clock_mhz, power_w, energy_j = power_w x
+// the median time, temp_c_max, throttle), only those it has: measure() writes them.
+std::vector<std::pair<Counter, double>> power_counters(const PowerSummary& power,
+                                                       double median_seconds);
+// The rate's per-watt counter (tflops_per_w / tops_per_w for `p`) and pct_of_peak_at_clock
+// (rate against SMs x `sm_clock_mhz` x ops/clock on `gpu`), from what measure() read.
+std::vector<std::pair<Counter, double>> efficiency_counters(const GpuSpec& gpu, Precision p,
+                                                            double rate,
+                                                            std::optional<double> watts,
+                                                            std::optional<double> sm_clock_mhz);
 
 namespace detail {
 // Which benchmark call is running (set by register_gpu_benchmark's wrapper for measure()).
