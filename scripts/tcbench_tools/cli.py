@@ -203,7 +203,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
         can_build = should_build and (repo / "CMakeLists.txt").exists()
         if can_build:
             build.check_preset(studies.PRESET, repo)
-        studies.host_only(repo, out, build.configure_args(studies.PRESET) if can_build else None,
+        studies.host_only(repo, out, studies.configure_args() if can_build else None,
                           [args.bin_dir] if args.bin_dir else [])
         print(f"tcbench: no CUDA GPU is visible ({probe.sentence}): nothing was measured on a "
               f"GPU; the host studies are in {out}.", file=sys.stderr)

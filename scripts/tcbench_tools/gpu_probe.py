@@ -22,6 +22,8 @@ import ctypes
 import os
 from dataclasses import dataclass
 
+from tcbench_tools.errors import EXIT_NO_GPU
+
 CUDA_SUCCESS = 0
 CUDA_ERROR_DEVICE_UNAVAILABLE = 46
 CUDA_ERROR_NO_DEVICE = 100
@@ -97,3 +99,20 @@ def probe() -> Probe:
     except AttributeError:  # not a CUDA driver library
         return Probe(NO_GPU, f"no CUDA GPU available: {name} is not the NVIDIA driver library")
     return classify(status, version.value, count.value)
+
+
+
+def main() -> int:
+    """``python -m tcbench_tools.gpu_probe``: one line, and exit 0 (a GPU, or not probed), 77 (no
+    GPU) or 1 (a GPU that cannot be used). scripts/tcbench asks it before it builds the Python
+    environment: without a GPU, ``run`` needs nothing outside the standard library."""
+    p = probe()
+    if p.state == GPU:
+        print(f"gpu: {p.devices} device(s), driver CUDA {version_text(p.driver_version)}")
+    else:
+        print(f"{p.state}{': ' + p.sentence if p.sentence else ''}")
+    return {GPU: 0, SKIPPED: 0, NO_GPU: EXIT_NO_GPU}.get(p.state, 1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -33,6 +33,11 @@ def find_tool(repo: Path, bin_dirs: list[Path], elsewhere: bool = True) -> Path 
     return None
 
 
+def configure_args() -> list[str]:
+    """The studies preset needs no Python package, no nvml.h and no cuobjdump: host code only."""
+    return ["cmake", "--preset", PRESET]
+
+
 def build_tool(repo: Path, configure_args: list[str]) -> Path:
     """Configure and build the studies preset (only tcbench_studies and what it links)."""
     for title, cmd in (("configure", configure_args),

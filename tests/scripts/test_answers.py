@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -259,3 +260,30 @@ def test_the_report_opens_with_the_verdict_table(cli, tmp_path):
     # the host studies are not a GPU in the rest of the report
     gpus = md[md.index("## GPUs"):]
     assert "host-studies" not in gpus.split("\n\n")[1]
+
+
+def test_the_wrapper_runs_a_gpu_less_machine_without_building_the_python_environment(
+        tmp_path, monkeypatch):
+    """scripts/tcbench run on a fresh checkout without a GPU: no .venv is created (the host
+    studies need only the standard library), and the first line says "no GPU"."""
+    monkeypatch.delenv("TCBENCH_GPU_PROBE")
+    monkeypatch.setenv("TCBENCH_LIBCUDA", str(tmp_path / "no-libcuda.so.1"))
+    checkout = tmp_path / "checkout"
+    shutil.copytree(REPO / "scripts", checkout / "scripts",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    doc = ad.doc(ad.HOST_CONTEXT, ad.int8_study() + ad.loss_host())
+    stand_in = bin_dir / "tcbench_studies"
+    stand_in.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                        f"json.dump({doc!r}, open(sys.argv[sys.argv.index('--out') + 1], 'w'))\n")
+    stand_in.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["TCBENCH_PYTHON"] = sys.executable
+    proc = subprocess.run([str(checkout / "scripts" / "tcbench"), "run", "--bin-dir", str(bin_dir),
+                           "--out", str(tmp_path / "run")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 77, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("tcbench run: no GPU")
+    assert not (checkout / ".venv").exists()
+    assert (tmp_path / "run" / "answers.md").is_file()
