@@ -130,6 +130,14 @@ std::optional<std::string> peak_unsupported_reason(PeakInstr instr, int cc_major
   if (i.precision == P::fp8 && cc < 89)
     return "FP8 (e4m3) mma.sync needs compute capability 8.9 or newer; this GPU is " +
            cc_text(cc_major, cc_minor);
+  // Native QMMA on 8.9 and 12.x; in between ptxas emulates it (tests/sass/sass_rules.json).
+  if (i.precision == P::fp8 && cc_major == 9)
+    return "FP8 mma.sync is emulated through FP16 on compute capability " +
+           cc_text(cc_major, cc_minor) + "; Hopper's FP8 tensor path is wgmma";
+  if (i.precision == P::fp8 && (cc_major == 10 || cc_major == 11))
+    return "FP8 mma.sync is emulated through FP16 on compute capability " +
+           cc_text(cc_major, cc_minor) +
+           "; Blackwell's FP8 tensor path is tcgen05, which tcbench does not measure yet";
   if (cc < 80)
     return "tcbench's mma.sync peak kernels use the sm_80 shapes (m16n8k16, m16n8k8 tf32, "
            "m16n8k32); this GPU is " +

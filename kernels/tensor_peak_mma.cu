@@ -144,6 +144,10 @@ __global__ void __launch_bounds__(kThreads)
     cycles0 = clock64();
     nanos0 = global_nanos();
   }
+  // One trip per loop body: the SASS test counts one trip's mma.sync in the hot loop, so ptxas
+  // folding identical products (as it does for emulated FP8 on sm_90) cannot hide in unrolling.
+  // 16 tensor instructions per trip dwarf the loop's 4 or 5 counter and branch instructions.
+#pragma unroll 1
   for (long long it = 0; it < iterations; ++it) {
 #pragma unroll
     for (int c = 0; c < kChains; ++c) Op::mma(acc[c], ra, rb);

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tcbench::kernels {
@@ -67,6 +68,28 @@ TEST(TensorPeakHost, WgmmaNeedsHopperAndSaysSo) {
   EXPECT_TRUE(peak_unsupported_reason(PeakInstr::mma_e4m3_f32, 8, 6).has_value());
   EXPECT_FALSE(peak_unsupported_reason(PeakInstr::mma_e4m3_f32, 8, 9).has_value());
   EXPECT_TRUE(peak_unsupported_reason(PeakInstr::mma_f16_f32, 7, 5).has_value());
+}
+
+TEST(TensorPeakHost, Fp8MmaSyncIsNotTimedWhereItIsEmulated) {
+  // tests/sass/sass_rules.json: QMMA on sm_89 and sm_120 (12.x runs the sm_120 cubin); F2FP +
+  // HMMA + FADD on sm_90, sm_100 (also 10.3) and sm_110.
+  for (auto [major, minor] : {std::pair{8, 9}, {12, 0}, {12, 1}})
+    EXPECT_FALSE(peak_unsupported_reason(PeakInstr::mma_e4m3_f32, major, minor).has_value())
+        << major << "." << minor;
+  const auto hopper = peak_unsupported_reason(PeakInstr::mma_e4m3_f32, 9, 0);
+  ASSERT_TRUE(hopper.has_value());
+  EXPECT_EQ(*hopper,
+            "FP8 mma.sync is emulated through FP16 on compute capability 9.0; Hopper's FP8 "
+            "tensor path is wgmma");
+  for (auto [major, minor] : {std::pair{10, 0}, {10, 3}, {11, 0}}) {
+    const auto why = peak_unsupported_reason(PeakInstr::mma_e4m3_f32, major, minor);
+    ASSERT_TRUE(why.has_value()) << major << "." << minor;
+    EXPECT_NE(why->find("emulated through FP16"), std::string::npos) << *why;
+    EXPECT_NE(why->find("tcgen05"), std::string::npos) << *why;
+  }
+  // The other mma.sync instructions are native there and still run.
+  EXPECT_FALSE(peak_unsupported_reason(PeakInstr::mma_f16_f32, 9, 0).has_value());
+  EXPECT_FALSE(peak_unsupported_reason(PeakInstr::mma_s8_s32, 10, 0).has_value());
 }
 
 // ---- Every exact check holds under the tensor-core accumulator models (no GPU) ----

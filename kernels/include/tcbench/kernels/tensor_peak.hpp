@@ -63,7 +63,9 @@ struct PeakInstrInfo {
 };
 const PeakInstrInfo& info(PeakInstr instr);
 
-// Why `instr` cannot run on compute capability major.minor, or nullopt if it can.
+// Why `instr` cannot run, or is not measured, on compute capability major.minor (nullopt: it
+// runs). FP8 mma.sync is refused where ptxas emulates it (F2FP + HMMA + FADD: 9.x, 10.x, 11.x),
+// since its loop would time FADDs, not an FP8 tensor instruction.
 std::optional<std::string> peak_unsupported_reason(PeakInstr instr, int cc_major, int cc_minor);
 
 struct PeakLaunch {
