@@ -1,7 +1,7 @@
 // Tensor-peak kernels, wgmma family (Hopper, sm_90a only): one warpgroup per block issues
 // wgmma.mma_async m64n256k16 (f16, bf16) or m64n256k32 (e4m3, s8) with both operands in shared
 // memory (descriptors, no swizzle) into one 64x256 accumulator held in 128 registers per thread.
-// Nothing else runs in the loop.
+// Nothing else runs in the loop but the wgmma.fence/commit/wait each trip needs.
 //
 // Why wgmma: on Hopper only the warpgroup-level instructions reach the tensor cores' full rate;
 // Luo et al. measured 96.4% of dense FP16 peak with wgmma m64n256k16 on an H800 versus about 65%
@@ -194,8 +194,14 @@ __global__ void __launch_bounds__(kThreads)
     cycles0 = clock64();
     nanos0 = global_nanos();
   }
-  wgmma_fence();
+  // One trip per loop body, as in the mma.sync kernels (the SASS test counts one trip).
+#pragma unroll 1
   for (long long it = 0; it < iterations; ++it) {
+    // wgmma.fence before each trip's wgmmas, as CUTLASS's mainloops call warpgroup_arrive()
+    // before each k-block: the PTX ISA requires it between other accesses to the accumulator
+    // registers and a wgmma; without it ptxas injects one (C7519) or serializes the wgmmas
+    // (C751x, which the build refuses: cmake/ptxas_guard.sh).
+    wgmma_fence();
     // Two instructions per trip on the same accumulator: same-shape wgmmas are ordered by the
     // hardware, so the next group issues while this one runs (wait for all but one group).
     Op::mma(d, da, db);
@@ -203,6 +209,7 @@ __global__ void __launch_bounds__(kThreads)
     wgmma_commit();
     wgmma_wait<1>();
   }
+  wgmma_fence();
   Op::mma(d, da, db);
   wgmma_commit();
   wgmma_wait<0>();
