@@ -10,8 +10,10 @@
 namespace tcbench::bench {
 
 struct CommandLine {
-  bool quick = false;                      // --quick
-  bool list_tests = false;                 // --benchmark_list_tests[=true]
+  bool quick = false;       // --quick
+  bool list_tests = false;  // --benchmark_list_tests[=true]
+  bool plan =
+      false;  // --plan: one line, how many benchmarks would run and the least time they take
   std::optional<double> min_time_seconds;  // --benchmark_min_time=X (seconds; "Xs" accepted)
   std::vector<std::string> passthrough;    // everything for benchmark::Initialize, argv[0] first
 };
