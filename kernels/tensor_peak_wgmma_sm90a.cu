@@ -176,8 +176,10 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ __align__(128) std::uint8_t b_negated_tile[Op::kAlternate ? kSmemB : 128];
   fill_tile<Op>(a_tile, kSmemA, a_values);
   fill_tile<Op>(b_tile, kSmemB, b_values);
-  if constexpr (Op::kAlternate) fill_tile<Op>(b_negated_tile, kSmemB, b_values, true);
-    // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
+  if constexpr (Op::kAlternate) {
+    fill_tile<Op>(b_negated_tile, kSmemB, b_values, true);
+  }
+  // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
 #if TCB_HAS_WGMMA
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #endif
