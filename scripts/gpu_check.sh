@@ -623,7 +623,7 @@ check() {
     fi
   fi
 
-  local i no_gpu="" tests_failed=0 bench_failed=0 timeouts=0 crashed=0 ran_gpu=0 rest_planned=0
+  local i no_gpu="" no_gpu_step="" tests_failed=0 bench_failed=0 timeouts=0 crashed=0 ran_gpu=0 rest_planned=0
   # The plan grows once: when its first part (the GPU record, a source tree's build) is done,
   # plan_rest adds the steps that need the binaries.
   for ((i = 0; ; i++)); do
@@ -648,7 +648,7 @@ check() {
       continue
     fi
     if [ -n "${no_gpu}" ] && [ "${kind}" != tests ]; then
-      plan_status[i]="NOT STARTED"; plan_note[i]="no GPU visible (${no_gpu})"
+      plan_status[i]="NOT STARTED"; plan_note[i]="no GPU visible (${no_gpu_step} exited 77)"
       continue
     fi
     case "${kind}" in
@@ -681,7 +681,8 @@ check() {
         if [ "${plan_status[i]}" = RUNNING ]; then
           case "${step_rc}" in
             0) plan_status[i]=ok; plan_note[i]="${bench_count[${name}]:-?} benchmarks; $(last_output "${log}" 1)"; ran_gpu=1 ;;
-            77) plan_status[i]=skipped; no_gpu=$(last_output "${log}" 1); plan_note[i]="exit 77: ${no_gpu}" ;;
+            77) plan_status[i]=skipped; no_gpu=$(last_output "${log}" 1); no_gpu=${no_gpu#"${bin_dir}/"}
+                no_gpu_step=${name}; plan_note[i]="exit 77: ${no_gpu}" ;;
             *) plan_status[i]="FAILED"; plan_note[i]="exit ${step_rc}: $(last_output "${log}" 2)" ;;
           esac
         fi
@@ -706,7 +707,8 @@ check() {
         if [ "${plan_status[i]}" = RUNNING ]; then
           case "${step_rc}" in
             0) plan_status[i]=ok; plan_note[i]="torch/tcbench.json" ;;
-            77) plan_status[i]=skipped; no_gpu=$(last_output "${log}" 1); plan_note[i]="exit 77: ${no_gpu}" ;;
+            77) plan_status[i]=skipped; no_gpu=$(last_output "${log}" 1); no_gpu=${no_gpu#"${bin_dir}/"}
+                no_gpu_step=${name}; plan_note[i]="exit 77: ${no_gpu}" ;;
             *) plan_status[i]="FAILED"; plan_note[i]="exit ${step_rc}: $(last_output "${log}" 2)"; bench_failed=1 ;;
           esac
         fi ;;
