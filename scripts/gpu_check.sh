@@ -139,10 +139,11 @@ make_bundle() {
   }
   # Every benchmark and device-test target, by name, so new topics are bundled without edits
   # (bench_test_* are the harness's host tests, not benchmarks), and the tools that cmake
-  # --install installs (tcbench_metrics: the metric list `tcbench profile` hands to ncu).
+  # --install installs (tcbench_metrics: the metric list `tcbench profile` hands to ncu;
+  # tcbench_studies: the host studies `tcbench run` and `answers` read).
   local targets
   targets=$(ninja -C "${build}" -t targets all 2>/dev/null |
-    sed -n 's/^\(\(bench\|device\)_[A-Za-z0-9_]*\|tcbench_metrics\): phony$/\1/p' |
+    sed -n 's/^\(\(bench\|device\)_[A-Za-z0-9_]*\|tcbench_metrics\|tcbench_studies_tool\): phony$/\1/p' |
     grep -v '^bench_test_' | sort -u)
   if [ -z "${targets}" ]; then
     say "the build defines no bench_* or device_* target."; return 1

@@ -25,7 +25,8 @@ from pathlib import Path
 
 TARGET_RATIO = 0.99
 PRECISIONS = ("bf16", "fp16")
-# tcbench's names: fp16_vs_fp32/cublaslt/<precision>/m:<M>/n:<N>/k:<K>[/manual_time]
+# tcbench's names: fp16_vs_fp32/cublaslt/<precision>/m:<M>/n:<N>/k:<K>/layout:nn[/manual_time]
+# (torch.matmul of row-major tensors makes an NN call of cuBLAS's column-major GEMM too)
 NAME = re.compile(r"cublaslt/(?P<prec>[a-z0-9_]+)/m:(?P<m>\d+)/n:(?P<n>\d+)/k:(?P<k>\d+)")
 
 

@@ -14,13 +14,14 @@
 namespace tcbench::bench {
 namespace {
 
+// Bytes of `count` elements, sub-byte types (FP4: two per byte) rounded up to whole bytes.
 std::size_t bytes_of(cudaDataType_t t, std::size_t count) {
-  const std::size_t each = data_type_bytes(t);
-  if (each == 0) throw InvalidArgument("no storage size for " + data_type_name(t));
-  if (count > std::numeric_limits<std::size_t>::max() / each)
+  const std::size_t bits = data_type_bits(t);
+  if (bits == 0) throw InvalidArgument("no storage size for " + data_type_name(t));
+  if (count > std::numeric_limits<std::size_t>::max() / bits)
     throw InvalidArgument(std::to_string(count) + " elements of " + data_type_name(t) +
                           " overflow size_t");
-  return count * each;
+  return (count * bits + 7) / 8;
 }
 
 constexpr std::uint64_t kSeedA = 0x5EED0A, kSeedB = 0x5EED0B;
@@ -41,8 +42,10 @@ std::unique_ptr<Prepared> prepare(const Env& env, const GemmCase& gemm) {
   env.skip_unless_valid(spec);
   GemmProblem p = spec.problem;
   p.resolve();
-  const std::size_t a_bytes = bytes_of(spec.a_type, checked_elements(p.lda, p.a_cols()));
-  const std::size_t b_bytes = bytes_of(spec.b_type, checked_elements(p.ldb, p.b_cols()));
+  const std::size_t a_count = checked_elements(p.lda, p.a_cols());
+  const std::size_t b_count = checked_elements(p.ldb, p.b_cols());
+  const std::size_t a_bytes = bytes_of(spec.a_type, a_count);
+  const std::size_t b_bytes = bytes_of(spec.b_type, b_count);
   const std::size_t d_bytes = bytes_of(spec.d_type, checked_elements(p.ldd, p.n));
   require_memory(env, a_bytes + b_bytes + d_bytes + (std::size_t{64} << 20),
                  "a " + p.describe() + " " + std::string(name(gemm.precision)) + " GEMM");
@@ -55,9 +58,9 @@ std::unique_ptr<Prepared> prepare(const Env& env, const GemmCase& gemm) {
   if (gemm.prepare) {
     gemm.prepare(stream, out->ops);
   } else {
-    fill_operand(spec.a_type, out->a.get(), a_bytes / data_type_bytes(spec.a_type),
+    fill_operand(spec.a_type, out->a.get(), a_count,
                  gemm.input_a.value_or(default_input(spec.a_type)), kSeedA, stream);
-    fill_operand(spec.b_type, out->b.get(), b_bytes / data_type_bytes(spec.b_type),
+    fill_operand(spec.b_type, out->b.get(), b_count,
                  gemm.input_b.value_or(default_input(spec.b_type)), kSeedB, stream);
   }
   if (gemm.a_scale != 1.0f || gemm.b_scale != 1.0f || gemm.d_scale != 1.0f) {
@@ -113,6 +116,12 @@ VerifyStats verify(const Env& env, const GemmCase& gemm, const Prepared& prep,
     c.d = prep.ops.d;
     c.scale = gemm.alpha * static_cast<double>(gemm.a_scale) * static_cast<double>(gemm.b_scale) *
               static_cast<double>(gemm.d_scale);
+    if (gemm.reference) {  // block-scaled: the dequantized values the GEMM multiplies
+      c.a_type = gemm.reference->a_type;
+      c.b_type = gemm.reference->b_type;
+      c.a = gemm.reference->a;
+      c.b = gemm.reference->b;
+    }
     const VerifyStats v = verify_gemm(c, run, elem, env.stream());
     if (!v.passes(frob))
       throw Error("verification failed for " + prep.spec.describe() + ": " + v.describe(frob));
@@ -135,7 +144,7 @@ void report_extra_reference(benchmark::State& state, const Env& env, const GemmC
     c.a = x.a;
     c.b = x.b;
     c.d = prep.ops.d;
-    c.scale = gemm.alpha * static_cast<double>(gemm.d_scale);
+    c.scale = (x.alpha_dequantizes ? 1.0 : gemm.alpha) * static_cast<double>(gemm.d_scale);
     return verify_gemm(c, run, std::numeric_limits<double>::infinity(), env.stream()).rel_error();
   });
   set_counter(state, x.counter, err);
@@ -151,7 +160,8 @@ GemmResult time_and_report(benchmark::State& state, const Env& env, const GemmCa
   report_compute(state, env, gemm.precision, gemm.spec.problem.flops(), r.seconds);
   set_counter(state, counters::rel_error, check.rel_error());
   for (Precision base : gemm.speedup_vs) {
-    if (base == gemm.precision) continue;
+    // The same precision is a baseline when this case is block-scaled: per-tensor scaling.
+    if (base == gemm.precision && gemm.spec.scale_mode == ScaleMode::tensor) continue;
     const GemmCase b = baseline_case(gemm, base);
     const GpuSpec& gpu = env.device().spec;
     if (b.spec.why_invalid(gpu.cc_major, gpu.cc_minor)) continue;  // no such path here

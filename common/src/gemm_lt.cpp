@@ -89,12 +89,16 @@ MatmulDesc make_matmul_desc(const GemmSpec& spec) {
   desc.set_attribute(CUBLASLT_MATMUL_DESC_TRANSB, op(spec.problem.trans_b));
   desc.set_attribute(CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<std::uint32_t>(spec.epilogue));
   if (spec.bias != nullptr) desc.set_attribute(CUBLASLT_MATMUL_DESC_BIAS_POINTER, spec.bias);
+  // Block scale modes (scale_modes.hpp): the A/B scale pointers then point at scale tensors.
+  if (spec.scale_mode != ScaleMode::tensor) {
+    const ScaleModeInfo& mode = info(spec.scale_mode);
+    desc.set_attribute(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, static_cast<std::int32_t>(mode.a_mode));
+    desc.set_attribute(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, static_cast<std::int32_t>(mode.b_mode));
+  }
   if (spec.a_scale != nullptr)
-    desc.set_attribute(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                       static_cast<const void*>(spec.a_scale));
+    desc.set_attribute(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, spec.a_scale);
   if (spec.b_scale != nullptr)
-    desc.set_attribute(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                       static_cast<const void*>(spec.b_scale));
+    desc.set_attribute(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, spec.b_scale);
   if (spec.d_scale != nullptr)
     desc.set_attribute(CUBLASLT_MATMUL_DESC_D_SCALE_POINTER,
                        static_cast<const void*>(spec.d_scale));

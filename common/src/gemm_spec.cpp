@@ -1,6 +1,7 @@
 #include "tcbench/gemm_spec.hpp"
 
 #include "tcbench/error.hpp"
+#include "tcbench/numerics/scale_layout.hpp"
 
 #include <algorithm>
 #include <array>
@@ -38,6 +39,10 @@ std::string data_type_name(cudaDataType_t t) {
       return "CUDA_R_8F_UE8M0";
     case CUDA_R_4F_E2M1:
       return "CUDA_R_4F_E2M1";
+    case CUDA_R_6F_E2M3:
+      return "CUDA_R_6F_E2M3";
+    case CUDA_R_6F_E3M2:
+      return "CUDA_R_6F_E3M2";
     default:
       return "cudaDataType_t(" + std::to_string(static_cast<int>(t)) + ")";
   }
@@ -78,6 +83,7 @@ std::size_t data_type_bytes(cudaDataType_t t) {
     case CUDA_R_8U:
     case CUDA_R_8F_E4M3:
     case CUDA_R_8F_E5M2:
+    case CUDA_R_8F_UE8M0:
       return 1;
     case CUDA_R_16F:
     case CUDA_R_16BF:
@@ -92,12 +98,27 @@ std::size_t data_type_bytes(cudaDataType_t t) {
   }
 }
 
+std::size_t data_type_bits(cudaDataType_t t) {
+  if (is_fp4_type(t)) return 4;
+  if (is_fp6_type(t)) return 6;
+  return 8 * data_type_bytes(t);
+}
+
 std::string cc_string(int cc_major, int cc_minor) {
   return std::to_string(cc_major) + "." + std::to_string(cc_minor);
 }
 
 bool is_fp8_type(cudaDataType_t t) {
   return t == CUDA_R_8F_E4M3 || t == CUDA_R_8F_E5M2;
+}
+bool is_fp4_type(cudaDataType_t t) {
+  return t == CUDA_R_4F_E2M1;
+}
+bool is_fp6_type(cudaDataType_t t) {
+  return t == CUDA_R_6F_E2M3 || t == CUDA_R_6F_E3M2;
+}
+bool is_narrow_type(cudaDataType_t t) {
+  return is_fp8_type(t) || is_fp4_type(t) || is_fp6_type(t);
 }
 
 namespace {
@@ -240,7 +261,32 @@ Why rule_sizes(const GemmSpec& s) {
   return std::nullopt;
 }
 
+// Block-scaled FP4 (cuBLAS docs, cublasLtMatmul, "To use block-scaled FP4 kernels" and its type
+// table): E2M1 x E2M1, C BF16, FP16 or FP32; D C's type or E2M1 (FP32 C: FP32 D). FP6 has no
+// cuBLASLt GEMM.
+Why fp4_fp6_types_problem(const GemmSpec& s) {
+  const std::string pair = data_type_name(s.a_type) + " x " + data_type_name(s.b_type);
+  if (is_fp6_type(s.a_type) || is_fp6_type(s.b_type))
+    return "cuBLASLt has no FP6 GEMM (" + pair +
+           "): its block-scaled kernels take FP8 and FP4 (cuBLAS documentation, cublasLtMatmul "
+           "datatypes).";
+  if (!is_fp4_type(s.a_type) || !is_fp4_type(s.b_type))
+    return "A block-scaled FP4 GEMM needs both A and B in CUDA_R_4F_E2M1; got " + pair + ".";
+  if (s.compute_type != CUBLAS_COMPUTE_32F || s.scale_type != CUDA_R_32F)
+    return "An FP4 GEMM needs compute type CUBLAS_COMPUTE_32F and scale type CUDA_R_32F; got " +
+           compute_type_name(s.compute_type) + " and " + data_type_name(s.scale_type) + ".";
+  const bool c_ok = s.c_type == CUDA_R_16BF || s.c_type == CUDA_R_16F || s.c_type == CUDA_R_32F;
+  const bool d_ok = s.c_type == CUDA_R_32F ? s.d_type == CUDA_R_32F
+                                           : s.d_type == s.c_type || s.d_type == CUDA_R_4F_E2M1;
+  if (!c_ok || !d_ok)
+    return "An FP4 GEMM takes C as CUDA_R_16BF, CUDA_R_16F or CUDA_R_32F and writes D as C's type "
+           "(or CUDA_R_4F_E2M1 with 16-bit C); got C " +
+           data_type_name(s.c_type) + ", D " + data_type_name(s.d_type) + ".";
+  return std::nullopt;
+}
+
 Why rule_types(const GemmSpec& s) {
+  if (s.is_narrow() && !s.is_fp8()) return fp4_fp6_types_problem(s);
   if (s.is_fp8()) {
     if (s.a_type == CUDA_R_8F_E5M2 && s.b_type == CUDA_R_8F_E5M2)
       return "E5M2 x E5M2 is not a supported FP8 GEMM; make A or B E4M3 (E4M3 x E5M2 and E5M2 x "
@@ -266,6 +312,8 @@ Why rule_architecture(const GemmSpec& s, int cc_major, int cc_minor) {
   if (s.is_fp8() && cc_number(cc_major, cc_minor) < 89)
     return "FP8 GEMMs need compute capability 8.9 or newer (Ada, Hopper, Blackwell); this GPU is " +
            cc + ".";
+  if (s.is_fp4() && cc_number(cc_major, cc_minor) < 100)
+    return "FP4 GEMMs need compute capability 10.0 or newer (Blackwell); this GPU is " + cc + ".";
   if (uses_bf16(s) && cc_major < 8)
     return "BF16 needs compute capability 8.0 or newer; this GPU is " + cc + ".";
   if (s.compute_type == CUBLAS_COMPUTE_32F_FAST_TF32 && cc_major < 8)
@@ -299,17 +347,26 @@ Why rule_int8(const GemmSpec& s) {
 
 // FP8: cuBLAS docs, cublasLtMatmul, "tensor- or block-scaled FP8 kernels"
 // (https://docs.nvidia.com/cuda/cublas/#cublasltmatmul).
+// FP4 likewise ("To use block-scaled FP4 kernels": TN on every architecture, 16-byte alignment).
 Why rule_fp8(const GemmSpec& s, int cc_major, int cc_minor) {
   const GemmProblem& p = s.problem;
-  if (!s.is_fp8()) {
+  if (!s.is_narrow()) {
     if (s.a_scale != nullptr || s.b_scale != nullptr || s.d_scale != nullptr || s.amax_d != nullptr)
-      return "A/B/D scale and amax_D pointers are tensor-wide FP8 scaling; this GEMM has A " +
+      return "A/B/D scale and amax_D pointers are narrow-precision (FP8/FP4) scaling; this GEMM "
+             "has A " +
              data_type_name(s.a_type) + " and B " + data_type_name(s.b_type) + ".";
+    if (s.scale_mode != ScaleMode::tensor)
+      return "Scale mode " + std::string(name(s.scale_mode)) +
+             " is for FP8 and FP4 GEMMs; this GEMM has A " + data_type_name(s.a_type) + " and B " +
+             data_type_name(s.b_type) + ".";
     if (s.fast_accum)
       return "fast_accum is an FP8 option; this GEMM has A " + data_type_name(s.a_type) +
              " and B " + data_type_name(s.b_type) + ".";
     return std::nullopt;
   }
+  if (s.is_fp4() && (!p.trans_a || p.trans_b))
+    return std::string("FP4 GEMMs require the TN layout (A transposed, B not); got transa=") +
+           op_name(p.trans_a) + " transb=" + op_name(p.trans_b) + ".";
   if ((!p.trans_a || p.trans_b) && cc_major != 10)
     return "FP8 GEMMs on compute capability " + cc_string(cc_major, cc_minor) +
            " require the TN layout (A transposed, B not); got transa=" + op_name(p.trans_a) +
@@ -318,7 +375,7 @@ Why rule_fp8(const GemmSpec& s, int cc_major, int cc_minor) {
     return "FP8 GEMMs need m and k to be multiples of 16 and n a multiple of 8; got " + dims(p) +
            ".";
   const auto bytes = [](std::int64_t ld, cudaDataType_t t) {
-    return ld * static_cast<std::int64_t>(data_type_bytes(t));
+    return ld * static_cast<std::int64_t>(data_type_bits(t)) / 8;
   };
   const std::pair<const char*, std::int64_t> ld_bytes[] = {
       {"lda", bytes(p.effective_lda(), s.a_type)},
@@ -327,9 +384,74 @@ Why rule_fp8(const GemmSpec& s, int cc_major, int cc_minor) {
       {"ldd", bytes(p.effective_ldd(), s.d_type)}};
   for (const auto& [ld_name, n_bytes] : ld_bytes)
     if (n_bytes % 16 != 0)
-      return std::string(
-                 "FP8 GEMMs need every leading dimension to span a multiple of 16 bytes; ") +
-             ld_name + " spans " + std::to_string(n_bytes) + " bytes.";
+      return std::string(s.is_fp4() ? "FP4" : "FP8") +
+             " GEMMs need every leading dimension to span a multiple of 16 bytes; " + ld_name +
+             " spans " + std::to_string(n_bytes) + " bytes.";
+  return std::nullopt;
+}
+
+std::string scale_sentence(const GemmSpec& s) {
+  return "Scale mode " + std::string(name(s.scale_mode)) + " (" + data_type_name(s.a_type) + " x " +
+         data_type_name(s.b_type) + ")";
+}
+
+// Scale modes: the cuBLAS documentation's "Narrow Precision Data Types Usage" (scale_modes.hpp):
+// which types take which mode, on which compute capabilities, with which outputs, and the size
+// and alignment of the scale tensors (numerics/scale_layout.hpp).
+Why rule_scaling(const GemmSpec& s, int cc_major, int cc_minor) {
+  if (!s.is_narrow()) return std::nullopt;
+  const ScaleModeInfo& m = info(s.scale_mode);
+  const bool fp8 = s.is_fp8();
+  if (s.scale_mode == ScaleMode::nvfp4 && fp8)
+    return scale_sentence(s) +
+           " is FP4's: cuBLAS pairs VEC16_UE4M3 scales with CUDA_R_4F_E2M1 elements only.";
+  if (s.is_fp4() && s.scale_mode != ScaleMode::nvfp4)
+    return scale_sentence(s) +
+           ": cuBLASLt runs FP4 (E2M1) only with 16-element UE4M3 block scales (NVFP4, "
+           "VEC16_UE4M3); it documents no MXFP4 (VEC32_UE8M0) or tensor-scaled FP4 GEMM.";
+  const int cc = cc_number(cc_major, cc_minor);
+  if (cc < m.min_cc || (m.max_cc != 0 && cc > m.max_cc))
+    return scale_sentence(s) + " is documented by cuBLAS for compute capability " +
+           cc_string(m.min_cc / 10, m.min_cc % 10) +
+           (m.max_cc == 0          ? std::string(" and newer")
+            : m.max_cc == m.min_cc ? std::string(" only")
+                                   : " to " + cc_string(m.max_cc / 10, m.max_cc % 10)) +
+           "; this GPU is " + cc_string(cc_major, cc_minor) + ".";
+  if (s.scale_mode == ScaleMode::tensor) return std::nullopt;
+  const bool hopper_mode = s.scale_mode == ScaleMode::rowwise ||
+                           s.scale_mode == ScaleMode::tile_1x128 ||
+                           s.scale_mode == ScaleMode::block_128x128;
+  if (hopper_mode) {
+    if (s.d_type != CUDA_R_16F && s.d_type != CUDA_R_16BF && s.d_type != CUDA_R_32F)
+      return scale_sentence(s) + " writes D as CUDA_R_16F, CUDA_R_16BF or CUDA_R_32F only; got " +
+             data_type_name(s.d_type) + ".";
+    if (s.d_scale != nullptr || s.amax_d != nullptr)
+      return scale_sentence(s) + " takes no D scale and no amax_D.";
+  }
+  if ((s.scale_mode == ScaleMode::tile_1x128 || s.scale_mode == ScaleMode::block_128x128) &&
+      (s.problem.m % 4 != 0 || s.problem.n % 4 != 0))
+    return scale_sentence(s) + " needs m and n to be multiples of 4; got " + dims(s.problem) + ".";
+  struct ScaleTensor {
+    const char* which;
+    const void* ptr;
+    std::int64_t given, needed;
+  };
+  const ScaleTensor tensors[] = {{"A", s.a_scale, s.a_scale_count, s.a_scale_elements()},
+                                 {"B", s.b_scale, s.b_scale_count, s.b_scale_elements()}};
+  for (const ScaleTensor& t : tensors) {
+    if (t.ptr == nullptr)
+      return scale_sentence(s) + " needs " + t.which + "'s scale tensor; the pointer is null.";
+    const auto misalign = reinterpret_cast<std::uintptr_t>(t.ptr) % numerics::kScaleAlignBytes;
+    if (misalign != 0)
+      return scale_sentence(s) + ": " + t.which +
+             "'s scale tensor must start 16-byte aligned; it starts at offset " +
+             std::to_string(misalign) + " of 16.";
+    if (t.given != t.needed)
+      return scale_sentence(s) + ": " + t.which + "'s scale tensor must hold " +
+             std::to_string(t.needed) + " scales for " + dims(s.problem) +
+             " (the cuBLAS layout, padded tiles included); it holds " + std::to_string(t.given) +
+             ".";
+  }
   return std::nullopt;
 }
 
@@ -364,8 +486,52 @@ GemmSpec GemmSpec::for_precision(Precision p, std::int64_t m, std::int64_t n, st
   return s;
 }
 
+GemmSpec GemmSpec::for_scaling(Precision p, ScaleMode mode, std::int64_t m, std::int64_t n,
+                               std::int64_t k) {
+  GemmSpec s = for_precision(p, m, n, k);
+  s.scale_mode = mode;
+  s.a_scale_count = s.a_scale_elements();
+  s.b_scale_count = s.b_scale_elements();
+  return s;
+}
+
 bool GemmSpec::is_fp8() const {
   return is_fp8_type(a_type) || is_fp8_type(b_type);
+}
+bool GemmSpec::is_fp4() const {
+  return is_fp4_type(a_type) || is_fp4_type(b_type);
+}
+bool GemmSpec::is_narrow() const {
+  return is_narrow_type(a_type) || is_narrow_type(b_type);
+}
+
+namespace {
+// Scale elements of one operand (outer = m for A, n for B; inner = k) under granularity g.
+std::int64_t scale_elements(numerics::Granularity g, std::int64_t outer, std::int64_t inner) {
+  namespace tn = numerics;
+  switch (g) {
+    case tn::Granularity::tensor:
+      return 0;
+    case tn::Granularity::row:
+      return outer;
+    case tn::Granularity::tile_1x128:
+      return tn::vec128_elements(outer, inner);
+    case tn::Granularity::block_128x128:
+      return tn::blk128_elements(outer, inner);
+    case tn::Granularity::mx:
+      return tn::block_scale_elements(outer, inner, tn::kMxBlock);
+    case tn::Granularity::nvfp4:
+      return tn::block_scale_elements(outer, inner, tn::kNvfp4Block);
+  }
+  return 0;
+}
+}  // namespace
+
+std::int64_t GemmSpec::a_scale_elements() const {
+  return scale_elements(info(scale_mode).a, problem.m, problem.k);
+}
+std::int64_t GemmSpec::b_scale_elements() const {
+  return scale_elements(info(scale_mode).b, problem.n, problem.k);
 }
 bool GemmSpec::is_int8() const {
   return a_type == CUDA_R_8I || b_type == CUDA_R_8I;
@@ -377,6 +543,7 @@ std::optional<std::string> GemmSpec::why_invalid(int cc_major, int cc_minor) con
   if (auto why = rule_architecture(*this, cc_major, cc_minor)) return why;
   if (auto why = rule_int8(*this)) return why;
   if (auto why = rule_fp8(*this, cc_major, cc_minor)) return why;
+  if (auto why = rule_scaling(*this, cc_major, cc_minor)) return why;
   return rule_epilogue(*this);
 }
 
@@ -397,6 +564,7 @@ std::string GemmSpec::describe() const {
      << " ldd=" << p.effective_ldd() << ", " << compute_type_name(compute_type) << ", scale "
      << data_type_name(scale_type);
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) os << ", epilogue " << epilogue_name(epilogue);
+  if (scale_mode != ScaleMode::tensor) os << ", scale mode " << name(scale_mode);
   if (a_scale || b_scale || d_scale) {
     os << ", scales";
     if (a_scale) os << " A";

@@ -12,8 +12,8 @@ namespace tcbench {
 namespace {
 
 // One number per row of the precision table, in its order (fp64, fp32, tf32, fp16, fp16_acc16,
-// bf16, int8, fp8). The constructor takes exactly that many: a precision added to the table
-// without its column here fails to compile instead of reading 0 ("no such path").
+// bf16, int8, fp8, fp4, fp6). The constructor takes exactly that many: a precision added to the
+// table without its column here fails to compile instead of reading 0 ("no such path").
 struct Rates {
   std::array<double, kNumPrecisions> value{};
   template <typename... V>
@@ -40,35 +40,43 @@ constexpr std::array<ArchRates, 10> kArchTable{{
     // Turing TU10x: T4 datasheet 65 FP16 / 130 INT8 / 8.1 FP32 at 40 SMs x 1.59 GHz; FP64 is
     // 1/32 of FP32. Turing whitepaper: RTX 2080 Ti 56.9 TF FP16 with FP32 accumulate, half of
     // the FP16-accumulate rate. No TF32, BF16 or FP8.
-    {7, 5, {4, 128, 0, 1024, 1024, 0, 2048, 0}, true},
+    {7, 5, {4, 128, 0, 1024, 1024, 0, 2048, 0, 0, 0}, true},
     // GA100: A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) 19.5 FP64
     // Tensor (DMMA), 19.5 FP32, 156 TF32, 312 FP16/BF16, 624 INT8 at 108 SMs x 1.41 GHz.
-    {8, 0, {128, 128, 1024, 2048, 2048, 2048, 4096, 0}, false},
+    {8, 0, {128, 128, 1024, 2048, 2048, 2048, 4096, 0, 0, 0}, false},
     // GA10x: A10 datasheet 31.2 FP32 / 62.5 TF32 / 125 FP16 / 250 INT8 at 72 SMs x 1.695 GHz.
     // GeForce Ampere (RTX 3090: 35.6 TF32, 71 FP16-FP32acc, 142 FP16-FP16acc) at half rate.
-    {8, 6, {4, 256, 512, 1024, 1024, 1024, 2048, 0}, true},
+    {8, 6, {4, 256, 512, 1024, 1024, 1024, 2048, 0, 0, 0}, true},
     // GA10B (Jetson Orin): Jetson AGX Orin technical brief, 170 sparse INT8 TOPS from 16 SMs
     // x 1.3 GHz, i.e. A100-class tensor cores with GA10x-style FP32.
-    {8, 7, {4, 256, 1024, 2048, 2048, 2048, 4096, 0}, false},
+    {8, 7, {4, 256, 1024, 2048, 2048, 2048, 4096, 0, 0, 0}, false},
     // AD10x: L40S datasheet 91.6 FP32 / 183 TF32 / 362 FP16 / 733 INT8 and FP8 at 142 SMs x
     // 2.52 GHz; L4 datasheet agrees at 58 SMs x 2.04 GHz. Ada whitepaper appendix: RTX 4090
     // 82.6 TF32, 165.2 FP16-FP32acc, 330.3 FP16-FP16acc and FP8-FP32acc, 660.6 INT8.
-    {8, 9, {4, 256, 512, 1024, 1024, 1024, 2048, 2048}, true},
+    {8, 9, {4, 256, 512, 1024, 1024, 1024, 2048, 2048, 0, 0}, true},
     // GH100: H100 datasheet (nvidia.com/en-us/data-center/h100) 67 FP64 Tensor and 67 FP32 at
-    // 132 SMs x 1.98 GHz; 989 TF FP16/BF16, 1979 INT8/FP8 at the implied 1.83 GHz.
-    {9, 0, {256, 256, 2048, 4096, 4096, 4096, 8192, 8192}, false},
+    // 132 SMs x 1.98 GHz; 989 TF FP16/BF16, 1979 INT8/FP8 at the implied 1.83 GHz. No FP4/FP6
+    // (Turing to Hopper: 0 in both columns).
+    {9, 0, {256, 256, 2048, 4096, 4096, 4096, 8192, 8192, 0, 0}, false},
     // GB100: HGX B200 page 37 FP64 / 75 FP32 at 148 SMs x ~1.965 GHz; 1.1 PF TF32, 2.25 PF
-    // FP16/BF16, 4.5 PF INT8/FP8 at the implied ~1.86 GHz tensor clock.
-    {10, 0, {128, 256, 4096, 8192, 8192, 8192, 16384, 16384}, false},
+    // FP16/BF16, 4.5 PF INT8/FP8 at the implied ~1.86 GHz tensor clock; its "FP4 Tensor Core
+    // 18 PFLOPS" and "FP8/FP6 Tensor Core 9 PFLOPS" (with sparsity) are 9 PF FP4 and 4.5 PF FP6
+    // dense: 32768 and 16384 per SM per clock at the same clock.
+    {10, 0, {128, 256, 4096, 8192, 8192, 8192, 16384, 16384, 32768, 16384}, false},
     // GB110 (B300, Blackwell Ultra): HGX B300 figures as tabulated by verda.com and
     // glennklockwood.com [3rd-party]: 1.25 TF FP64, 0.15 POPS INT8 (both cut back), tensor
-    // floating-point rates as B200.
-    {10, 3, {4, 256, 4096, 8192, 8192, 8192, 512, 16384}, false},
+    // floating-point rates as B200. FP4: NVIDIA technical blog "Inside NVIDIA Blackwell Ultra"
+    // (2025), 15 PF dense NVFP4 from 160 SMs: 1.5x GB100's 32768 per SM per clock (at ~1.9 GHz).
+    // FP6: no separate figure is published; the FP8 rate, which Blackwell datasheets give FP6
+    // ("FP8/FP6 Tensor Core"), is assumed.
+    {10, 3, {4, 256, 4096, 8192, 8192, 8192, 512, 16384, 49152, 16384}, false},
     // GB20x: RTX Blackwell whitepaper, RTX 5090 (170 SMs x 2.407 GHz) 419 FP16-FP16acc,
-    // 209.5 FP16-FP32acc, 838 INT8; workstation parts run FP32 accumulate at full rate.
-    {12, 0, {4, 256, 512, 1024, 1024, 1024, 2048, 2048}, true},
-    // GB10 (DGX Spark): 1 PF sparse FP4 from 48 SMs, i.e. the GB20x SM.
-    {12, 1, {4, 256, 512, 1024, 1024, 1024, 2048, 2048}, false},
+    // 209.5 FP16-FP32acc, 838 INT8; workstation parts run FP32 accumulate at full rate. FP4: the
+    // RTX 5090's 3352 "AI TOPS" (sparse FP4) = 170 x 2.407 GHz x 4096 x 2, so 4096 dense, not
+    // halved on GeForce. FP6 at the FP8 rate (assumed, as for GB110).
+    {12, 0, {4, 256, 512, 1024, 1024, 1024, 2048, 2048, 4096, 2048}, true},
+    // GB10 (DGX Spark): 1 PF sparse FP4 from 48 SMs, i.e. the GB20x SM (FP4 4096 dense).
+    {12, 1, {4, 256, 512, 1024, 1024, 1024, 2048, 2048, 4096, 2048}, false},
 }};
 
 const ArchRates* find_arch(int cc_major, int cc_minor) {
@@ -92,7 +100,7 @@ struct Product {
   std::string_view canonical;
   std::array<std::string_view, 2> cuda_names;  // exact cudaDeviceProp::name strings
   int sm_count;                                // a different count (MIG, odd SKU) drops the row
-  Rates tflops;  // fp64, fp32, tf32, fp16, fp16_acc16, bf16, int8, fp8
+  Rates tflops;  // fp64, fp32, tf32, fp16, fp16_acc16, bf16, int8, fp8, fp4, fp6
   std::string_view source;
 };
 
@@ -100,58 +108,59 @@ constexpr std::array<Product, 11> kProducts{{
     {"T4",
      {"Tesla T4", ""},
      40,
-     {0, 8.1, 0, 65, 65, 0, 130, 0},
+     {0, 8.1, 0, 65, 65, 0, 130, 0, 0, 0},
      "datasheet: T4 (NVIDIA T4 Tensor Core GPU datasheet, nvidia.com/en-us/data-center/tesla-t4)"},
     {"A100 SXM",
      {"NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB"},
      108,
-     {19.5, 19.5, 156, 312, 312, 312, 624, 0},
+     {19.5, 19.5, 156, 312, 312, 312, 624, 0, 0, 0},
      "datasheet: A100 SXM (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)"},
     {"A100 PCIe",
      {"NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe"},
      108,
-     {19.5, 19.5, 156, 312, 312, 312, 624, 0},
+     {19.5, 19.5, 156, 312, 312, 312, 624, 0, 0, 0},
      "datasheet: A100 PCIe (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)"},
     {"A10",
      {"NVIDIA A10", ""},
      72,
-     {0, 31.2, 62.5, 125, 125, 125, 250, 0},
+     {0, 31.2, 62.5, 125, 125, 125, 250, 0, 0, 0},
      "datasheet: A10 (nvidia.com/en-us/data-center/products/a10-gpu)"},
     {"L4",
      {"NVIDIA L4", ""},
      58,
-     {0, 30.3, 60, 121, 121, 121, 242.5, 242.5},
+     {0, 30.3, 60, 121, 121, 121, 242.5, 242.5, 0, 0},
      "datasheet: L4 (nvidia.com/en-us/data-center/l4, sparse figures halved)"},
     {"L40S",
      {"NVIDIA L40S", ""},
      142,
-     {0, 91.6, 183, 362.05, 362.05, 362.05, 733, 733},
+     {0, 91.6, 183, 362.05, 362.05, 362.05, 733, 733, 0, 0},
      "datasheet: L40S (nvidia.com/en-us/data-center/l40s)"},
     {"RTX 4090",
      {"NVIDIA GeForce RTX 4090", ""},
      128,
-     {0, 82.6, 82.6, 165.2, 330.3, 165.2, 660.6, 330.3},
+     {0, 82.6, 82.6, 165.2, 330.3, 165.2, 660.6, 330.3, 0, 0},
      "datasheet: RTX 4090 (NVIDIA Ada GPU architecture whitepaper, appendix table)"},
     {"H100 SXM",
      {"NVIDIA H100 80GB HBM3", ""},
      132,
-     {67, 67, 494.7, 989.4, 989.4, 989.4, 1979, 1979},
+     {67, 67, 494.7, 989.4, 989.4, 989.4, 1979, 1979, 0, 0},
      "datasheet: H100 SXM (nvidia.com/en-us/data-center/h100, sparse figures halved)"},
     {"H100 PCIe",
      {"NVIDIA H100 PCIe", ""},
      114,
-     {51, 51, 378, 756, 756, 756, 1513, 1513},
+     {51, 51, 378, 756, 756, 756, 1513, 1513, 0, 0},
      "datasheet: H100 PCIe (nvidia.com/en-us/data-center/h100, sparse figures halved)"},
     {"H200",
      {"NVIDIA H200", ""},
      132,
-     {67, 67, 494.7, 989.4, 989.4, 989.4, 1979, 1979},
+     {67, 67, 494.7, 989.4, 989.4, 989.4, 1979, 1979, 0, 0},
      "datasheet: H200 SXM (nvidia.com/en-us/data-center/h200, sparse figures halved)"},
     {"B200",
      {"NVIDIA B200", ""},
      148,
-     {37, 75, 1100, 2250, 2250, 2250, 4500, 4500},
-     "datasheet: B200 (nvidia.com/en-us/data-center/hgx, HGX B200, sparse figures halved)"},
+     {37, 75, 1100, 2250, 2250, 2250, 4500, 4500, 9000, 4500},
+     "datasheet: B200 (nvidia.com/en-us/data-center/hgx, HGX B200, sparse figures halved; FP4 18 "
+     "and FP8/FP6 9 PFLOPS sparse)"},
 }};
 
 const Product* find_product(std::string_view device_name) {

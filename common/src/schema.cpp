@@ -1,6 +1,7 @@
 #include "tcbench/schema.hpp"
 
 #include "tcbench/error.hpp"
+#include "tcbench/json.hpp"
 
 #include <array>
 #include <cmath>
@@ -15,7 +16,7 @@ namespace tcbench {
 
 namespace {
 
-constexpr std::array<std::pair<Key, std::string_view>, 14> kKeys{{
+constexpr std::array<std::pair<Key, std::string_view>, 16> kKeys{{
     {Key::m, "m"},
     {Key::n, "n"},
     {Key::k, "k"},
@@ -30,6 +31,8 @@ constexpr std::array<std::pair<Key, std::string_view>, 14> kKeys{{
     {Key::layer, "layer"},
     {Key::in, "in"},
     {Key::recipe, "recipe"},
+    {Key::history, "history"},
+    {Key::margin, "margin"},
 }};
 
 constexpr std::array<Key, kKeys.size()> kAllKeys = [] {
@@ -165,6 +168,8 @@ constexpr std::array kCounterDefs = {
     // FP8
     &rel_error_unquantized, &amax_d, &recipe_us, &gemm_us, &overhead_pct, &time_us, &selected,
     &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget,
+    // block scaling
+    &bytes_per_element,
     // alignment
     &model_efficiency, &model_tflops, &model_waves, &tile_m, &tile_n, &split_k, &align_m_bytes,
     &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned, &padded_n, &copy_us, &unpadded_us,
@@ -178,32 +183,12 @@ constexpr std::array kCounterDefs = {
     &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &tensor_active_pct,
     &tensor_hmma_pct, &tensor_imma_pct, &tensor_dmma_pct, &tensor_hmma_hgmma_qgmma_pct,
     &sm_throughput_pct, &dram_throughput_pct,
+    // host studies
+    &top1_accuracy_pct, &top1_agreement_pct, &final_loss_vs_fp32, &saturated_steps,
+    &worst_saturated_pct, &underflow_steps, &delayed_error_mean, &delayed_error_worst,
+    &current_error_mean,
     // families
     &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family};
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 std::string_view better_name(Better b) {
   switch (b) {

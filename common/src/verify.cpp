@@ -44,8 +44,9 @@ double accumulator_roundoff(cublasComputeType_t compute, cudaDataType_t input) {
       return unit_roundoff(CUDA_R_16F);
     default:
       // FP8 tensor cores accumulate in about 14 bits, not FP32 (DeepSeek-V3 technical report,
-      // arXiv:2412.19437, section 3.3.2: "limited to retaining around 14 bits").
-      return is_fp8_type(input) ? 0x1p-14 : unit_roundoff(CUDA_R_32F);
+      // arXiv:2412.19437, section 3.3.2: "limited to retaining around 14 bits"). No source
+      // states the block-scaled FP4/FP6 accumulator's width, so they get the same model.
+      return is_narrow_type(input) ? 0x1p-14 : unit_roundoff(CUDA_R_32F);
   }
 }
 
@@ -99,7 +100,9 @@ ErrorModel error_model(Precision p, std::int64_t k, std::optional<cudaDataType_t
   e.u_in = input_roundoff(row.compute);
   e.roundings = kd;
   if (row.compute == CUBLAS_COMPUTE_16F) e.roundings = std::max(1.0, std::ceil(kd / 16.0));
-  if (is_fp8_type(row.a) && !fast_accum) e.roundings = std::min(kd, 128.0);
+  // Block scales also bound the promotion interval: every block of at most 128 K is scaled
+  // before it is added.
+  if (is_narrow_type(row.a) && !fast_accum) e.roundings = std::min(kd, 128.0);
   return e;
 }
 
@@ -115,6 +118,12 @@ double unit_roundoff(cudaDataType_t t) {
       return 0x1p-4;
     case CUDA_R_8F_E5M2:
       return 0x1p-3;
+    case CUDA_R_6F_E2M3:
+      return 0x1p-4;
+    case CUDA_R_6F_E3M2:
+      return 0x1p-3;
+    case CUDA_R_4F_E2M1:
+      return 0x1p-2;
     case CUDA_R_64F:
       return 0x1p-53;
     default:

@@ -111,4 +111,21 @@ std::vector<float> spike_amplitudes(int steps, int at, float height) {
   return a;
 }
 
+std::vector<float> uniform_grid(int n) {
+  if (n <= 0) throw std::invalid_argument("uniform_grid: n = " + std::to_string(n));
+  std::vector<float> b(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    b[static_cast<std::size_t>(i)] =
+        -1.0f + (2.0f * static_cast<float>(i) + 1.0f) / static_cast<float>(n);
+  return b;
+}
+
+std::vector<DriftScenario> drift_scenarios() {
+  return {{"growth 1.05x/step", "growth_1.05x", geometric_amplitudes(64, 1.05f)},
+          {"growth 1.5x/step", "growth_1.5x", geometric_amplitudes(64, 1.5f)},
+          {"growth 4x/step", "growth_4x", geometric_amplitudes(32, 4.0f)},
+          {"spike 16x at step 8", "spike_16x", spike_amplitudes(64, 8, 16.0f)},
+          {"spike 4096x at step 8", "spike_4096x", spike_amplitudes(64, 8, 4096.0f)}};
+}
+
 }  // namespace tcbench::studies

@@ -1,4 +1,5 @@
-"""Command line of scripts/tcbench: ``test``, ``run``, ``compare``, ``report``, ``profile``.
+"""Command line of scripts/tcbench: ``test``, ``run``, ``compare``, ``report``, ``profile``,
+``fleet``. Each subcommand's parser names its ``cmd_*`` function (``set_defaults(func=...)``).
 
 Exit codes: 0 success; 1 a regression or another gate failure (compare), a failed benchmark,
 binary or test step; 2 bad arguments or unusable input files (one sentence on stderr); 77 no CUDA
@@ -16,27 +17,11 @@ from datetime import datetime
 from pathlib import Path
 
 from tcbench_tools import __version__
+from tcbench_tools.arguments import positive_int, significance, threshold
 from tcbench_tools.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, InputError
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
-
-
-def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError("must be between 0 and 1")
-    return value
+# Commands that pass the arguments after '--' on (to the benchmark binaries or the profiled one).
+PASSTHROUGH = ("run", "fleet submit", "profile")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,12 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
                        description="cmake --preset P, cmake --build --preset P, ctest --preset P, "
                                    "then pytest tests/scripts. Prints one verdict line; exit 1 "
                                    "if any step fails.")
-    t.add_argument("--preset", default="dev", choices=["dev", "ci", "release"],
-                   help="CMake configure/build/test preset (default: dev)")
-    t.add_argument("--jobs", "-j", type=_positive_int, default=None,
+    t.add_argument("--preset", default="dev",
+                   help="CMake configure/build/test preset of CMakePresets.json (default: dev)")
+    t.add_argument("--jobs", "-j", type=positive_int, default=None,
                    help="parallel build jobs (default: number of CPUs)")
     t.add_argument("--python-only", action="store_true",
                    help="run only the Python tests (pytest tests/scripts), no CMake")
+    t.set_defaults(func=cmd_test)
 
     r = sub.add_parser(
         "run", help="build (release preset) and run every benchmark binary",
@@ -70,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quick", action="store_true",
                    help="a small fixed set of sizes, short minimum time (for CI)")
     r.add_argument("--filter", metavar="REGEX", help="Google Benchmark --benchmark_filter")
-    r.add_argument("--repetitions", type=_positive_int, metavar="N",
+    r.add_argument("--repetitions", type=positive_int, metavar="N",
                    help="repetitions per benchmark (kept, with aggregates)")
     r.add_argument("--device", metavar="N",
                    help="GPU index or UUID (sets CUDA_VISIBLE_DEVICES; checked against "
@@ -84,24 +70,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder with the bench_* binaries (default: build/<preset>/bin)")
     r.add_argument("--bench", metavar="NAME", action="append",
                    help="run only this binary (bench_<topic> or <topic>); repeatable")
+    r.set_defaults(func=cmd_run, passthrough=True)
 
     c = sub.add_parser(
         "compare", help="compare two runs; exit 1 on a regression",
         description="Matches benchmarks by name and decides per benchmark whether the candidate "
-                    "regressed: slower than the threshold AND significant (Mann-Whitney U test "
-                    "with >= 5 repetitions on both sides, else beyond 2x the larger coefficient "
-                    "of variation, else the threshold alone). BASELINE and CANDIDATE are result "
-                    "files or folders (a folder means its results.json, or all its *.json).",
+                    "regressed: slower than the threshold AND significant (a Mann-Whitney U test "
+                    "with >= 5 repetitions on both sides; else beyond 2x the larger coefficient "
+                    "of variation when a side has >= 2 repetitions; else, one sample each, "
+                    "beyond the in-run noise band of the spread_pct counters; else the threshold "
+                    "alone). BASELINE and CANDIDATE are result files or folders (a folder means "
+                    "its results.json, or all its *.json).",
         epilog="Exit codes: 0 pass; 1 a regression, a newly failing, missing, newly skipped or "
                "not comparable benchmark (the last three unless allowed), an incomplete "
                "candidate run, or nothing compared; 2 usage or input error (including values "
                "that are not finite numbers). docs/ci.md has the full table.")
     c.add_argument("baseline", metavar="BASELINE")
     c.add_argument("candidate", metavar="CANDIDATE")
-    c.add_argument("--threshold", default=None, metavar="PCT",
+    c.add_argument("--threshold", type=threshold, default=None, metavar="PCT",
                    help="slowdown in percent that counts as a regression (default: 5, or the "
                         "config's default); per-benchmark thresholds in the config still apply")
-    c.add_argument("--alpha", type=_alpha, default=None,
+    c.add_argument("--alpha", type=significance, default=None,
                    help="significance level of the U test (default: 0.05)")
     c.add_argument("--config", metavar="FILE",
                    help="JSON or TOML: default, alpha, allow_missing, allow_skipped, "
@@ -117,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--markdown", metavar="FILE", type=Path,
                    help="also write the table as Markdown; appended when FILE is "
                         "$GITHUB_STEP_SUMMARY, replaced otherwise")
+    c.set_defaults(func=cmd_compare)
 
     f = sub.add_parser(
         "profile", help="tensor-pipe counters of a benchmark binary, read by Nsight Compute",
@@ -130,10 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--ncu", metavar="PATH", help="the ncu executable (default: PATH, "
                    "/usr/local/cuda/bin, /opt/nvidia/nsight-compute/*)")
     f.add_argument("--chip", metavar="NAME", help="metric list of this chip instead of the GPU's")
-    f.add_argument("--launch-count", type=_positive_int, metavar="N",
+    f.add_argument("--launch-count", type=positive_int, metavar="N",
                    help="profile at most N kernel launches (ncu --launch-count)")
     f.add_argument("--kernel-regex", metavar="REGEX",
                    help="profile only kernels whose name matches (ncu --kernel-name regex:)")
+    f.set_defaults(func=cmd_profile, passthrough=True)
 
     p = sub.add_parser(
         "report", help="cross-GPU report: Markdown, HTML and PNG plots",
@@ -145,35 +136,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", action="append", metavar="NAME",
                    help="name of each FILE in the tables and plots, in order (repeat once per "
                         "FILE; default: the GPU name, made unique with the folder or date)")
+    p.set_defaults(func=cmd_report)
 
-    from tcbench_tools import fleet
+    from tcbench_tools.fleet import cli as fleet_cli
 
-    fleet.add_parser(sub)
+    fleet_cli.add_parser(sub)
+    from tcbench_tools import history
+
+    history.add_parser(sub)
     return parser
 
 
-def _repo() -> Path:
-    from tcbench_tools.build_test import repo_root
-
-    return repo_root()
-
-
-def cmd_test(args: argparse.Namespace) -> int:
-    from tcbench_tools.build_test import run_tests
+def cmd_test(args: argparse.Namespace, extra: list[str]) -> int:
+    from tcbench_tools.build import run_tests
 
     return run_tests(args.preset, args.jobs, args.python_only)
 
 
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import build_test, runner
+    from tcbench_tools import build, runner
 
-    repo = _repo()
+    repo = build.repo_root()
     # An installed bundle (cmake --install / CPack) has bin/ and no sources: run what it ships.
     if args.bin_dir is None and not (repo / "CMakeLists.txt").exists() and (repo / "bin").is_dir():
         args.bin_dir = repo / "bin"
-    build = args.build if args.build is not None else args.bin_dir is None
-    if build:
-        for title, cmd in (("configure", build_test.configure_args(args.preset)),
+    should_build = args.build if args.build is not None else args.bin_dir is None
+    if should_build:
+        build.check_preset(args.preset, repo)
+        for title, cmd in (("configure", build.configure_args(args.preset)),
                            ("build", ["cmake", "--build", "--preset", args.preset, "--parallel",
                                       str(os.cpu_count() or 1)])):
             print(f"tcbench run: {title} ({args.preset}) ...", flush=True)
@@ -216,7 +206,7 @@ def _is_step_summary(path: Path) -> bool:
         return False
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
+def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from tcbench_tools import compare
     from tcbench_tools.results import load
 
@@ -224,7 +214,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.config:
         compare.load_config(args.config, options)
     if args.threshold is not None:
-        options.threshold = compare.parse_percent(args.threshold, "--threshold")
+        options.threshold = args.threshold
     if args.alpha is not None:
         options.alpha = args.alpha
     options.normalize_peak = args.normalize_peak
@@ -258,7 +248,7 @@ def cmd_profile(args: argparse.Namespace, extra: list[str]) -> int:
     return profile.run_profile(args.binary, extra, args.ncu, args.chip, args.launch_count, regex)
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
     from tcbench_tools import report
     from tcbench_tools.results import load
 
@@ -278,24 +268,12 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
-    if extra and args.command not in ("run", "fleet", "profile"):
-        print("tcbench: arguments after '--' are only for 'run', 'fleet' and 'profile'.",
-              file=sys.stderr)
+    if extra and not getattr(args, "passthrough", False):
+        listed = ", ".join(f"'{c}'" for c in PASSTHROUGH[:-1]) + f" and '{PASSTHROUGH[-1]}'"
+        print(f"tcbench: arguments after '--' are only for {listed}.", file=sys.stderr)
         return EXIT_USAGE
     try:
-        if args.command == "test":
-            return cmd_test(args)
-        if args.command == "run":
-            return cmd_run(args, extra)
-        if args.command == "compare":
-            return cmd_compare(args)
-        if args.command == "profile":
-            return cmd_profile(args, extra)
-        if args.command == "fleet":
-            from tcbench_tools import fleet
-
-            return fleet.run(args, extra)
-        return cmd_report(args)
+        return args.func(args, extra)
     except InputError as exc:
         print(f"tcbench: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -26,23 +26,24 @@ Decision rule (docs/ci.md explains it for users):
 The gate (docs/ci.md, section 4, has the table) never passes silently:
 
 * ``REGRESSED`` and ``FAILED`` (ran in the baseline, fails with an error in the candidate) fail.
-* ``MISSING`` (ran in the baseline, absent from the candidate), ``SKIPPED NOW`` (ran in the baseline,
-  ``skipped:`` in the candidate) and ``NOT COMPARABLE`` (no metric, unknown time unit, a median
-  that is zero or negative) fail unless ``--allow-missing``, ``--allow-skipped`` or
-  ``--allow-not-comparable`` (or the config keys of the same names) opt out.
+* ``MISSING`` (ran in the baseline, absent from the candidate), ``SKIPPED NOW`` (ran in the
+  baseline, ``skipped:`` in the candidate) and ``NOT COMPARABLE`` (no metric, unknown time unit, a
+  median that is zero or negative, or renamed: a baseline name of the first grammar, tcbench 0.1,
+  whose benchmark the candidate holds under its current name, e.g. with the GEMM layout) fail unless
+  ``--allow-missing``, ``--allow-skipped`` or ``--allow-not-comparable`` (or the config keys of the same names) opt out.
 * A candidate run that did not finish or lost a binary's results, and a comparison in which no
   benchmark was compared at all, always fail.
 * ``INVALID INPUT`` (a value that is not a finite number, in either file) makes the exit code 2.
-* Listed, never failing: improved, unchanged, noise, now runs, skipped (on the baseline side or on
-  both), failed on both, only in candidate, only in baseline (skipped or failed there: no
-  measurement is lost).
+* Listed, never failing: improved, unchanged, noise, now runs (skipped or failed in the baseline,
+  runs in the candidate: its value is shown), skipped (in the candidate after a baseline failure,
+  or on both sides), failed on both, only in candidate, only in baseline (skipped or failed
+  there: no measurement is lost).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -50,8 +51,11 @@ from pathlib import Path
 
 from scipy import stats
 
+from tcbench_tools import arguments
 from tcbench_tools.errors import InputError
+from tcbench_tools.names import NAMES_V2_SINCE, upgrade_v1
 from tcbench_tools.results import IDENTITY_KEYS, Benchmark, ResultSet, Sample
+from tcbench_tools.schema import HIGHER, PCT_OF_PEAK, SPREAD_PCT, counter
 from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, markdown_table, text_table
 
 MIN_REPETITIONS_UTEST = 5
@@ -156,17 +160,12 @@ class Comparison:
 
 
 def parse_percent(value: object, where: str) -> float:
-    """``5``, ``5.0`` or ``"5%"`` -> 0.05."""
-    text = str(value).strip()
-    if isinstance(value, bool):
-        raise InputError(f"{where}: {value!r} is not a percentage.")
+    """``5``, ``5.0`` or ``"5%"`` -> 0.05 (``arguments.percent``), else an InputError naming
+    ``where``."""
     try:
-        number = float(text[:-1] if text.endswith("%") else text)
-    except ValueError:
-        raise InputError(f"{where}: {value!r} is not a percentage (write e.g. 5 or \"5%\").") from None
-    if not math.isfinite(number) or number <= 0 or number >= 1000:
-        raise InputError(f"{where}: {value!r} must be a percentage above 0.")
-    return number / 100.0
+        return arguments.percent(value)
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}.") from None
 
 
 CONFIG_KEYS = ("default", "alpha", "thresholds", *OPT_OUTS.values())
@@ -273,7 +272,7 @@ def _within_run_cvs(*benches: Benchmark) -> list[float]:
     """Each side's in-run CV from its spread_pct counter, when every side has one."""
     cvs = []
     for bench in benches:
-        spread = bench.sample("spread_pct")
+        spread = bench.sample(SPREAD_PCT)
         if spread is None:
             return []
         cvs.append(spread.center / 100.0 / P10_P90_SIGMAS)
@@ -281,7 +280,7 @@ def _within_run_cvs(*benches: Benchmark) -> list[float]:
 
 
 def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row:
-    metric = "pct_of_peak" if options.normalize_peak else "time"
+    metric = PCT_OF_PEAK if options.normalize_peak else "time"
     threshold = options.threshold_for(name)
     defects = {side: bench.defect(metric) for side, bench in (("baseline", b), ("candidate", c))}
     invalid = [f"{side}: {d.reason}" for side, d in defects.items() if d is not None and d.invalid]
@@ -296,7 +295,8 @@ def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row
     if bad:
         return Row(name, NOT_COMPARABLE, base.center, cand.center, threshold=threshold,
                    note="; ".join(bad) + " (only positive values can be compared)")
-    higher_is_better = options.normalize_peak
+    # Time: lower is better; a counter: as the schema says (pct_of_peak: higher).
+    higher_is_better = metric != "time" and counter(metric).better == HIGHER
     ratio = cand.center / base.center
     slowdown = (1.0 / ratio - 1.0) if higher_is_better else (ratio - 1.0)
     speedup = (ratio - 1.0) if higher_is_better else (1.0 / ratio - 1.0)
@@ -342,41 +342,89 @@ def _run_problems(candidate: ResultSet) -> list[str]:
     return problems
 
 
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _renames(baseline: ResultSet, candidate: ResultSet) -> dict[str, tuple[str, str]]:
+    """{baseline name: (candidate name, why)} for benchmarks that one file names in the first
+    grammar (tcbench 0.1) and the other in the current one: usually an old baseline, but an
+    older candidate is named too."""
+    found = {}
+    for name in baseline.benchmarks:
+        up = upgrade_v1(name)
+        if up and up.name in candidate.benchmarks and name not in candidate.benchmarks \
+                and up.name not in baseline.benchmarks:
+            timed = ", and the baseline timed it NN" if up.timed_differently else ""
+            found[name] = (up.name, f"renamed: the baseline name {_and(up.changes)}; this "
+                                    f"benchmark is now {up.name}{timed} (names carry the GEMM "
+                                    f"layout since {NAMES_V2_SINCE}); refresh the baseline")
+    for name in candidate.benchmarks:
+        up = upgrade_v1(name)
+        if up and up.name in baseline.benchmarks and name not in baseline.benchmarks \
+                and up.name not in candidate.benchmarks:
+            found[up.name] = (name, f"renamed: the candidate name {_and(up.changes)}: it comes "
+                                    f"from a tcbench older than {NAMES_V2_SINCE}, whose names "
+                                    "carry no GEMM layout; compare runs of one version")
+    return found
+
+
+def _row(name: str, b: Benchmark | None, c: Benchmark | None, candidate: ResultSet,
+         options: Options, metric: str) -> Row:
+    """The one row of a benchmark, from its two sides (either may be absent)."""
+    if b is None:
+        return Row(name, ONLY_CAND, note=c.error or "")
+    if c is None and not b.ok:
+        return Row(name, ONLY_BASE, note=f"baseline: {b.error}")
+    if c is None:
+        return Row(name, MISSING, note=_missing_note(b, candidate))
+    if c.failed:
+        return Row(name, BOTH_FAILED if b.failed else FAILED, note=f"candidate: {c.error}")
+    if c.skipped and b.ok:
+        return Row(name, SKIPPED_NOW, note=f"candidate: {c.skip_reason}")
+    if c.skipped:
+        side = "both" if b.skipped else "candidate"
+        return Row(name, SKIPPED,
+                   note=f"{side}: {c.skip_reason}" + (f"; baseline: {b.error}" if b.failed else ""))
+    if not b.ok:
+        # Skipped or failed in the baseline, runs now: nothing to compare with, but the
+        # candidate's measurement is shown, not hidden behind the baseline's skip.
+        sample = c.sample(metric)
+        return Row(name, FIXED, cand=sample.center if sample else None,
+                   note=f"baseline: {b.error}")
+    return _compare_one(name, b, c, options)
+
+
+def _renamed_row(row: Row, cand_name: str, why: str) -> Row:
+    """A benchmark whose two sides carry names of different grammars: never compared (the
+    layout may differ too), never silent. Rows that compare nothing keep their status and
+    say the candidate's name."""
+    if row.status in COMPARED:
+        return Row(row.name, NOT_COMPARABLE, row.base, row.cand, threshold=row.threshold,
+                   note=why)
+    row.note = (row.note + "; " if row.note else "") + f"renamed: {cand_name} in the candidate"
+    return row
+
+
 def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comparison:
+    metric = PCT_OF_PEAK if options.normalize_peak else "time"
+    renamed = _renames(baseline, candidate)
+    paired = {cand_name for cand_name, _ in renamed.values()}
     rows: list[Row] = []
     names = list(baseline.benchmarks)
-    names += [n for n in candidate.benchmarks if n not in baseline.benchmarks]
+    names += [n for n in candidate.benchmarks if n not in baseline.benchmarks and n not in paired]
     for name in names:
-        b, c = baseline.benchmarks.get(name), candidate.benchmarks.get(name)
-        if b is None:
-            rows.append(Row(name, ONLY_CAND, note=c.error or ""))
-        elif c is None and not b.ok:
-            rows.append(Row(name, ONLY_BASE, note=f"baseline: {b.error}"))
-        elif c is None:
-            rows.append(Row(name, MISSING, note=_missing_note(b, candidate)))
-        elif c.failed:
-            status = BOTH_FAILED if b.failed else FAILED
-            rows.append(Row(name, status, note=f"candidate: {c.error}"))
-        elif c.skipped and b.ok:
-            rows.append(Row(name, SKIPPED_NOW, note=f"candidate: {c.skip_reason}"))
-        elif c.skipped or b.skipped:
-            side = "both" if (c.skipped and b.skipped) else (
-                "candidate" if c.skipped else "baseline")
-            reason = (c if c.skipped else b).skip_reason
-            note = f"{side}: {reason}"
-            if b.failed:
-                note += f"; baseline: {b.error}"
-            rows.append(Row(name, SKIPPED, note=note))
-        elif b.failed:
-            sample = c.sample("pct_of_peak" if options.normalize_peak else "time")
-            rows.append(Row(name, FIXED, cand=sample.center if sample else None,
-                            note=f"baseline: {b.error}"))
+        if name in renamed:
+            cand_name, why = renamed[name]
+            row = _row(name, baseline.benchmarks[name], candidate.benchmarks[cand_name],
+                       candidate, options, metric)
+            rows.append(_renamed_row(row, cand_name, why))
         else:
-            rows.append(_compare_one(name, b, c, options))
+            rows.append(_row(name, baseline.benchmarks.get(name), candidate.benchmarks.get(name),
+                             candidate, options, metric))
     for row in rows:
         row.failing = row.status in (REGRESSED, FAILED, INVALID) or (
             row.status in OPT_OUTS and not options.allows(row.status))
-    metric = "pct_of_peak" if options.normalize_peak else "time"
     comp = Comparison(rows, context_warnings(baseline, candidate, options), metric)
     comp.problems = _run_problems(candidate)
     if not any(r.status in COMPARED for r in rows):

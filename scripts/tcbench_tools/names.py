@@ -1,14 +1,22 @@
-"""Benchmark names: ``topic/variant/precision/m:4096/n:4096/k:4096`` (DESIGN.md Section 6).
+"""Benchmark names: ``topic/variant/precision[/key:value]...`` (schema.py has the vocabulary).
 
-Google Benchmark may append ``/manual_time`` (or ``/real_time``) and, for aggregate rows,
+GEMM names carry their layout after m, n and k: ``fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/
+k:4096/layout:nn`` (cuBLAS column-major convention: ``tn`` = A transposed, B not). Google
+Benchmark may append ``/manual_time`` (or ``/real_time``) and, for aggregate rows,
 ``_mean``/``_median``/``_stddev``/``_cv``; the key the tools match on drops the time suffix.
+
+``upgrade_v1`` maps a name of the first grammar (tcbench 0.1: no layout, ``n:`` for element
+counts, ``h:``/``t:``, the ``cublaslt_bT`` variant) to the name the same benchmark has now, so
+that ``compare`` can say a baseline was renamed instead of calling it missing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "fp16_acc16", "bf16", "int8", "fp8")
+from tcbench_tools.schema import PRECISIONS
+
+NAMES_V2_SINCE = "tcbench 0.2"  # the release whose names carry the GEMM layout
 _TIME_SUFFIXES = ("/manual_time", "/real_time", "/process_time")
 
 
@@ -20,7 +28,8 @@ def strip_time_suffix(name: str) -> str:
 
 
 def precision_order(precision: str) -> tuple[int, str]:
-    """Sort key: the known precisions in DESIGN order, anything else after, alphabetically."""
+    """Sort key: the known precisions in the precision table's order, anything else after,
+    alphabetically."""
     if precision in PRECISIONS:
         return (PRECISIONS.index(precision), precision)
     return (len(PRECISIONS), precision)
@@ -40,16 +49,25 @@ class ParsedName:
     precision: str
     args: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def layout(self) -> str | None:
+        """The GEMM layout (``nn``, ``nt``, ``tn``, ``tt``), None when the name has none."""
+        return self.args.get("layout")
+
     def numeric_args(self) -> dict[str, float]:
         return {k: v for k, v in ((k, _number(t)) for k, t in self.args.items()) if v is not None}
+
+    def word_args(self) -> dict[str, str]:
+        """The arguments that are not numbers (layout, accum, in, recipe, layer, ...)."""
+        return {k: t for k, t in self.args.items() if _number(t) is None}
 
 
 def parse(name: str) -> ParsedName:
     """Split a (suffix-free) benchmark name into topic, variant, precision and ``key:value`` args.
 
     Plain Google Benchmark names (``BM_Foo/64``) parse too: topic ``BM_Foo``, no variant.
-    The precision is the first component that names a known precision; failing that, the third
-    component when it is not an argument; failing that, ``-``.
+    The precision is the first component after the topic that names a known precision; failing
+    that, the third component when it is not an argument; failing that, ``-``.
     """
     parts = strip_time_suffix(name).split("/")
     words = [p for p in parts if ":" not in p]
@@ -64,3 +82,72 @@ def parse(name: str) -> ParsedName:
     if precision is None:
         precision = words[2] if len(words) > 2 else "-"
     return ParsedName(topic, variant, precision, args)
+
+
+# ---------------------------------------------------------------------------------------------
+# The first grammar (tcbench 0.1), for telling a renamed baseline from a missing benchmark
+
+# The topics whose names changed; loss_scaling and tensor_peak kept theirs.
+_RENAMED_TOPICS = ("fp16_vs_fp32", "int8_gemm", "fp8", "alignment", "tensor_util")
+# v1 GEMMs that were timed NN and are TN now, like the INT8 and FP8 GEMMs they are compared with.
+_WAS_NN = {("int8_gemm", variant, p) for variant in ("cublaslt", "mlp")
+           for p in ("fp32", "tf32", "fp16", "bf16")}
+_WAS_NN |= {("fp8", "gemm", p) for p in ("bf16", "fp16")}
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    """What a v1 name is called now, and what changed, in words ("has no layout": each reads
+    after "the old name")."""
+
+    name: str
+    changes: list[str]
+    timed_differently: bool  # v1 timed it NN, now TN: the old time is of another GEMM
+
+
+def _v2_layout(topic: str, variant: str, precision: str) -> str:
+    if variant == "cublaslt_bT":
+        return "nt"
+    if topic in ("int8_gemm", "fp8") or precision in ("int8", "fp8"):
+        return "tn"  # IMMA and FP8 GEMMs need both operands K-contiguous
+    return "nn"
+
+
+def upgrade_v1(name: str) -> Upgrade | None:
+    """The current name of a v1 benchmark name, per the rename table of the name grammar v2;
+    None for a name that is not an old name (already current, unchanged, or not tcbench's)."""
+    parts = strip_time_suffix(name).split("/")
+    if len(parts) < 4 or parts[0] not in _RENAMED_TOPICS or any(":" in p for p in parts[:3]) \
+            or any(":" not in p for p in parts[3:]):
+        return None
+    topic, variant, precision = parts[:3]
+    args = [tuple(part.split(":", 1)) for part in parts[3:]]
+    keys = {k for k, _ in args}
+    if "layout" in keys:
+        return None
+    layout = _v2_layout(topic, variant, precision)
+    gemm = {"m", "n", "k"} <= keys
+    layer_args = topic == "fp8" and {"h", "t"} <= keys
+    out: list[str] = []
+    for key, value in args:
+        if key == "n" and not gemm:
+            key = "elements"
+        elif layer_args and key in ("h", "t"):
+            key = {"h": "hidden", "t": "tokens"}[key]
+        out.append(f"{key}:{value}")
+        # The layout goes right after k (GEMMs) or after the token count (MLP, FP8 layers).
+        if key == "k" and gemm or key == "tokens" and (layer_args or variant == "mlp"):
+            out.append(f"layout:{layout}")
+    changes = []
+    if variant == "cublaslt_bT":
+        changes.append("says cublaslt_bT (cublaslt with layout:nt now)")
+    elif f"layout:{layout}" in out:
+        changes.append("has no layout")
+    if "n" in keys and not gemm:
+        changes.append("counts elements as n: (elements: now)")
+    if layer_args:
+        changes.append("has h:/t: (hidden:/tokens: now)")
+    if not changes:
+        return None
+    new = "/".join([topic, "cublaslt" if variant == "cublaslt_bT" else variant, precision, *out])
+    return Upgrade(new, changes, (topic, variant, precision) in _WAS_NN)

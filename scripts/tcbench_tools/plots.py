@@ -1,4 +1,5 @@
-"""PNG plots for ``tcbench report`` (matplotlib, headless Agg backend).
+"""The report's general PNG plots: peak vs achieved, and sweeps (headless backend: see
+sections/_common.py).
 
 Each plot has a ``*_figure`` function that builds the figure (tests inspect it) and a function
 that saves it. Axes use locators, never one tick per point: a sweep of 100 000 sizes still gets
@@ -10,30 +11,18 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-import matplotlib
+from matplotlib import ticker
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-from matplotlib import ticker  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+from tcbench_tools.sections._common import plt, save
 
 # Very long labels (odd GPU names) may leave tight_layout nothing to do; the plot is still right.
 warnings.filterwarnings("ignore", message="Tight layout not applied")
 
-_DPI = 110
 MAX_MARKED_POINTS = 64  # more points than this: a plain line (markers would merge into a smear)
 MAX_WIDTH_IN = 16.0
 LEGEND_COLUMNS = 4
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    try:
-        # "tight" keeps a legend placed outside the axes inside the image.
-        fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return path
 
 
 def peak_vs_achieved_figure(precisions: list[str], gpus: list[str],
@@ -71,7 +60,7 @@ def peak_vs_achieved_figure(precisions: list[str], gpus: list[str],
 def peak_vs_achieved(precisions: list[str], gpus: list[str],
                      peak: dict[tuple[str, str], float], achieved: dict[tuple[str, str], float],
                      path: Path) -> Path:
-    return _save(peak_vs_achieved_figure(precisions, gpus, peak, achieved), path)
+    return save(peak_vs_achieved_figure(precisions, gpus, peak, achieved), path)
 
 
 def sweep_figure(title: str, axis: str, unit: str,
@@ -102,4 +91,4 @@ def sweep_figure(title: str, axis: str, unit: str,
 
 def sweep(title: str, axis: str, unit: str, lines: dict[str, list[tuple[float, float]]],
           path: Path) -> Path:
-    return _save(sweep_figure(title, axis, unit, lines), path)
+    return save(sweep_figure(title, axis, unit, lines), path)

@@ -1,11 +1,11 @@
 """``tcbench report FILE...``: one result file per GPU -> a generation comparison.
 
 Writes ``<out>/report.md`` with PNG plots beside it and a self-contained ``<out>/report.html``
-(the same content, plots embedded as base64 data URIs). Per topic and precision it shows each
-GPU's best throughput (median over repetitions of the fastest benchmark), its % of that card's
-peak and its speed-up over FP32 on the same card and topic; a bar chart of peak vs achieved per
-precision; and a line plot of every sweep (benchmarks that differ in one numeric argument, or in
-several that stay equal, as in square m=n=k sweeps), one line per GPU.
+(the same content, plots embedded as base64 data URIs). The content is made of sections
+(``tcbench_tools.sections``): the general ones of ``sections/overview.py`` (GPUs, peak vs
+achieved, the best result per topic and precision with its % of peak and speed-up over FP32,
+every sweep, what was skipped or failed) around one section per topic. This module holds the
+document model they write into, the GPU labels, and the writing.
 """
 
 from __future__ import annotations
@@ -18,104 +18,141 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcbench_tools import summary
 from tcbench_tools.errors import InputError
-from tcbench_tools.names import precision_order
-from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
-from tcbench_tools.tables import fmt_num, markdown_table
-
-MIN_SWEEP_POINTS = 3
-_GEMM_METRICS = ("tflops", "tops")
-_PEAK_META = re.compile(r"(^|_)(source|max_clock)$")
-
+from tcbench_tools.results import ResultSet
+from tcbench_tools.tables import markdown_table
 
 # ---------------------------------------------------------------------------------------------
 # A tiny document model, rendered to Markdown and to HTML
 
 
-@dataclass
-class Doc:
-    blocks: list[tuple] = field(default_factory=list)
-
-    def heading(self, level: int, text: str) -> None:
-        self.blocks.append(("h", level, text))
-
-    def para(self, text: str) -> None:
-        self.blocks.append(("p", text))
-
-    def table(self, headers: list[str], rows: list[list[str]], right: set[int]) -> None:
-        self.blocks.append(("table", headers, rows, right))
-
-    def image(self, path: Path, alt: str, caption: bool = True) -> None:
-        """``caption=False`` when a heading right above already says what the image shows."""
-        self.blocks.append(("img", path, alt, caption))
-
-    def bullets(self, items: list[str]) -> None:
-        if items:
-            self.blocks.append(("ul", items))
-
-    def markdown(self) -> str:
-        out = []
-        for block in self.blocks:
-            kind = block[0]
-            if kind == "h":
-                out.append("#" * block[1] + " " + block[2])
-            elif kind == "p":
-                out.append(block[1])
-            elif kind == "table":
-                out.append(markdown_table(block[1], block[2], block[3]))
-            elif kind == "img":
-                out.append(f"![{block[2]}]({block[1].name})")
-            elif kind == "ul":
-                out.append("\n".join(f"- {item}" for item in block[1]))
-            out.append("")
-        return "\n".join(out)
-
-    def html(self, title: str) -> str:
-        esc = html.escape
-        body = []
-        for block in self.blocks:
-            kind = block[0]
-            if kind == "h":
-                body.append(f"<h{block[1]}>{esc(block[2])}</h{block[1]}>")
-            elif kind == "p":
-                body.append(f"<p>{_inline_code(esc(block[1]))}</p>")
-            elif kind == "table":
-                _, headers, rows, right = block
-                cls = lambda i: ' class="num"' if i in right else ""  # noqa: E731
-                head = "".join(f"<th{cls(i)}>{esc(h)}</th>" for i, h in enumerate(headers))
-                lines = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(c)}</td>" for i, c in enumerate(r))
-                                + "</tr>" for r in rows)
-                body.append(f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
-                            f"<tbody>{lines}</tbody></table></div>")
-            elif kind == "img":
-                data = base64.b64encode(block[1].read_bytes()).decode("ascii")
-                caption = f"<figcaption>{esc(block[2])}</figcaption>" if block[3] else ""
-                body.append(f'<figure><img alt="{esc(block[2])}" src="data:image/png;base64,{data}">'
-                            f"{caption}</figure>")
-            elif kind == "ul":
-                body.append("<ul>" + "".join(f"<li>{_inline_code(esc(i))}</li>" for i in block[1])
-                            + "</ul>")
-        # Wide tables (many GPUs, long paths) wrap their cells and scroll inside their own box
-        # rather than widening the page.
-        style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
-                 "div.wide{max-width:100%;overflow-x:auto}"
-                 "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;"
-                 "padding:.25em .6em;overflow-wrap:anywhere}td.num,th.num{text-align:right}"
-                 "img{max-width:100%}code{background:#f4f4f4;padding:0 .2em}")
-        return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                f"<title>{esc(title)}</title><style>{style}</style></head><body>\n"
-                + "\n".join(body) + "\n</body></html>\n")
-
-
 def _inline_code(text: str) -> str:
-    """The two bits of Markdown the report's own text uses: `code` and **bold**."""
+    """The two bits of Markdown the report's own text uses: `code` and **bold** (``text`` is
+    HTML-escaped already)."""
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
 
 
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+
+    def markdown(self) -> str:
+        return "#" * self.level + " " + self.text
+
+    def html(self) -> str:
+        return f"<h{self.level}>{html.escape(self.text)}</h{self.level}>"
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+
+    def markdown(self) -> str:
+        return self.text
+
+    def html(self) -> str:
+        return f"<p>{_inline_code(html.escape(self.text))}</p>"
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+    right: set[int]  # right-aligned (numeric) columns
+
+    def markdown(self) -> str:
+        return markdown_table(self.headers, self.rows, self.right)
+
+    def html(self) -> str:
+        esc = html.escape
+
+        def cls(i: int) -> str:
+            return ' class="num"' if i in self.right else ""
+
+        head = "".join(f"<th{cls(i)}>{esc(h)}</th>" for i, h in enumerate(self.headers))
+        body = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(c)}</td>" for i, c in enumerate(r))
+                       + "</tr>" for r in self.rows)
+        # Wide tables (many GPUs, long paths) scroll inside their own box (style below).
+        return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table></div>")
+
+
+@dataclass(frozen=True)
+class Image:
+    path: Path  # a PNG beside report.md; embedded in the HTML
+    alt: str
+    caption: bool  # False when a heading right above already says what the image shows
+
+    def markdown(self) -> str:
+        return f"![{self.alt}]({self.path.name})"
+
+    def html(self) -> str:
+        data = base64.b64encode(self.path.read_bytes()).decode("ascii")
+        caption = f"<figcaption>{html.escape(self.alt)}</figcaption>" if self.caption else ""
+        return (f'<figure><img alt="{html.escape(self.alt)}" src="data:image/png;base64,{data}">'
+                f"{caption}</figure>")
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: list[str]
+
+    def markdown(self) -> str:
+        return "\n".join(f"- {item}" for item in self.items)
+
+    def html(self) -> str:
+        return ("<ul>" + "".join(f"<li>{_inline_code(html.escape(i))}</li>" for i in self.items)
+                + "</ul>")
+
+
+Block = Heading | Paragraph | Table | Image | Bullets
+
+# Wide tables wrap their cells and scroll inside their own box rather than widening the page.
+_STYLE = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+          "div.wide{max-width:100%;overflow-x:auto}"
+          "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;"
+          "padding:.25em .6em;overflow-wrap:anywhere}td.num,th.num{text-align:right}"
+          "img{max-width:100%}code{background:#f4f4f4;padding:0 .2em}")
+
+
+@dataclass
+class Doc:
+    blocks: list[Block] = field(default_factory=list)
+
+    def heading(self, level: int, text: str) -> None:
+        self.blocks.append(Heading(level, text))
+
+    def para(self, text: str) -> None:
+        self.blocks.append(Paragraph(text))
+
+    def table(self, headers: list[str], rows: list[list[str]], right: set[int]) -> None:
+        self.blocks.append(Table(headers, rows, right))
+
+    def image(self, path: Path, alt: str, caption: bool = True) -> None:
+        """``caption=False`` when a heading right above already says what the image shows."""
+        self.blocks.append(Image(path, alt, caption))
+
+    def bullets(self, items: list[str]) -> None:
+        if items:
+            self.blocks.append(Bullets(items))
+
+    def extend(self, other: Doc) -> None:
+        self.blocks.extend(other.blocks)
+
+    def markdown(self) -> str:
+        return "\n\n".join(block.markdown() for block in self.blocks) + "\n" if self.blocks else ""
+
+    def html(self, title: str) -> str:
+        body = "\n".join(block.html() for block in self.blocks)
+        return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n"
+                + body + "\n</body></html>\n")
+
+
 # ---------------------------------------------------------------------------------------------
-# Data
+# Labels: one per result set
 
 
 def _run_name(rs: ResultSet) -> str:
@@ -156,204 +193,39 @@ def unique_labels(sets: list[ResultSet], given: list[str] | None = None) -> list
     return out
 
 
-@dataclass
-class Sweep:
-    topic: str
-    variant: str
-    precision: str
-    metric: str
-    axis: str
-    fixed: str  # "n:4096, k:4096" or ""
-    lines: dict[str, list[tuple[float, float]]]
-
-    @property
-    def title(self) -> str:
-        fixed = f" ({self.fixed})" if self.fixed else ""
-        return f"{self.topic}/{self.variant}/{self.precision}{fixed}: " \
-               f"{THROUGHPUT_UNITS[self.metric]} vs {self.axis}"
-
-
-def find_sweeps(sets: list[ResultSet], labels: list[str]) -> list[Sweep]:
-    # (topic, variant, precision, metric) -> [(gpu, args, value)]
-    groups: dict[tuple, list[tuple[str, dict[str, float], float]]] = defaultdict(list)
-    for rs, label in zip(sets, labels):
-        for bench in rs.benchmarks.values():
-            metric = bench.throughput_metric()
-            sample = bench.sample(metric) if metric else None
-            if sample is None:
-                continue
-            p = bench.parsed
-            groups[(p.topic, p.variant, p.precision, metric)].append(
-                (label, p.numeric_args(), sample.center))
-    sweeps = []
-    for (topic, variant, precision, metric), entries in groups.items():
-        names = list(dict.fromkeys(k for _, args, _ in entries for k in args))  # name order
-        varying = [k for k in names if len({args.get(k) for _, args, _ in entries}) > 1]
-        if not varying:
-            continue
-        candidates: list[tuple[str, str, list[tuple[str, float, float]]]] = []
-        if len(varying) > 1:
-            # Square sweeps: every varying argument equal within each benchmark (m = n = k).
-            square = [(g, args[varying[0]], v) for g, args, v in entries
-                      if all(k in args for k in varying)
-                      and len({args[k] for k in varying}) == 1]
-            fixed = ", ".join(f"{k}:{entries[0][1][k]:g}" for k in names
-                              if k not in varying and k in entries[0][1])
-            candidates.append(("=".join(varying), fixed, square))
-        for axis in varying:
-            by_rest: dict[tuple, list[tuple[str, float, float]]] = defaultdict(list)
-            for g, args, v in entries:
-                if axis in args:
-                    rest = tuple((k, args.get(k)) for k in names if k != axis)
-                    by_rest[rest].append((g, args[axis], v))
-            for rest, pts in by_rest.items():
-                if len(pts) < MIN_SWEEP_POINTS:
-                    continue  # too short to be a sweep on any GPU (cheap at 100k benchmarks)
-                fixed = ", ".join(f"{k}:{val:g}" for k, val in rest if val is not None)
-                candidates.append((axis, fixed, pts))
-        for axis, fixed, pts in candidates:
-            lines: dict[str, list[tuple[float, float]]] = defaultdict(list)
-            for g, x, v in pts:
-                lines[g].append((x, v))
-            if max((len({x for x, _ in p}) for p in lines.values()), default=0) >= MIN_SWEEP_POINTS:
-                sweeps.append(Sweep(topic, variant, precision, metric, axis, fixed,
-                                    {g: sorted(p) for g, p in lines.items()}))
-    sweeps.sort(key=lambda s: (s.topic, s.variant, precision_order(s.precision), s.axis, s.fixed))
-    return sweeps
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:80]
-
-
 # ---------------------------------------------------------------------------------------------
 # The report
 
 
 def build(sets: list[ResultSet], out_dir: Path,
           labels: list[str] | None = None) -> tuple[Doc, list[Path]]:
-    from tcbench_tools import plots  # matplotlib only when a report is made
+    """The whole report: the general parts around one section per topic present."""
+    from tcbench_tools import sections, summary  # matplotlib only when a report is made
+    from tcbench_tools.sections import overview
 
     labels = unique_labels(sets, labels)
     best = [summary.best_results(rs) for rs in sets]
     doc = Doc()
     images: list[Path] = []
-    doc.heading(1, "tcbench report")
-    doc.para(f"{len(sets)} result file(s). Throughput is the median over repetitions of the best "
-             "benchmark per topic and precision; % of peak is relative to each card's own peak "
-             "(`peak_source` says whether it is the datasheet figure or the max-clock one); "
-             "x FP32 is the speed-up over the best FP32 result of the same topic on the same card; "
-             "n/a: the card does not support that precision (its peak is 0).")
-
-    doc.heading(2, "GPUs")
-    # One column per GPU (a row per property): the table grows down, not across, with the keys.
-    keys = ["compute_capability", "sm_count", "driver_version", "cuda_runtime",
-            "cublaslt_version", "peak_source", "tcbench_version", "git_sha"]
-    doc.table(["GPU", *labels],
-              [["gpu_name", *(str(rs.context.get("gpu_name", "-")) for rs in sets)],
-               ["file", *(rs.path for rs in sets)],
-               *([key, *(str(rs.context.get(key, "-")) for rs in sets)] for key in keys)], set())
-
-    # Peak vs best achieved, per precision (GEMM-style throughput only).
-    peak: dict[tuple[str, str], float] = {}
-    achieved: dict[tuple[str, str], float] = {}
-    for rs, label, b in zip(sets, labels, best):
-        for (topic, prec, metric), item in b.items():
-            # tensor_peak measures the instructions' ceiling, not an achieved GEMM.
-            if metric in _GEMM_METRICS and topic != "tensor_peak":
-                achieved[(label, prec)] = max(achieved.get((label, prec), 0.0), item.value)
-        for key in rs.context:
-            prec = key[len("peak_"):]
-            # peak_<p> only: not peak_gbps, peak_source, peak_<p>_max_clock or peak_<p>_source.
-            if key.startswith("peak_") and not _PEAK_META.search(prec) and prec != "gbps" \
-                    and rs.peak(prec):
-                peak[(label, prec)] = rs.peak(prec)
-    shown = sorted({p for (_, p) in achieved}, key=precision_order)
-    if shown:
-        doc.heading(2, "Peak vs best achieved")
-        headers = ["precision"]
-        for label in labels:
-            headers += [f"{label} peak", f"{label} best", f"{label} %"]
-        rows = []
-        for prec in shown:
-            row = [prec]
-            for rs, label in zip(sets, labels):
-                pk, got = peak.get((label, prec)), achieved.get((label, prec))
-                if rs.lacks(prec) and got is None:
-                    row += ["n/a"] * 3
-                    continue
-                row += [fmt_num(pk), fmt_num(got),
-                        f"{got / pk * 100:.1f}" if pk and got else "-"]
-            rows.append(row)
-        doc.table(headers, rows, set(range(1, len(headers))))
-        path = plots.peak_vs_achieved(shown, labels, peak, achieved, out_dir / "peak_vs_achieved.png")
-        images.append(path)
-        doc.image(path, "Peak (pale) vs best achieved (solid) per precision and GPU")
-
-    # Per topic, per precision, side by side.
-    topics = sorted({k[0] for b in best for k in b})
-    for topic in topics:
-        doc.heading(2, f"Topic: {topic}")
-        keys_t = sorted({(k[1], k[2]) for b in best for k in b if k[0] == topic},
-                        key=lambda pm: (precision_order(pm[0]), pm[1]))
-        headers = ["precision", "unit"]
-        for label in labels:
-            headers += [f"{label}", f"{label} % peak", f"{label} x FP32"]
-        rows = []
-        for prec, metric in keys_t:
-            row = [prec, THROUGHPUT_UNITS[metric]]
-            for rs, b in zip(sets, best):
-                item = b.get((topic, prec, metric))
-                if item is None and rs.lacks(prec):
-                    row += ["n/a"] * 3
-                    continue
-                base = b.get((topic, "fp32", "tflops"))
-                speedup = "-"
-                if item is not None and base is not None and metric in _GEMM_METRICS:
-                    speedup = f"{item.value / base.value:.2f}"
-                row += [fmt_num(item.value) if item else "-",
-                        f"{item.pct_of_peak:.1f}" if item and item.pct_of_peak is not None else "-",
-                        speedup]
-            rows.append(row)
-        doc.table(headers, rows, set(range(2, len(headers))))
-
-    sweeps = find_sweeps(sets, labels)
-    if sweeps:
-        doc.heading(2, "Sweeps")
-        for i, sw in enumerate(sweeps, start=1):
-            name = f"sweep_{i:02d}_{_slug(f'{sw.topic}_{sw.variant}_{sw.precision}_{sw.axis}_{sw.fixed}')}.png"
-            path = plots.sweep(sw.title, sw.axis, THROUGHPUT_UNITS[sw.metric], sw.lines, out_dir / name)
-            images.append(path)
-            doc.heading(3, sw.title)
-            doc.image(path, sw.title, caption=False)
-
-    # Topic sections (tcbench_tools/sections/<topic>.py): the plots and tables each concept needs.
-    from tcbench_tools import sections
-
+    overview.render_intro(doc, sets)
+    overview.render_gpus(doc, sets, labels)
+    images += overview.render_peak_vs_achieved(doc, sets, labels, best, out_dir)
+    overview.render_topic_tables(doc, sets, labels, best)
+    images += overview.render_sweeps(doc, sets, labels, out_dir)
+    # Topic sections (sections/<topic>.py): the plots and tables each concept needs.
     present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}
     for mod in sections.modules():
         if mod.TOPIC in present:
             doc.heading(2, mod.TITLE)
             images += mod.render(doc, sets, labels, out_dir)
-
-    doc.heading(2, "Skipped and failed")
-    any_problem = False
-    for rs, label in zip(sets, labels):
-        errors, skips = summary.problems(rs)
-        items = [f"skipped ({n}): {reason}" for reason, n in skips.most_common()]
-        items += [f"FAILED `{name}`: {msg}" for name, msg in errors]
-        items += [f"INVALID `{name}`: {why} (left out)" for name, why in summary.invalid(rs)]
-        if items:
-            any_problem = True
-            doc.para(f"**{label}**")
-            doc.bullets(items)
-    if not any_problem:
-        doc.para("Every benchmark ran on every GPU.")
+    overview.render_problems(doc, sets, labels)
     return doc, images
 
 
-def write(sets: list[ResultSet], out_dir: Path,
-          labels: list[str] | None = None) -> tuple[Path, Path, list[Path]]:
+def write(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,
+          appendix: Doc | None = None) -> tuple[Path, Path, list[Path]]:
+    """Write report.md, its PNGs and report.html into ``out_dir``; ``appendix`` (e.g. fleet's
+    task list) goes at the end."""
     for rs in sets:
         if not rs.has_tcbench_context:
             print(f"tcbench report: warning: {rs.path} has no tcbench context: labelled "
@@ -366,6 +238,8 @@ def write(sets: list[ResultSet], out_dir: Path,
                       out_dir / "peak_vs_achieved.png"]:
             stale.unlink(missing_ok=True)  # plots of an earlier report in the same folder
         doc, images = build(sets, out_dir, labels)
+        if appendix is not None:
+            doc.extend(appendix)
         md = out_dir / "report.md"
         md.write_text(doc.markdown())
         page = out_dir / "report.html"

@@ -9,6 +9,7 @@ tcbench adds its own context keys (GPU, versions, peaks); plain Google Benchmark
 loads too.
 
 Nothing here folds a bad value into statistics: a metric whose values are not finite numbers, or
+outside the counter's physical range (schema.py: a negative TFLOP/s, an accuracy above 100 %), or
 whose time unit is unknown, has a ``Defect`` that says why, and ``sample()`` returns None for it.
 Two rows for the same repetition of one benchmark in a file (two runs concatenated) are an input
 error, as are folders that mix GPUs or a ``results.json`` older than the per-binary files it merged.
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from tcbench_tools import schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.names import ParsedName, parse, strip_time_suffix
 
@@ -35,10 +37,28 @@ IDENTITY_KEYS = ("gpu_name", "compute_capability", "driver_version", "cuda_runti
 # Keys tcbench adds to Google Benchmark's context; any one of them marks a tcbench result.
 TCBENCH_KEYS = ("tcbench_version", "gpu_name", "compute_capability")
 # Throughput counters in order of preference, with their display units.
-THROUGHPUT_UNITS = {"tflops": "TFLOP/s", "tops": "TOP/s", "gbps": "GB/s"}
+THROUGHPUT_UNITS = {metric: schema.unit(metric) for metric in schema.THROUGHPUT}
 
-_TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# Fields Google Benchmark writes in a row itself (plus tcbench run's tcbench_binary tag); every
+# other numeric field of a row is a user counter (tflops, pct_of_peak, rel_error, ...).
+GBENCH_FIELDS = frozenset((
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+    "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
+    "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "skipped",
+    "skip_message", "label", "big_o", "rms", "tcbench_binary"))
+
+# Seconds per unit of Google Benchmark's "time_unit".
+TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 SKIP_PREFIX = "skipped:"
+
+
+def pct_of_peak(achieved: float | None, peak: float | None) -> float | None:
+    """``achieved`` as a percentage of ``peak``: the C++ formula (``tcbench::bench::pct_of_peak``,
+    100 * achieved / peak), for results that lack the counter. None without a positive peak or
+    without a value."""
+    if achieved is None or peak is None or not peak > 0:
+        return None
+    return 100.0 * achieved / peak
 
 
 def number(raw: object) -> float | None:
@@ -121,6 +141,13 @@ class Benchmark:
         rows = self.iterations or list(self.aggregates.values())
         return any(metric in row for row in rows) if metric != "time" else bool(rows)
 
+    def counter_names(self) -> list[str]:
+        """Its user counters, sorted: the fields of its rows that hold a number (or a non-finite
+        value where a number belongs) and are not Google Benchmark's own."""
+        rows = self.iterations or list(self.aggregates.values())
+        return sorted({key for row in rows for key, value in row.items()
+                       if key not in GBENCH_FIELDS and number(value) is not None})
+
     @cached_property
     def _throughput_metric(self) -> str | None:
         return next((m for m in THROUGHPUT_UNITS if self.has(m)), None)
@@ -160,6 +187,9 @@ class Benchmark:
             value = number(row[field_name])
             if value is None or not math.isfinite(value):
                 return Defect(True, f"{field_name} of {where} is {_describe(row[field_name])}")
+            impossible = schema.out_of_range(metric, value) if metric != "time" else None
+            if impossible:
+                return Defect(True, f"{field_name} of {where} is {value:g}, {impossible}")
         return None
 
     def sample(self, metric: str = "time") -> Sample | None:
@@ -197,7 +227,7 @@ class Benchmark:
 
 def _time_scale(row: dict) -> float | None:
     unit = row.get("time_unit", "ns")
-    return _TIME_SCALE.get(unit) if isinstance(unit, str) else None
+    return TIME_SCALE.get(unit) if isinstance(unit, str) else None
 
 
 def _value(row: dict, metric: str) -> float | None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from tcbench_tools import results
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
+from tcbench_tools.schema import GBPS, PCT_OF_PEAK
 from tcbench_tools.tables import fmt_num, markdown_table, text_table
 
 
@@ -26,11 +28,10 @@ class Best:
 
 def pct_of_peak(rs: ResultSet, bench, metric: str, value: float) -> float | None:
     """The benchmark's own pct_of_peak counter, else value / the context's peak."""
-    own = bench.sample("pct_of_peak")
+    own = bench.sample(PCT_OF_PEAK)
     if own is not None:
         return own.center
-    peak = rs.peak("gbps" if metric == "gbps" else bench.parsed.precision)
-    return value / peak * 100.0 if peak else None
+    return results.pct_of_peak(value, rs.peak(GBPS if metric == GBPS else bench.parsed.precision))
 
 
 def best_results(rs: ResultSet) -> dict[tuple[str, str, str], Best]:

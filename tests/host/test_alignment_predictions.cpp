@@ -19,6 +19,7 @@
 #include "tcbench/numerics/gemm_padding.hpp"
 #include "tcbench/gemm_lt.hpp"
 #include "tcbench/gemm_prediction.hpp"
+#include "tcbench/studies/alignment_model.hpp"
 
 namespace tn = tcbench::numerics;
 using tcbench::Precision;
@@ -29,27 +30,19 @@ using tcbench::Precision;
 
 namespace {
 
+namespace ts = tcbench::studies;
+
 struct Gpu {
   const char* label;
   tcbench::GpuSpec spec;
 };
-// Device names, SM counts and memory clocks as tests/host/test_peaks.cpp uses them: 132 SMs,
-// 3352 GB/s; 108 SMs, 2039 GB/s. Peaks are the datasheet figures in peaks.cpp.
-const Gpu kH100{"H100 SXM", {"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120}};
-const Gpu kA100{"A100 SXM 80GB", {"NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120}};
+// The model's reference GPUs (studies/alignment_model.cpp): H100 SXM first, A100 SXM 80GB.
+const Gpu kH100{"H100 SXM", ts::model_gpus()[0].spec};
+const Gpu kA100{"A100 SXM 80GB", ts::model_gpus()[1].spec};
 
-// The assumed tile (the benchmark replaces it with the one cuBLASLt reports): a 128x64 tile
-// with split-K filling about one wave for the skinny layer, the guide's 256x128 for large N.
-struct Config {
-  tn::TileShape tile;
-  int split_k;
-};
+using Config = ts::AssumedTile;
 Config assumed(std::int64_t m, std::int64_t n, const Gpu& g) {
-  if (n > 256) return {{256, 128}, 1};
-  const tn::TileShape t{128, 64};
-  const std::int64_t tiles = ((m + t.m - 1) / t.m) * ((n + t.n - 1) / t.n);
-  const auto split = static_cast<int>(std::max<std::int64_t>(1, g.spec.sm_count / tiles));
-  return {t, split};
+  return ts::assumed_tile(m, n, g.spec);
 }
 
 std::string fmt(const char* f, double v) {
@@ -61,16 +54,9 @@ std::string yes(bool b) {
   return b ? "yes" : "no";
 }
 
-// The element types tcbench runs for the precision (GemmSpec::for_precision).
-tcbench::ModelledGemm modelled(std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
-  const auto spec = tcbench::GemmSpec::for_precision(p, m, n, k);
-  return {m, n, k, spec.a_type, spec.d_type};
-}
-
 tn::GemmTimePrediction predict(std::int64_t m, std::int64_t n, std::int64_t k, Precision p,
                                const Gpu& g) {
-  const Config c = assumed(m, n, g);
-  return tcbench::predict_on(g.spec, p, modelled(m, n, k, p), c.tile, c.split_k);
+  return ts::predict_assumed(m, n, k, p, g.spec);
 }
 
 // Table 1: FP16, M = K = 4096, N swept: the tile, waves, model efficiency and roofline.

@@ -21,21 +21,11 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 SKIP = 77
-
-
-def find_cuobjdump(hint: str) -> str | None:
-    if hint and not hint.endswith("NOTFOUND") and Path(hint).is_file():
-        return hint
-    here = Path(__file__).resolve().parents[2]
-    for candidate in sorted(here.glob(".venv/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump")):
-        return str(candidate)
-    return shutil.which("cuobjdump")
 
 
 def wanted_archs(spec: str) -> list[str]:
@@ -152,7 +142,9 @@ def loads_on(cc: tuple[int, int], cubins: set[str], ptx: set[str]) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--cuobjdump", default="")
+    ap.add_argument("--cuobjdump", default=os.environ.get("TCBENCH_CUOBJDUMP", ""),
+                    help="the disassembler (default: $TCBENCH_CUOBJDUMP); CMake passes the one "
+                         "tcbench_tools.build.find_cuobjdump() found")
     ap.add_argument("--archs", required=True, help="CMAKE_CUDA_ARCHITECTURES of the build")
     ap.add_argument("--rules", required=True, type=Path)
     ap.add_argument("--load-ccs", default="",
@@ -171,10 +163,11 @@ def main() -> int:
     ap.add_argument("binaries", nargs="+", type=Path)
     args = ap.parse_args()
 
-    tool = find_cuobjdump(args.cuobjdump)
-    if not tool:
-        print("check_sass: skipped: cuobjdump not found (scripts/tcbench test installs it from "
-              "PyPI's nvidia-cuda-cuobjdump into .venv)")
+    tool = args.cuobjdump
+    if not tool or not Path(tool).is_file():
+        print("check_sass: skipped: no cuobjdump (scripts/tcbench test installs PyPI's "
+              "nvidia-cuda-cuobjdump into .venv and passes it as -DTCBENCH_CUOBJDUMP; or set "
+              "TCBENCH_CUOBJDUMP)" + (f": {tool} is not a file" if tool else ""))
         return SKIP
     env = dict(os.environ)
     # cuobjdump -sass runs nvdisasm, which the nvidia-cuda-nvdisasm wheel puts beside it.

@@ -1,26 +1,30 @@
-"""Shared helpers for the tests of scripts/tcbench_tools.
+"""Shared helpers for the tests of scripts/tcbench_tools (pytest.ini puts scripts/ on the path).
 
 Fixtures under fixtures/ are real Google Benchmark 1.7 output (see fixtures/gen/) with synthetic
 numbers. Tests that need many variations start from one of them and replace the iteration rows'
-real_time values, so the structure stays the one Google Benchmark writes.
+real_time values, so the structure stays the one Google Benchmark writes. Test modules import
+helpers from here only, never from one another.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tcbench_tools.cli import main
+from tcbench_tools.results import TIME_SCALE
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FIXTURES = HERE / "fixtures"
-sys.path.insert(0, str(REPO / "scripts"))
-
-from tcbench_tools.cli import main  # noqa: E402
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def fixture(name: str) -> Path:
@@ -29,10 +33,6 @@ def fixture(name: str) -> Path:
 
 def load_doc(name: str) -> dict:
     return json.loads(fixture(name).read_text())
-
-
-def _unit_scale(unit: str) -> float:
-    return {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
 
 
 def with_times(doc: dict, times: dict[str, list[float]]) -> dict:
@@ -53,7 +53,7 @@ def with_times(doc: dict, times: dict[str, list[float]]) -> dict:
             new = dict(row)
             new["repetition_index"] = i
             new["repetitions"] = len(times[key])
-            new["real_time"] = seconds / _unit_scale(row["time_unit"])
+            new["real_time"] = seconds / TIME_SCALE[row["time_unit"]]
             rows.append(new)
     missing = set(times) - done
     assert not missing, f"not in the template: {missing}"
@@ -93,3 +93,115 @@ def cli(capsys):
         return code, captured.out, captured.err
 
     return run
+
+
+def table_rows(markdown: str, heading: str) -> list[list[str]]:
+    """The body rows of the tables under ``heading`` (e.g. ``## Topic: fp8``), up to the next
+    heading of the same or a higher level."""
+    def level(line: str) -> int:
+        return len(line) - len(line.lstrip("#"))
+
+    rows = []
+    for line in markdown.split(heading + "\n", 1)[1].splitlines():
+        if line.startswith("#") and level(line) <= level(heading):
+            break
+        if line.startswith("| "):
+            rows.append(line)
+    return [[c.strip() for c in r.strip("|").split("|")] for r in rows[2:]]  # skip header+rule
+
+
+# ---------------------------------------------------------------------------------------------
+# The tools as a separate process
+
+def tcbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The tools as a separate process (the same interpreter scripts/tcbench execs)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"))
+    return subprocess.run([sys.executable, "-m", "tcbench_tools", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=120)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("tcbench: ") and lines[0].endswith(".")
+    for needle in needles:
+        assert needle in lines[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Fake benchmark binaries and nvidia-smi (tcbench run without a GPU)
+
+# A fake benchmark binary: records its argv and CUDA_VISIBLE_DEVICES, then writes the benchmarks
+# of a fixture whose topic matches its name into --benchmark_out (Google Benchmark's behaviour),
+# or behaves as told by MODE.
+FAKE = '''#!{python}
+import json, os, sys
+MODE, TOPIC, SOURCE = {mode!r}, {topic!r}, {source!r}
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, os.path.basename(__file__) + ".argv"), "w") as fh:
+    json.dump({{"argv": sys.argv[1:], "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+               "order": os.environ.get("CUDA_DEVICE_ORDER")}}, fh)
+if MODE == "nogpu":
+    print("tcbench: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)",
+          file=sys.stderr)
+    sys.exit(77)
+if MODE == "crash":
+    print("starting", flush=True)
+    print("tcbench: cublasLtMatmul failed: CUBLAS_STATUS_EXECUTION_FAILED", file=sys.stderr)
+    sys.exit(1)
+if MODE == "usage":
+    print("ERROR: unrecognized command-line flag: --benchmark_bogus", file=sys.stderr)
+    sys.exit(2)
+if MODE == "slowlist" and "--benchmark_list_tests=true" in sys.argv:
+    with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
+        fh.write(str(os.getpid()))
+    import time
+    time.sleep(120)
+if MODE == "sleep" and "--benchmark_list_tests=true" not in sys.argv:
+    with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
+        fh.write(str(os.getpid()))
+    import time
+    time.sleep(120)
+out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--benchmark_out="))
+if MODE == "nomatch":
+    open(out, "w").close()
+    print("Failed to match any benchmarks against regex: x", file=sys.stderr)
+    sys.exit(0)
+doc = json.load(open(SOURCE))
+doc["benchmarks"] = [b for b in doc["benchmarks"] if b["name"].startswith(TOPIC + "/")]
+if MODE == "verifyfail":  # every benchmark of the topic fails its check: error rows, exit 1
+    for b in doc["benchmarks"]:
+        b.update(error_occurred=True, error_message="verification failed: rel_error 0.5 > 0.01")
+json.dump(doc, open(out, "w"))
+print("console output of", TOPIC)
+if MODE == "verifyfail":
+    print("bench: 1 benchmark(s) failed; see the messages above.", file=sys.stderr)
+    sys.exit(1)
+'''
+
+
+def make_fake(bin_dir: Path, name: str, mode: str = "ok", topic: str = "",
+              source: str = "gpu_a.json") -> Path:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    path = bin_dir / name
+    path.write_text(FAKE.format(python=sys.executable, mode=mode, topic=topic,
+                                source=str(fixture(source))))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def fake_nvidia_smi(tmp_path, monkeypatch) -> str:
+    """An nvidia-smi on PATH that lists two GPUs (``--device`` is checked against it)."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    uuid = "GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"
+    smi = tools / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n"
+                   "echo 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
+                   f"echo 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: {uuid})'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    return uuid

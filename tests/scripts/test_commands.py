@@ -3,17 +3,29 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
-from test_run import make_fake
+from conftest import REPO, make_fake
 
-from tcbench_tools import build_test
+from tcbench_tools import build
+from tcbench_tools.errors import InputError
 
 
 @pytest.fixture
-def calls(monkeypatch, tmp_path):
+def checkout(monkeypatch, tmp_path):
+    """TCBENCH_REPO: a checkout holding only the repository's CMakePresets.json."""
+    shutil.copy(REPO / "CMakePresets.json", tmp_path / "CMakePresets.json")
+    monkeypatch.setenv("TCBENCH_REPO", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def calls(monkeypatch, checkout):
     """Record every subprocess.call; exit codes come from ``codes`` by the command's first words."""
     record: list[list[str]] = []
     codes: dict[str, int] = {}
@@ -24,30 +36,29 @@ def calls(monkeypatch, tmp_path):
         return codes.get(key, 0)
 
     monkeypatch.setattr("subprocess.call", fake_call)
-    monkeypatch.setenv("TCBENCH_REPO", str(tmp_path))
     return record, codes
 
 
-def test_pytest_learns_the_build_dir_without_leaking_it(monkeypatch, tmp_path):
+def test_pytest_learns_the_build_dir_without_leaking_it(monkeypatch, checkout, tmp_path):
     seen = []
     monkeypatch.setattr("subprocess.call", lambda cmd, cwd=None, env=None: seen.append(env) or 0)
-    monkeypatch.setenv("TCBENCH_REPO", str(tmp_path))
     monkeypatch.delenv("TCBENCH_BUILD_DIR", raising=False)
-    assert build_test.run_tests("ci", None, python_only=False) == 0
+    assert build.run_tests("ci", None, python_only=False) == 0
     assert seen[-1]["TCBENCH_BUILD_DIR"] == str(tmp_path / "build" / "ci")  # the pytest step
     assert "TCBENCH_BUILD_DIR" not in os.environ  # later tests must not inherit it
 
 
 def test_test_runs_configure_build_ctest_pytest(calls, capsys):
     record, _ = calls
-    assert build_test.run_tests("dev", None, python_only=False) == 0
-    configure, build, ctest, pytest_cmd = record
+    assert build.run_tests("dev", None, python_only=False) == 0
+    configure, compile_cmd, ctest, pytest_cmd = record
     assert configure[:3] == ["cmake", "--preset", "dev"]
     assert f"-DPython3_EXECUTABLE={sys.executable}" in configure
-    tool = build_test.cuobjdump()
+    tool = build.find_cuobjdump()
     assert tool is not None and tool.name == "cuobjdump"  # from nvidia-cuda-cuobjdump
     assert f"-DTCBENCH_CUOBJDUMP={tool}" in configure
-    assert build[:4] == ["cmake", "--build", "--preset", "dev"] and "--parallel" in build
+    assert compile_cmd[:4] == ["cmake", "--build", "--preset", "dev"]
+    assert "--parallel" in compile_cmd
     assert ctest == ["ctest", "--preset", "dev"]
     assert pytest_cmd == [sys.executable, "-m", "pytest", "tests/scripts"]
     assert capsys.readouterr().out.strip().splitlines()[-1] == \
@@ -57,7 +68,7 @@ def test_test_runs_configure_build_ctest_pytest(calls, capsys):
 def test_test_stops_the_cpp_side_at_the_first_failure_but_runs_pytest(calls, capsys):
     record, codes = calls
     codes["cmake --build"] = 1
-    assert build_test.run_tests("ci", 2, python_only=False) == 1
+    assert build.run_tests("ci", 2, python_only=False) == 1
     assert [c[0] for c in record] == ["cmake", "cmake", sys.executable]
     assert "--parallel" in record[1] and "2" in record[1]
     last = capsys.readouterr().out.strip().splitlines()[-1]
@@ -68,7 +79,7 @@ def test_test_stops_the_cpp_side_at_the_first_failure_but_runs_pytest(calls, cap
 def test_test_fails_when_pytest_fails(calls, capsys):
     _, codes = calls
     codes["pytest"] = 1
-    assert build_test.run_tests("release", None, python_only=True) == 1
+    assert build.run_tests("release", None, python_only=True) == 1
     assert "FAILED: pytest (exit 1)" in capsys.readouterr().out
 
 
@@ -97,3 +108,43 @@ def test_run_no_build_uses_the_preset_bin_dir(calls, cli, tmp_path):
     assert code == 0
     assert record == []
     assert "bench_int8_gemm: done" in out
+
+
+def test_presets_come_from_cmake_presets_json(calls, checkout):
+    record, _ = calls
+    with pytest.raises(InputError, match="unknown preset 'nightly': CMakePresets.json defines "
+                                         "release, ci, dev"):
+        build.run_tests("nightly", None, python_only=False)
+    assert record == []
+    doc = json.loads((checkout / "CMakePresets.json").read_text())
+    doc["configurePresets"].append({"name": "nightly", "inherits": "base"})
+    (checkout / "CMakePresets.json").write_text(json.dumps(doc))
+    assert build.presets() == ["release", "ci", "dev", "nightly"]  # "base" is hidden
+    assert build.run_tests("nightly", None, python_only=False) == 0
+    assert record[0][:3] == ["cmake", "--preset", "nightly"]
+
+
+def test_run_refuses_an_unknown_preset_before_building(calls, cli, tmp_path):
+    record, _ = calls
+    code, _, err = cli("run", "--preset", "nightly", "--out", tmp_path / "o")
+    assert code == 2 and record == []
+    assert err.strip() == ("tcbench: unknown preset 'nightly': CMakePresets.json defines "
+                           "release, ci, dev.")
+
+
+def test_one_cuobjdump_discovery_for_pytest_cmake_and_check_sass(monkeypatch, tmp_path):
+    tool = tmp_path / "cuda" / "bin" / "cuobjdump"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("TCBENCH_CUOBJDUMP", str(tool))
+    assert build.find_cuobjdump() == tool
+    assert f"-DTCBENCH_CUOBJDUMP={tool}" in build.configure_args("dev")
+    # What tests/sass/CMakeLists.txt runs when it was not given -DTCBENCH_CUOBJDUMP.
+    out = subprocess.run([sys.executable, "-m", "tcbench_tools.build", "--find-cuobjdump"],
+                         capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO / "scripts"))).stdout
+    assert out.strip() == str(tool)
+    # Without the variable: NVIDIA's wheel in this environment (scripts/requirements.txt).
+    monkeypatch.delenv("TCBENCH_CUOBJDUMP")
+    found = build.find_cuobjdump()
+    assert found is not None and found.name == "cuobjdump" and "site-packages" in str(found)

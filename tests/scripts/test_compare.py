@@ -11,11 +11,11 @@ from conftest import fixture, load_doc, noisy, scaled, with_times, write
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 
-FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096"
-INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096"
-WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024"
-FP8 = "fp8/cublaslt/fp8/m:4096/n:4096/k:4096"
-CUPTI = "tensor_util/cupti/fp16/m:4096/n:4096/k:4096"
+FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
+INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
+WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024/layout:nn"
+FP8 = "fp8/cublaslt/fp8/m:4096/n:4096/k:4096/layout:tn"
+CUPTI = "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn"
 
 
 def statuses(comp: compare.Comparison) -> dict[str, str]:
@@ -63,8 +63,8 @@ def test_improvement_is_reported_and_passes(cli, tmp_path):
 
 def _aa_false_alarm_rate(rng, reps: int, cv: float, trials: int, names: int = 5) -> float:
     template = load_doc("gpu_a.json")
-    keys = [FP16, INT8, WMMA, "fp16_vs_fp32/cublaslt/bf16/m:4096/n:4096/k:4096",
-            "fp16_vs_fp32/cublaslt/fp32/m:2048/n:2048/k:2048"][:names]
+    keys = [FP16, INT8, WMMA, "fp16_vs_fp32/cublaslt/bf16/m:4096/n:4096/k:4096/layout:nn",
+            "fp16_vs_fp32/cublaslt/fp32/m:2048/n:2048/k:2048/layout:nn"][:names]
     alarms = 0
     for _ in range(trials):
         base = parse_doc(with_times(template, {k: noisy(rng, 1e-3, cv, reps) for k in keys}))
@@ -131,14 +131,15 @@ def test_added_removed_errored_and_skipped_benchmarks_are_listed(cli, tmp_path):
                        "CUBLAS_STATUS_NOT_SUPPORTED", iterations=0, real_time=0.0, cpu_time=0.0)
         rows.append(row)
     extra = dict(next(r for r in doc["benchmarks"] if r["run_name"].startswith(FP16)))
-    extra["name"] = extra["run_name"] = "fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/manual_time"
+    big = "fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"
+    extra["name"] = extra["run_name"] = big + "/manual_time"
     rows.append(extra)
     cand["benchmarks"] = rows
     code, out, _ = cli("compare", fixture("gpu_a.json"), write(tmp_path, "c.json", cand))
     assert code == 1  # the newly failing INT8 benchmark
     lines = {line.split()[0]: line for line in out.splitlines() if line and "/" in line.split()[0]}
     assert "MISSING (not in the candidate)" in lines[WMMA]
-    assert "only in candidate" in lines["fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192"]
+    assert "only in candidate" in lines["fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"]
     assert "FAILED" in lines[INT8] and "CUBLAS_STATUS_NOT_SUPPORTED" in lines[INT8]
     assert "skipped" in lines[FP8] and "FP8 needs compute capability 8.9" in lines[FP8]
     assert "failed on both" in lines[CUPTI]
@@ -148,11 +149,45 @@ def test_added_removed_errored_and_skipped_benchmarks_are_listed(cli, tmp_path):
         assert part in summary
 
 
-def test_benchmark_that_runs_again_is_reported(tmp_path):
+def test_a_benchmark_skipped_in_the_baseline_that_runs_now_shows_its_value(cli):
     base = parse_doc(load_doc("gpu_a.json"))
-    comp = compare.compare(base, parse_doc(load_doc("gpu_b.json")), compare.Options())
-    assert statuses(comp)[FP8] == compare.SKIPPED  # skipped in the baseline: listed, not compared
-    assert not comp.failing
+    cand = parse_doc(load_doc("gpu_b.json"))
+    comp = compare.compare(base, cand, compare.Options())
+    row = next(r for r in comp.rows if r.name == FP8)
+    assert row.status == compare.FIXED and not row.failing  # listed, not compared, not failing
+    assert row.cand == cand.benchmarks[FP8].sample("time").center and row.base is None
+    assert row.note.startswith("baseline: skipped: FP8 needs compute capability 8.9")
+    code, out, _ = cli("compare", fixture("gpu_a.json"), fixture("gpu_b.json"))
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith(FP8))
+    # The candidate's time (1200 TFLOP/s at 4096^3 is 114.5 us), not "-".
+    assert line.split()[1:4] == ["-", "114.5", "us"] and "now runs (baseline: skipped:" in line
+    assert "1 now runs" in out.strip().splitlines()[-1]
+
+
+def test_a_benchmark_that_failed_in_the_baseline_and_runs_now_is_fixed(cli, tmp_path):
+    """FIXED ("now runs"): the baseline's error row, a measurement in the candidate."""
+    doc = load_doc("gpu_a.json")
+    fp16_rows = [r for r in doc["benchmarks"] if r["run_name"].startswith(FP16 + "/")]
+    cand = dict(doc, benchmarks=[r for r in doc["benchmarks"] if not r["name"].startswith(CUPTI)])
+    for row in fp16_rows:  # CUPTI now measures what FP16 measured
+        cand["benchmarks"].append(dict(row, name=row["name"].replace(FP16, CUPTI),
+                                       run_name=row["run_name"].replace(FP16, CUPTI)))
+    base_set, cand_set = parse_doc(doc), parse_doc(cand)
+    assert base_set.benchmarks[CUPTI].failed and cand_set.benchmarks[CUPTI].ok
+    comp = compare.compare(base_set, cand_set, compare.Options())
+    row = next(r for r in comp.rows if r.name == CUPTI)
+    assert row.status == compare.FIXED and not row.failing
+    assert row.cand == cand_set.benchmarks[FP16].sample("time").center
+    assert row.note == "baseline: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: profiling counters are " \
+                       "not allowed"
+    assert comp.exit_code == 0
+    # With --normalize-peak the value shown is the candidate's % of peak.
+    peak = compare.compare(base_set, cand_set, compare.Options(normalize_peak=True))
+    assert next(r for r in peak.rows if r.name == CUPTI).cand == pytest.approx(80.0, rel=0.02)
+    code, out, _ = cli("compare", fixture("gpu_a.json"), write(tmp_path, "c.json", cand))
+    assert code == 0 and "1 now runs" in out.strip().splitlines()[-1]
+    assert f"{CUPTI}  " in out and "now runs (baseline: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES" in out
 
 
 @pytest.mark.parametrize("suffix,text", [

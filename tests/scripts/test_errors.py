@@ -3,32 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, fixture
+from conftest import FIXTURES, assert_one_line_error, fixture, tcbench
 
 GOOD = str(fixture("gpu_a.json"))
-
-
-def tcbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The tools as a separate process (the same interpreter scripts/tcbench execs)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"))
-    return subprocess.run([sys.executable, "-m", "tcbench_tools", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=120)
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("tcbench: ") and lines[0].endswith(".")
-    for needle in needles:
-        assert needle in lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +71,10 @@ def test_bad_config_files(tmp_path, name, text, needle):
 def test_missing_config_and_bad_threshold(tmp_path):
     assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(tmp_path / "x.json")),
                           "cannot read the config file")
-    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--threshold", "abc"),
-                          "--threshold: 'abc' is not a percentage")
+    proc = tcbench("compare", GOOD, GOOD, "--threshold", "abc")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "argument --threshold: 'abc' is not a percentage" in proc.stderr
+    assert "usage: tcbench compare" in proc.stderr
 
 
 def test_usage_errors_exit_2_without_traceback():

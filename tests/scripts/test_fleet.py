@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from tcbench_tools import fleet_slurm as slurm
-from tcbench_tools.fleet_state import (CANCELLED, DONE, FAILED, LOST, NO_FILES, NO_GPU,
+from tcbench_tools.fleet import slurm
+from tcbench_tools.fleet.state import (CANCELLED, DONE, FAILED, LOST, NO_FILES, NO_GPU,
                                        Manifest, PartitionJob, resolve, write_manifest)
 
 
@@ -56,7 +56,7 @@ def test_submit_bad_gres_and_counts(cli, tmp_path, capsys):
 
 def test_flags_after_dashes_only_for_submit(cli, tmp_path):
     code, out, err = cli("fleet", "status", tmp_path, "--", "--benchmark_filter=x")
-    assert code == 2 and "only for 'run' and 'fleet submit'" in err
+    assert code == 2 and "only for 'run', 'fleet submit' and 'profile'" in err
 
 
 def test_status_and_collect_need_a_fleet_folder(cli, tmp_path):
@@ -83,7 +83,7 @@ def test_status_without_squeue(cli, no_slurm, tmp_path):
 
 def test_bundle_must_be_a_bundle(tmp_path):
     from tcbench_tools.errors import InputError
-    from tcbench_tools.fleet_submit import resolve_programs
+    from tcbench_tools.fleet.submit import resolve_programs
 
     with pytest.raises(InputError, match="is not a tcbench bundle"):
         resolve_programs(tmp_path, None, tmp_path)

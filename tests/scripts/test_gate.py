@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 from conftest import fixture, load_doc, scaled, with_times, write
@@ -12,9 +13,9 @@ from conftest import fixture, load_doc, scaled, with_times, write
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 
-FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096"
-INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096"
-WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024"
+FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
+INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
+WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024/layout:nn"
 BASE = fixture("gpu_a.json")
 
 
@@ -99,7 +100,8 @@ def test_nothing_compared_always_fails_even_with_every_opt_out(cli, tmp_path):
 def test_a_benchmark_that_failed_in_the_baseline_may_disappear():
     # Nothing measured is lost: listed, not failing.
     base = parse_doc(load_doc("gpu_a.json"))
-    cand = parse_doc(without(load_doc("gpu_a.json"), "tensor_util/cupti/fp16/m:4096/n:4096/k:4096"))
+    cand = parse_doc(without(load_doc("gpu_a.json"),
+                             "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn"))
     comp = compare.compare(base, cand, compare.Options())
     row = next(r for r in comp.rows if r.name.startswith("tensor_util/"))
     assert row.status == compare.ONLY_BASE and not row.failing
@@ -317,3 +319,97 @@ def test_decision_table_statuses_and_exit_codes():
     assert json.dumps(compare.CONFIG_KEYS) == json.dumps(
         ["default", "alpha", "thresholds", "allow_missing", "allow_skipped",
          "allow_not_comparable"])
+
+
+# --- renamed benchmarks: a baseline of the first name grammar (tcbench 0.1) ------------------
+
+
+def as_v1(doc: dict) -> dict:
+    """``doc`` as tcbench 0.1 named it: no layout key, n: for element counts, h:/t: for the FP8
+    block's hidden size and tokens, cublaslt_bT for cuBLASLt with B N-contiguous."""
+    out = copy.deepcopy(doc)
+    for row in out["benchmarks"]:
+        for field in ("name", "run_name"):
+            name = row[field]
+            if "/layout:nt" in name:
+                name = name.replace("/cublaslt/", "/cublaslt_bT/", 1)
+            name = re.sub(r"/layout:[nt]{2}", "", name)
+            name = name.replace("/hidden:", "/h:").replace("/tokens:", "/t:") \
+                if name.startswith("fp8/") else name
+            if not name.startswith("loss_scaling/"):
+                name = name.replace("/elements:", "/n:")
+            row[field] = name
+    return out
+
+
+def test_a_v1_baseline_is_renamed_not_missing_and_fails_the_gate(cli, tmp_path):
+    old = write(tmp_path, "v1.json", as_v1(load_doc("gpu_a.json")))
+    code, out, _ = cli("compare", old, BASE)
+    assert code == 1
+    lines = {line.split()[0]: line for line in out.splitlines() if line and "/" in line.split()[0]}
+    old_fp16 = FP16.removesuffix("/layout:nn")
+    assert lines[old_fp16].rstrip().endswith(
+        f"NOT COMPARABLE (renamed: the baseline name has no layout; this benchmark is now {FP16} "
+        "(names carry the GEMM layout since tcbench 0.2); refresh the baseline)")
+    # Both medians are shown (2 * 4096^3 at 256 TFLOP/s: 536.9 us); the new name is not listed
+    # again as new, nothing is "missing".
+    assert lines[old_fp16].split()[1:5] == ["536.9", "us", "536.9", "us"]
+    assert FP16 not in lines and "MISSING" not in out and "only in candidate" not in out
+    # Every GEMM that ran (12 fp16_vs_fp32 cuBLASLt, 1 WMMA, int8, 3 alignment) is renamed; the
+    # FP8 skip and the CUPTI failure keep their status under the old name, naming the new one;
+    # the unchanged loss_scaling name is compared.
+    assert summary(out) == ("tcbench compare: FAIL: 17 NOT COMPARABLE, 1 unchanged, 1 skipped, "
+                            "1 failed on both.")
+    assert lines["fp8/cublaslt/fp8/m:4096/n:4096/k:4096"].rstrip().endswith(
+        "; renamed: fp8/cublaslt/fp8/m:4096/n:4096/k:4096/layout:tn in the candidate)")
+    assert "loss_scaling/unscale/fp32/elements:16777216" in lines
+    code, out, _ = cli("compare", old, BASE, "--allow-not-comparable")
+    assert code == 0 and "17 not comparable (allowed)" in summary(out)
+
+
+def test_renames_say_what_changed_for_every_v1_form(tmp_path):
+    new = parse_doc(load_doc("fp8_gpu_h.json"))
+    comp = compare.compare(parse_doc(as_v1(load_doc("fp8_gpu_h.json"))), new, compare.Options())
+    notes = {r.name: r.note for r in comp.rows}
+    statuses = {r.name: r.status for r in comp.rows}
+    e5m2 = "fp8/gemm_e5m2xe5m2_bf16/fp8/m:4096/n:4096/k:4096/accum:fast"  # skipped on both sides
+    assert statuses.pop(e5m2) == compare.SKIPPED
+    assert set(statuses.values()) == {compare.NOT_COMPARABLE} and len(statuses) == 53
+    assert notes["fp8/layer_qkv/fp8/h:4096/t:4096/recipe:delayed"].startswith(
+        "renamed: the baseline name has no layout and has h:/t: (hidden:/tokens: now); this "
+        "benchmark is now fp8/layer_qkv/fp8/hidden:4096/tokens:4096/layout:tn/recipe:delayed ")
+    assert notes["fp8/recipe_cast/fp8/n:1048576/in:bf16"].startswith(
+        "renamed: the baseline name counts elements as n: (elements: now); this benchmark is now "
+        "fp8/recipe_cast/fp8/elements:1048576/in:bf16 ")
+    # The 16-bit GEMMs beside the FP8 ones were timed NN under their v1 names.
+    assert ", and the baseline timed it NN (" in notes["fp8/gemm/bf16/m:4096/n:4096/k:4096"]
+    assert "timed it NN" not in notes["fp8/gemm_e4m3xe4m3_bf16/fp8/m:4096/n:4096/k:4096/accum:fast"]
+    # alignment's B N-contiguous variant: one variant name, the layout key.
+    quick = load_doc("alignment_quick.json")
+    comp = compare.compare(parse_doc(as_v1(quick)), parse_doc(quick), compare.Options())
+    row = next(r for r in comp.rows if r.name == "alignment/cublaslt_bT/fp16/m:4096/n:33/k:4096")
+    assert row.status == compare.NOT_COMPARABLE and row.note.startswith(
+        "renamed: the baseline name says cublaslt_bT (cublaslt with layout:nt now); this "
+        "benchmark is now alignment/cublaslt/fp16/m:4096/n:33/k:4096/layout:nt ")
+
+
+def test_an_older_candidate_is_renamed_too():
+    comp = compare.compare(parse_doc(load_doc("gpu_a.json")),
+                           parse_doc(as_v1(load_doc("gpu_a.json"))), compare.Options())
+    row = next(r for r in comp.rows if r.name == FP16)
+    assert row.status == compare.NOT_COMPARABLE and row.failing
+    assert row.note.startswith("renamed: the candidate name has no layout: it comes from a tcbench "
+                               "older than tcbench 0.2")
+    assert comp.exit_code == 1 and not any(r.status == compare.ONLY_CAND for r in comp.rows)
+
+
+def test_a_renamed_benchmark_that_fails_now_is_a_failure_not_a_rename(tmp_path):
+    cand = load_doc("gpu_a.json")
+    for row in cand["benchmarks"]:
+        if key(row) == INT8:
+            row.update(error_occurred=True, error_message="cublasLtMatmul failed")
+    comp = compare.compare(parse_doc(as_v1(load_doc("gpu_a.json"))), parse_doc(cand),
+                           compare.Options(allow_not_comparable=True))
+    row = next(r for r in comp.rows if r.name == INT8.removesuffix("/layout:tn"))
+    assert row.status == compare.FAILED and row.failing
+    assert row.note == f"candidate: cublasLtMatmul failed; renamed: {INT8} in the candidate"

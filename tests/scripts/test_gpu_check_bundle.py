@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gpu_check_torch  # scripts/ (pytest.ini's pythonpath)
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,8 +32,6 @@ CUDA_LIBRARY = re.compile(r"^lib(cudart|cublas|cublasLt|cupti|nvperf\w*|cuda)\.s
 RUNTIME_LIBRARY = re.compile(
     r"^(linux-vdso|ld-linux[-\w.]*|libc|libm|libdl|librt|libpthread|libutil|libstdc\+\+|libgcc_s)\.so")
 
-sys.path.insert(0, str(REPO / "scripts"))
-import gpu_check_torch  # noqa: E402
 
 can_build = all(shutil.which(tool) for tool in ("cmake", "ninja", "ldd", "readelf")) and \
     Path(os.environ.get("CUDACXX", "/usr/local/cuda/bin/nvcc")).is_file()
@@ -320,7 +319,8 @@ def test_torch_comparison_ratio_and_verdicts():
         gbench_row(base.format("bf16"), 620.0),
         gbench_row(base.format("bf16"), 1.0, run_type="aggregate"),   # ignored
         gbench_row(base.format("fp16_acc16"), 900.0),                 # another precision
-        gbench_row("fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096", 500.0),  # another size
+        # another size:
+        gbench_row("fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn", 500.0),
         gbench_row(base.format("fp16"), 580.0),
     ]}
     torch_doc = {"size": 8192, "results": {"bf16": {"tflops": 610.0}, "fp16": {"tflops": 600.0}}}
@@ -336,8 +336,8 @@ def test_torch_comparison_ratio_and_verdicts():
 
 
 def test_torch_comparison_reports_a_tcbench_error_or_absence():
-    tcbench = {"benchmarks": [gbench_row("fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192",
-                                         error="skipped: needs 1.2 GB")]}
+    name = "fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192/layout:nn"
+    tcbench = {"benchmarks": [gbench_row(name, error="skipped: needs 1.2 GB")]}
     torch_doc = {"size": 8192, "results": {"bf16": {"tflops": 600.0}, "fp16": {"tflops": 600.0}}}
     rows = {r["precision"]: r for r in gpu_check_torch.compare(torch_doc, tcbench)["rows"]}
     assert rows["bf16"]["ratio"] is None and "needs 1.2 GB" in rows["bf16"]["verdict"]
@@ -346,17 +346,17 @@ def test_torch_comparison_reports_a_tcbench_error_or_absence():
 
 def test_torch_filter_selects_exactly_the_compared_rows():
     pattern = re.compile(gpu_check_torch.tcbench_filter(8192))
-    names = {p: f"fp16_vs_fp32/cublaslt/{p}/m:8192/n:8192/k:8192/manual_time"
+    names = {p: f"fp16_vs_fp32/cublaslt/{p}/m:8192/n:8192/k:8192/layout:nn/manual_time"
              for p in ("bf16", "fp16", "fp16_acc16", "fp32", "tf32")}
     assert {p for p, n in names.items() if pattern.search(n)} == {"bf16", "fp16"}
-    assert not pattern.search("fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:81920")
+    assert not pattern.search("fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:81920/layout:nn")
 
 
 def test_torch_compare_cli_writes_ratio_json(tmp_path: Path):
     torch_json, tcbench_json, out = tmp_path / "t.json", tmp_path / "b.json", tmp_path / "r.json"
     torch_json.write_text(json.dumps({"size": 8192, "results": {"bf16": {"tflops": 500.0}}}))
     tcbench_json.write_text(json.dumps({"benchmarks": [
-        gbench_row("fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192", 495.0)]}))
+        gbench_row("fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192/layout:nn", 495.0)]}))
     assert gpu_check_torch.main(["compare", str(torch_json), str(tcbench_json),
                                  "--out", str(out)]) == 0
     rows = {r["precision"]: r for r in json.loads(out.read_text())["rows"]}
@@ -489,8 +489,9 @@ if "8192" in args.get("--benchmark_filter", ""):
     doc = json.load(open({fixture!r}))
     row = dict(doc["benchmarks"][0], run_type="iteration")
     doc["benchmarks"] = [
-        dict(row, name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/manual_time",
-             run_name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/manual_time", tflops=t)
+        dict(row, tflops=t,
+             name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/layout:nn/manual_time",
+             run_name=f"fp16_vs_fp32/cublaslt/{{p}}/m:8192/n:8192/k:8192/layout:nn/manual_time")
         for p, t in (("bf16", 600.0), ("fp16", 500.0))]
     json.dump(doc, open(out, "w"))
 else:

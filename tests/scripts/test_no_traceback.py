@@ -15,12 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, fixture, load_doc, write
-from test_errors import assert_one_line_error, tcbench
-from test_run import make_fake
+from conftest import REPO, assert_one_line_error, fixture, load_doc, make_fake, tcbench, write
 
 GOOD = str(fixture("gpu_a.json"))
-FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096"
+FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
 
 
 def unwritable_dir(tmp_path: Path) -> Path | None:

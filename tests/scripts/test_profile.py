@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, fixture
 
-from tcbench_tools import profile
+from tcbench_tools import profile, schema
 
 METRICS_JSON = fixture("ncu/gh100_metrics.json").read_text()
 DETAILS_CSV = fixture("ncu/gh100_details.csv").read_text()
@@ -27,13 +27,14 @@ def test_metric_list_is_the_json_tcbench_metrics_prints():
 
 
 def test_recorded_metric_list_matches_the_cpp_table():
-    # The fixture was printed by tcbench_metrics; every name in it is in metric_table.cpp, so a
-    # renamed metric makes this fixture (and this test) visibly stale.
+    # The fixture was printed by tcbench_metrics; every metric in it is in metric_table.cpp and
+    # every counter it maps to is a schema counter (schema.py, checked against the C++ by
+    # test_schema.py), so a renamed metric or counter makes this fixture visibly stale.
     table = "".join((REPO / "common/profiling" / f).read_text() for f in (
         "src/metric_table.cpp", "include/tcbench/profiling/metric_table.hpp"))
     for m in profile.parse_metric_list(METRICS_JSON).metrics:
         assert f'"{m.name}"' in table, m.name
-        assert f'"{m.counter}"' in table, m.counter
+        assert m.counter in schema.PROFILE_COUNTERS, m.counter
 
 
 def test_parse_skips_preamble_and_groups_rows_by_launch():
@@ -199,4 +200,4 @@ def test_profile_of_a_missing_binary_is_a_usage_error(fakes, cli, tmp_path):
 
 def test_dash_dash_is_still_refused_for_compare(cli):
     code, _, err = cli("compare", "a", "b", "--", "x")
-    assert code == 2 and "'run', 'fleet' and 'profile'" in err
+    assert code == 2 and "'run', 'fleet submit' and 'profile'" in err

@@ -7,13 +7,10 @@ import re
 
 import matplotlib.image as mpimg
 import pytest
-from conftest import fixture
+from conftest import PNG_SIGNATURE, fixture, table_rows
 
-from tcbench_tools import report
+from tcbench_tools.sections import overview
 from tcbench_tools.results import load
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
 
 @pytest.fixture
 def three_gpus(cli, tmp_path):
@@ -22,12 +19,6 @@ def three_gpus(cli, tmp_path):
                             fixture("gpu_c.json"), "--out", out)
     assert code == 0, err
     return out, stdout, err
-
-
-def table_rows(markdown: str, heading: str) -> list[list[str]]:
-    section = markdown.split(heading + "\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ")]
-    return [[c.strip() for c in r.strip("|").split("|")] for r in rows[2:]]  # skip header+rule
 
 
 def test_topic_table_has_best_result_pct_and_speedup_per_gpu(three_gpus):
@@ -93,20 +84,20 @@ def test_skips_and_failures_are_listed(three_gpus):
     md = (out / "report.md").read_text()
     section = md.split("## Skipped and failed")[1]
     assert "skipped (3): tf32 is not supported on compute capability 7.5" in section
-    assert "FAILED `tensor_util/cupti/fp16/m:4096/n:4096/k:4096`" in section
+    assert "FAILED `tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn`" in section
 
 
 def test_sweep_detection():
     sets = [load(fixture("gpu_a.json")), load(fixture("gpu_c.json"))]
-    sweeps = report.find_sweeps(sets, ["A", "C"])
+    sweeps = overview.find_sweeps(sets, ["A", "C"])
     by_title = {s.title: s for s in sweeps}
-    square = by_title["fp16_vs_fp32/cublaslt/fp16: TFLOP/s vs m=n=k"]
+    square = by_title["fp16_vs_fp32/cublaslt/fp16 (layout:nn): TFLOP/s vs m=n=k"]
     assert square.lines["A"] == [(1024, 160.0), (2048, 224.0), (4096, 256.0)]
     assert [x for x, _ in square.lines["C"]] == [1024, 2048, 4096]
-    align = by_title["alignment/cublaslt/fp16 (m:4096, n:4096): TFLOP/s vs k"]
+    align = by_title["alignment/cublaslt/fp16 (m:4096, n:4096, layout:nn): TFLOP/s vs k"]
     assert [x for x, _ in align.lines["A"]] == [4095, 4096, 4097]
     # tf32 exists only on A (skipped on C): one line.
-    assert set(by_title["fp16_vs_fp32/cublaslt/tf32: TFLOP/s vs m=n=k"].lines) == {"A"}
+    assert set(by_title["fp16_vs_fp32/cublaslt/tf32 (layout:nn): TFLOP/s vs m=n=k"].lines) == {"A"}
     # Single-size benchmarks are not sweeps.
     assert not any(s.topic == "int8_gemm" for s in sweeps)
 

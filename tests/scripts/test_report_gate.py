@@ -4,13 +4,10 @@ GPUs and fast with many benchmarks (issue 13, sections 1 and 3)."""
 from __future__ import annotations
 
 import copy
-import json
 import os
 import re
-import resource
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -20,7 +17,7 @@ from matplotlib.figure import Figure
 
 from tcbench_tools import plots
 
-FP16_1024 = "fp16_vs_fp32/cublaslt/fp16/m:1024/n:1024/k:1024"
+FP16_1024 = "fp16_vs_fp32/cublaslt/fp16/m:1024/n:1024/k:1024/layout:nn"
 
 
 def table_header(markdown: str, heading: str) -> list[str]:
@@ -81,6 +78,39 @@ def test_a_nan_throughput_in_the_first_row_does_not_hide_the_best(cli, tmp_path)
                 if ln.startswith("| fp16 |"))
     assert fp16.split("|")[3].strip() == "256"
     assert f"INVALID `{FP16_1024}`: tflops of repetition 0 is NaN (left out)" in md
+
+
+def test_a_physically_impossible_counter_is_invalid_like_a_nan(cli, tmp_path):
+    """schema.py's ranges: a negative TFLOP/s or a share of peak above 200 % is no measurement."""
+    doc = load_doc("gpu_a.json")
+    for row in doc["benchmarks"]:
+        if row["run_name"].startswith(FP16_1024) and row.get("repetition_index") == 2:
+            row["tflops"] = -3.0
+            row["pct_of_peak"] = 250.0
+    bad = write(tmp_path, "impossible.json", doc)
+    code, _, err = cli("report", bad, "--out", tmp_path / "rep")
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert (f"INVALID `{FP16_1024}`: tflops of repetition 2 is -3, outside its physical range "
+            "(> 0) (left out)") in md
+    code, out, err = cli("compare", fixture("gpu_a.json"), bad, "--normalize-peak")
+    assert code == 2 and "pct_of_peak of repetition 2 is 250, outside its physical range " \
+                         "(> 0 and <= 200)" in out
+
+
+def test_the_alignment_section_leaves_out_a_point_that_is_not_a_number(cli, tmp_path):
+    doc = load_doc("alignment_quick.json")
+    name = "alignment/cublaslt/fp16/m:4096/n:33/k:4096/layout:nn"
+    for row in doc["benchmarks"]:
+        if row["run_name"].startswith(name + "/"):
+            row["tflops"] = float("nan")
+    code, _, err = cli("report", write(tmp_path, "nan.json", doc), "--out", tmp_path / "rep")
+    assert code == 0, err  # it crashed (exit 70) before sections/_common.value
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"INVALID `{name}`" in md
+    pairs = [line for line in md.split("### Pairs")[1].splitlines()
+             if line.startswith("| Fixture GPU H | fp16 | 32 / 33 |")]
+    assert pairs and pairs[0].split("|")[5].strip() == "-"  # no odd-size throughput invented
 
 
 @pytest.fixture
@@ -161,7 +191,7 @@ def test_each_sweep_title_appears_once(three_gpu_report):
     parser = VisibleText()
     parser.feed(page)
     text = "\n".join(parser.parts)
-    title = "fp16_vs_fp32/cublaslt/fp16: TFLOP/s vs m=n=k"
+    title = "fp16_vs_fp32/cublaslt/fp16 (layout:nn): TFLOP/s vs m=n=k"
     assert text.count(title) == 1
 
 
@@ -182,7 +212,7 @@ def synthetic_run(rows: int) -> dict:
     for p in precisions:
         for i in range(rows // len(precisions)):
             size = 16 * (i + 1)
-            name = f"fp16_vs_fp32/cublaslt/{p}/m:{size}/n:{size}/k:{size}/manual_time"
+            name = f"fp16_vs_fp32/cublaslt/{p}/m:{size}/n:{size}/k:{size}/layout:nn/manual_time"
             benchmarks.append({
                 "name": name, "family_index": 0, "per_family_instance_index": i,
                 "run_name": name, "run_type": "iteration", "repetitions": 1,

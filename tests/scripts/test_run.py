@@ -8,82 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from conftest import REPO, fixture
-
-# A fake benchmark binary: records its argv and CUDA_VISIBLE_DEVICES, then writes the benchmarks
-# of a fixture whose topic matches its name into --benchmark_out (Google Benchmark's behaviour),
-# or behaves as told by MODE.
-FAKE = '''#!{python}
-import json, os, sys
-MODE, TOPIC, SOURCE = {mode!r}, {topic!r}, {source!r}
-here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(here, os.path.basename(__file__) + ".argv"), "w") as fh:
-    json.dump({{"argv": sys.argv[1:], "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
-               "order": os.environ.get("CUDA_DEVICE_ORDER")}}, fh)
-if MODE == "nogpu":
-    print("tcbench: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)",
-          file=sys.stderr)
-    sys.exit(77)
-if MODE == "crash":
-    print("starting", flush=True)
-    print("tcbench: cublasLtMatmul failed: CUBLAS_STATUS_EXECUTION_FAILED", file=sys.stderr)
-    sys.exit(1)
-if MODE == "usage":
-    print("ERROR: unrecognized command-line flag: --benchmark_bogus", file=sys.stderr)
-    sys.exit(2)
-if MODE == "slowlist" and "--benchmark_list_tests=true" in sys.argv:
-    with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
-        fh.write(str(os.getpid()))
-    import time
-    time.sleep(120)
-if MODE == "sleep" and "--benchmark_list_tests=true" not in sys.argv:
-    with open(os.path.join(here, os.path.basename(__file__) + ".pid"), "w") as fh:
-        fh.write(str(os.getpid()))
-    import time
-    time.sleep(120)
-out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--benchmark_out="))
-if MODE == "nomatch":
-    open(out, "w").close()
-    print("Failed to match any benchmarks against regex: x", file=sys.stderr)
-    sys.exit(0)
-doc = json.load(open(SOURCE))
-doc["benchmarks"] = [b for b in doc["benchmarks"] if b["name"].startswith(TOPIC + "/")]
-if MODE == "verifyfail":  # every benchmark of the topic fails its check: error rows, exit 1
-    for b in doc["benchmarks"]:
-        b.update(error_occurred=True, error_message="verification failed: rel_error 0.5 > 0.01")
-json.dump(doc, open(out, "w"))
-print("console output of", TOPIC)
-if MODE == "verifyfail":
-    print("bench: 1 benchmark(s) failed; see the messages above.", file=sys.stderr)
-    sys.exit(1)
-'''
-
-
-def make_fake(bin_dir: Path, name: str, mode: str = "ok", topic: str = "",
-              source: str = "gpu_a.json") -> Path:
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    path = bin_dir / name
-    path.write_text(FAKE.format(python=sys.executable, mode=mode, topic=topic,
-                                source=str(fixture(source))))
-    path.chmod(0o755)
-    return path
-
-
-@pytest.fixture
-def fake_nvidia_smi(tmp_path, monkeypatch) -> str:
-    """An nvidia-smi on PATH that lists two GPUs (``--device`` is checked against it)."""
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    uuid = "GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"
-    smi = tools / "nvidia-smi"
-    smi.write_text("#!/bin/sh\n"
-                   "echo 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
-                   f"echo 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: {uuid})'\n")
-    smi.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
-    return uuid
-
+from conftest import REPO, make_fake
 
 def recorded(bin_dir: Path, name: str) -> dict:
     return json.loads((bin_dir / f"{name}.argv").read_text())
@@ -124,7 +49,7 @@ def test_runs_every_binary_merges_and_summarizes(cli, tmp_path, fake_nvidia_smi)
     # Summary: best per topic and precision, with % of peak; where the files are.
     line = next(ln for ln in stdout.splitlines() if ln.startswith("int8_gemm"))
     assert line.split()[:6] == ["int8_gemm", "int8", "448", "TOP/s", "70.0",
-                                "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096"]
+                                "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"]
     assert f"Results: {out / 'results.json'}" in stdout
     assert (out / "logs" / "bench_int8_gemm.stdout.log").read_text() == "console output of int8_gemm\n"
 
@@ -136,7 +61,8 @@ def test_skips_and_benchmark_errors_are_reported(cli, tmp_path):
     code, stdout, err = cli("run", "--bin-dir", bins, "--out", tmp_path / "out")
     assert code == 1  # the CUPTI benchmark failed for real
     assert "skipped (1): FP8 needs compute capability 8.9 or newer (this GPU is 8.0)" in stdout
-    assert "FAILED tensor_util/cupti/fp16/m:4096/n:4096/k:4096: CUPTI_ERROR_INSUFFICIENT" in stdout
+    assert ("FAILED tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn: "
+            "CUPTI_ERROR_INSUFFICIENT") in stdout
     assert "failed: 0 of 2 binaries, 1 benchmarks." in err
 
 
@@ -243,13 +169,13 @@ def test_progress_counts_finished_benchmarks_from_the_console_output(tmp_path):
     log.write_text(
         "Run on (2 X 3000 MHz CPU s)\n"
         "-----------------------------------------------------------\n"
-        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time   0.010 ms  tflops=3.3\n"
-        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time   0.011 ms  tflops=3.1\n"
-        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/manual_time_median 0.010 ms\n"
-        "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/manual_time ERROR OCCURRED: 'skipped: x'\n")
-    names = {"fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256",
-             "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256",
-             "fp16_vs_fp32/simt/fp32/m:256/n:256/k:256"}
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time   0.010 ms  tflops=3.3\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time   0.011 ms  tflops=3.1\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time_median 0.010 ms\n"
+        "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/layout:nn/manual_time ERROR OCCURRED: 'skipped: x'\n")
+    names = {"fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn",
+             "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/layout:nn",
+             "fp16_vs_fp32/simt/fp32/m:256/n:256/k:256/layout:nn"}
     assert runner.finished_benchmarks(log, names) == 2
     assert runner.finished_benchmarks(tmp_path / "missing.log", names) == 0
 

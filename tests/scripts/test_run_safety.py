@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
-from test_run import fake_nvidia_smi, make_fake  # noqa: F401 (a fixture)
+from conftest import REPO, make_fake
 
-INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096"
+INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
 
 
 def two_binaries(bins: Path, int8_mode: str = "ok") -> None:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import matplotlib.image as mpimg
 import pytest
-from conftest import fixture
-from test_report import PNG_SIGNATURE, table_rows
+from conftest import PNG_SIGNATURE, fixture, table_rows
 
 from tcbench_tools.results import load
 from tcbench_tools.sections import int8_gemm

@@ -54,7 +54,7 @@ def test_report_draws_both_plots_and_the_tables(cli, tmp_path):
     cost = table_rows(md, "### Cost of the fused check-and-unscale")
     assert cost[-1] == ["1,000,000,000", "1660", "83.0", "4.10"]
     pngs = sorted(p.name for p in out.glob("section_loss_scaling_*.png"))
-    assert pngs == ["section_loss_scaling_curves_Fixture_GPU_A.png",
+    assert pngs == ["section_loss_scaling_curves_fixture_gpu_a.png",
                     "section_loss_scaling_landing.png"]
     for name in pngs:
         img = mpimg.imread(out / name)

@@ -3,7 +3,6 @@ shape): the scatter, the counter table, the instructions' ceiling and the summar
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from conftest import fixture

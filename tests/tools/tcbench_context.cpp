@@ -11,6 +11,7 @@
 //       count (kernels::peak_instructions) assumes: {"mma_m16n8k16/fp16": 16, ...} (JSON); the
 //       SASS test checks every hot loop against it
 #include "tcbench/device_info.hpp"
+#include "tcbench/json.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
 #include "tcbench/peaks.hpp"
 #include "tcbench/schema.hpp"
@@ -19,19 +20,6 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
-
-namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tcbench;

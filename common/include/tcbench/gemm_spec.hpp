@@ -9,6 +9,7 @@
 
 #include "tcbench/gemm_problem.hpp"
 #include "tcbench/precision.hpp"
+#include "tcbench/scale_modes.hpp"
 
 #include <cublasLt.h>
 #include <library_types.h>
@@ -23,12 +24,19 @@ namespace tcbench {
 std::string data_type_name(cudaDataType_t t);          // "CUDA_R_8F_E4M3"
 std::string compute_type_name(cublasComputeType_t t);  // "CUBLAS_COMPUTE_32F"
 std::size_t data_type_bytes(cudaDataType_t t);         // 0 for types tcbench never uses
+                                                       // and for sub-byte FP4
+std::size_t data_type_bits(cudaDataType_t t);          // 4 for FP4, 6 for FP6, 8 * bytes else
 std::string cc_string(int cc_major, int cc_minor);     // "9.0": the one cc formatter
 // 90 for 9.0: the one number compute capabilities are compared by.
 constexpr int cc_number(int cc_major, int cc_minor) {
   return cc_major * 10 + cc_minor;
 }
 bool is_fp8_type(cudaDataType_t t);
+bool is_fp4_type(cudaDataType_t t);
+bool is_fp6_type(cudaDataType_t t);
+// FP8, FP6 or FP4: the types cuBLASLt scales (cuBLAS documentation, "Narrow Precision Data
+// Types Usage").
+bool is_narrow_type(cudaDataType_t t);
 
 struct GemmSpec {
   GemmProblem problem;  // m, n, k, transposes, leading dimensions (0 = tightest)
@@ -39,8 +47,14 @@ struct GemmSpec {
   const void* bias = nullptr;  // device vector of length m for the BIAS epilogues
   // FP8 tensor-wide scaling (device fp32 scalars; null means 1): D = d_scale * (alpha *
   // a_scale * b_scale * op(A) op(B) + beta * C), amax_d = max|D| before d_scale.
-  const float* a_scale = nullptr;
-  const float* b_scale = nullptr;
+  // With a block scale mode (scale_mode, scale_modes.hpp) a_scale and b_scale are the device
+  // scale tensors, in the layout and element type of the mode (numerics/scale_layout.hpp), and
+  // a_scale_count / b_scale_count how many scale elements each holds, so that a tensor of the
+  // wrong size or alignment is refused before cuBLASLt reads it.
+  ScaleMode scale_mode = ScaleMode::tensor;
+  const void* a_scale = nullptr;
+  const void* b_scale = nullptr;
+  std::int64_t a_scale_count = 0, b_scale_count = 0;
   const float* d_scale = nullptr;
   float* amax_d = nullptr;
   bool fast_accum = false;  // FP8 only: skip the periodic promotion of partial sums
@@ -52,9 +66,18 @@ struct GemmSpec {
   // dimensions): the types, compute and scale type and layout of p's row in the precision table
   // (precision.hpp); edit fields from there.
   static GemmSpec for_precision(Precision p, std::int64_t m, std::int64_t n, std::int64_t k);
+  // for_precision with scale mode `mode` (scale_modes.hpp) and the scale-tensor sizes its layout
+  // needs at m x n x k; the caller points a_scale and b_scale at tensors of that size.
+  static GemmSpec for_scaling(Precision p, ScaleMode mode, std::int64_t m, std::int64_t n,
+                              std::int64_t k);
 
   bool is_fp8() const;
+  bool is_fp4() const;
+  bool is_narrow() const;  // FP8, FP6 or FP4 operands
   bool is_int8() const;
+  // The scale elements cuBLASLt reads for A and B under scale_mode (0 for tensor scaling).
+  std::int64_t a_scale_elements() const;
+  std::int64_t b_scale_elements() const;
 
   // A sentence naming the offending values, or nullopt if cuBLASLt should accept the spec on
   // a GPU of this compute capability.

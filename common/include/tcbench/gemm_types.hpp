@@ -12,6 +12,8 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp4.h>
+#include <cuda_fp6.h>
 #include <cuda_fp8.h>
 #include <library_types.h>
 
@@ -48,6 +50,12 @@ TCB_STORAGE_TYPE_(CUDA_R_8I, std::int8_t)
 TCB_STORAGE_TYPE_(CUDA_R_32I, std::int32_t)
 TCB_STORAGE_TYPE_(CUDA_R_8F_E4M3, __nv_fp8_e4m3)
 TCB_STORAGE_TYPE_(CUDA_R_8F_E5M2, __nv_fp8_e5m2)
+// Narrow block-scaled types: cuBLASLt packs FP4 two to a byte, so its storage unit is a pair
+// (__nv_fp4x2_e2m1, element 2i in the low nibble); FP6 has no cuBLASLt GEMM and is kept one to a
+// byte. Neither is in visit_data_type(): their GEMMs fill and verify through the case's own
+// quantization and dequantized reference (GemmCase::prepare, GemmCase::reference).
+TCB_STORAGE_TYPE_(CUDA_R_4F_E2M1, __nv_fp4x2_e2m1)
+TCB_STORAGE_TYPE_(CUDA_R_6F_E2M3, __nv_fp6_e2m3)
 #undef TCB_STORAGE_TYPE_
 template <cudaDataType_t T>
 using storage_t = typename StorageOf<T>::type;

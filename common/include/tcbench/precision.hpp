@@ -28,6 +28,8 @@ enum class Precision {
   bf16,        // BF16 in, FP32 accumulate (HMMA)
   int8,        // INT8 in, INT32 accumulate (IMMA)
   fp8,         // FP8 (E4M3/E5M2) in, FP32 accumulate (QGMMA on Hopper)
+  fp4,         // FP4 (E2M1) in, block-scaled (NVFP4; Blackwell), FP32 accumulate
+  fp6,         // FP6 (E2M3/E3M2) in, block-scaled (MXFP6; Blackwell): no cuBLASLt GEMM, a peak
 };
 
 // One row: the configuration tcbench measures for a precision.
@@ -39,12 +41,14 @@ struct PrecisionInfo {
   cublasComputeType_t compute;  // fp32 is PEDANTIC: plain COMPUTE_32F lets cuBLAS opt into
                                 // TF32 or BF16x9 emulation; the baseline must stay FFMA
   cudaDataType_t scale;         // the type of alpha and beta
-  // Layout rule: A must be K-contiguous (transposed, "TN"), as IMMA and FP8 tensor cores need
-  // (cuBLAS documentation, cublasLtMatmul: "regular ordering" INT8 and FP8 requirements).
+  // Layout rule: A must be K-contiguous (transposed, "TN"), as IMMA, FP8 and FP4 tensor cores need
+  // (cuBLAS documentation, cublasLtMatmul: "regular ordering" INT8, FP8 and FP4 requirements).
   bool a_k_major;
   bool integer;  // TOP/s ("tops") instead of TFLOP/s ("tflops"); exact accumulation
   // GeForce boards of architectures that have them run this precision's tensor math at half the
-  // datacenter rate (FP32 accumulation: tf32, fp16, bf16, fp8); FP16-accumulate and INT8 do not.
+  // datacenter rate (FP32 accumulation: tf32, fp16, bf16, fp8, fp6); FP16-accumulate, INT8 and
+  // FP4 do not (RTX 5090: 3352 sparse FP4 "AI TOPS" = 170 SMs x 2.407 GHz x 4096 x 2, the
+  // full GB20x rate; peaks.cpp).
   bool halved_on_geforce;
 };
 
@@ -59,6 +63,8 @@ inline constexpr std::array kPrecisionTable = {
   PrecisionInfo{Precision::bf16,       "bf16",       CUDA_R_16BF,    CUDA_R_16BF,    CUDA_R_16BF,    CUDA_R_16BF,    CUBLAS_COMPUTE_32F,          CUDA_R_32F,  false, false, true},
   PrecisionInfo{Precision::int8,       "int8",       CUDA_R_8I,      CUDA_R_8I,      CUDA_R_32I,     CUDA_R_32I,     CUBLAS_COMPUTE_32I,          CUDA_R_32I,  true,  true,  false},
   PrecisionInfo{Precision::fp8,        "fp8",        CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF,    CUDA_R_16BF,    CUBLAS_COMPUTE_32F,          CUDA_R_32F,  true,  false, true},
+  PrecisionInfo{Precision::fp4,        "fp4",        CUDA_R_4F_E2M1, CUDA_R_4F_E2M1, CUDA_R_16BF,    CUDA_R_16BF,    CUBLAS_COMPUTE_32F,          CUDA_R_32F,  true,  false, false},
+  PrecisionInfo{Precision::fp6,        "fp6",        CUDA_R_6F_E2M3, CUDA_R_6F_E2M3, CUDA_R_16BF,    CUDA_R_16BF,    CUBLAS_COMPUTE_32F,          CUDA_R_32F,  true,  false, true},
 };
 // clang-format on
 

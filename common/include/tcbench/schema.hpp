@@ -39,6 +39,8 @@ enum class Key {
   layer,       // which layer of a block a GEMM shape is
   in,          // input type of a scaling kernel
   recipe,      // FP8 scaling recipe
+  history,     // FP8 delayed scaling: amax history length
+  margin,      // FP8 delayed scaling: margin (powers of two below the format's max)
 };
 std::string_view key_name(Key k);
 std::span<const Key> all_keys();
@@ -136,6 +138,8 @@ TCB_COUNTER_(block_rel_error, "",       lower,  0, true,  kUnbounded, "the block
 TCB_COUNTER_(fp8_layers,     "count",   none,   0, true,  kUnbounded, "layers running in FP8")
 TCB_COUNTER_(within_budget,  "flag",    none,   0, true,  1,          "1 when every layer meets the error budget")
 TCB_COUNTER_(budget,         "",        none,   0, false, kUnbounded, "the per-layer error budget (relative)")
+// Block scaling (bench_block_scaling).
+TCB_COUNTER_(bytes_per_element, "B",    lower,  0, false, kUnbounded, "storage of an operand per element, its scales included")
 // Alignment (bench_alignment).
 TCB_COUNTER_(model_efficiency, "",      none,   0, true,  1,          "the efficiency model's predicted relative throughput")
 TCB_COUNTER_(model_tflops,   "TFLOP/s", none,   0, true,  kUnbounded, "the model's predicted rate")
@@ -184,10 +188,20 @@ TCB_COUNTER_(tensor_dmma_pct, "%",      none,   0, true,  200,        "DMMA sub-
 TCB_COUNTER_(tensor_hmma_hgmma_qgmma_pct, "%", none, 0, true, 200,    "Hopper's HMMA/HGMMA/QGMMA type sub-pipe")
 TCB_COUNTER_(sm_throughput_pct, "%",    none,   0, true,  200,        "sm__throughput.avg.pct_of_peak_sustained_elapsed")
 TCB_COUNTER_(dram_throughput_pct, "%",  none,   0, true,  200,        "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+// Host studies (tcbench_studies: what the CPU answers without a GPU).
+TCB_COUNTER_(top1_accuracy_pct, "%",       higher, 0, true,  100,        "top-1 accuracy on the held-out split")
+TCB_COUNTER_(top1_agreement_pct, "%",       higher, 0, true,  100,        "top-1 agreement with the FP32 model")
+TCB_COUNTER_(final_loss_vs_fp32, "x",   lower,  0, true,  kUnbounded, "final training loss / the FP32 run's")
+TCB_COUNTER_(saturated_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps with a saturated element")
+TCB_COUNTER_(worst_saturated_pct, "%",  lower,  0, true,  100,        "delayed scaling: the worst step's saturated elements")
+TCB_COUNTER_(underflow_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps flushing more than current scaling")
+TCB_COUNTER_(delayed_error_mean, "",    lower,  0, true,  kUnbounded, "delayed scaling: mean relative cast error")
+TCB_COUNTER_(delayed_error_worst, "",   lower,  0, true,  kUnbounded, "delayed scaling: worst relative cast error")
+TCB_COUNTER_(current_error_mean, "",    lower,  0, true,  kUnbounded, "current scaling: mean relative cast error")
 #undef TCB_COUNTER_
 
 // Families: each member is the stem plus a suffix the pattern allows.
-inline constexpr CounterDef speedup_vs_family{"speedup_vs_<precision>", "^speedup_vs_(fp64|fp32|tf32|fp16|fp16_acc16|bf16|int8|fp8)$", "x", Better::higher, 0, false, kUnbounded, "the same problem in <precision> (same layout) / this time"};
+inline constexpr CounterDef speedup_vs_family{"speedup_vs_<precision>", "^speedup_vs_(fp64|fp32|tf32|fp16|fp16_acc16|bf16|int8|fp8|fp4|fp6)$", "x", Better::higher, 0, false, kUnbounded, "the same problem in <precision> (same layout) / this time"};
 inline constexpr CounterDef accuracy_family{"accuracy_<variant>", "^accuracy_[a-z0-9_.]+$", "%", Better::higher, 0, true, 100, "host-evaluated top-1 accuracy of an INT8 study variant"};
 inline constexpr CounterDef agreement_family{"agreement_<variant>", "^agreement_[a-z0-9_.]+$", "%", Better::higher, 0, true, 100, "top-1 agreement of a variant with FP32"};
 inline constexpr CounterDef loss_at_family{"loss_at_<NN>", "^loss_at_[0-9]{2}$", "", Better::lower, 0, true, kUnbounded, "the training loss at curve point NN"};

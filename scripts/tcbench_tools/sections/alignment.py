@@ -1,10 +1,10 @@
 """Report section for bench_alignment: does 33 lose to 32, and does the model explain why?
 
 Plots, per GPU:
-- per precision, throughput against N (M = K = 4096, N up to 256) for each variant (cuBLASLt,
-  cuBLASLt with B stored N-contiguous, our WMMA kernel), the model's prediction (the
-  ``model_tflops`` counter: roofline plus tile and wave quantization with the tile cuBLASLt
-  chose) overlaid as a dashed line, and the multiples of 8 and 16 marked;
+- per precision, throughput against N (M = K = 4096, N up to 256) for each series (cuBLASLt in
+  the precision's layout, cuBLASLt with ``layout:nt``: B stored N-contiguous, our WMMA kernel),
+  the model's prediction (the ``model_tflops`` counter: roofline plus tile and wave quantization
+  with the tile cuBLASLt chose) overlaid as a dashed line, and the multiples of 8 and 16 marked;
 - the headline pairs (32/33, 64/65, 128/129, 8192/8193) as bars per precision;
 - M and K swept around 4096, relative to 4096, with the model's relative prediction.
 Tables: the pairs with ``slowdown_vs_aligned`` and the padding strategies (33 run as 40 or 48,
@@ -14,20 +14,19 @@ pad copy included) with the verdict.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+from matplotlib.patches import Patch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-from matplotlib.patches import Patch  # noqa: E402
-
-from tcbench_tools.names import precision_order  # noqa: E402
-from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet  # noqa: E402
-from tcbench_tools.tables import fmt_num  # noqa: E402
+from tcbench_tools.names import ParsedName, precision_order
+from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
+from tcbench_tools.schema import (COPY_US, GEMM_US, MODEL_TFLOPS, PADDING_WINS, SLOWDOWN_VS_ALIGNED,
+                                   UNPADDED_US, rate_counter)
+from tcbench_tools.sections._common import label as bench_label
+from tcbench_tools.sections._common import microseconds, plt, save, slug, value
+from tcbench_tools.tables import fmt_num
 
 TOPIC = "alignment"
 TITLE = "Alignment: 32 vs 33 and every dimension around it"
@@ -36,12 +35,13 @@ BASE = 4096  # the fixed dimensions of every sweep
 N_PLOT_MAX = 256  # N sweep plots stop here; the 8192 pair is in the pair plot
 MIN_SWEEP_POINTS = 10  # fewer (quick mode: the pairs only) make no sweep plot
 PAIRS = ((32, 33), (64, 65), (128, 129), (8192, 8193))
-VARIANT_STYLE = {  # label, line style, marker
-    "cublaslt": ("cuBLASLt", "-", "o"),
-    "cublaslt_bT": ("cuBLASLt, B N-contiguous", "-", "s"),
+MAIN = "cublaslt"  # cuBLASLt in the precision's own layout (nn; tn for int8 and fp8)
+B_N_CONTIGUOUS = "cublaslt layout:nt"  # the same GEMM with B stored N-contiguous
+VARIANT_STYLE = {  # series: label, line style, marker
+    MAIN: ("cuBLASLt", "-", "o"),
+    B_N_CONTIGUOUS: ("cuBLASLt, layout NT (B N-contiguous)", "-", "s"),
     "wmma": ("our WMMA kernel", "-", "^"),
 }
-_DPI = 110
 
 
 @dataclass
@@ -52,51 +52,35 @@ class Point:
     label: str
 
 
-def _counter(bench: Benchmark, name: str) -> float | None:
-    sample = bench.sample(name)
-    if sample is None or not math.isfinite(sample.center):
-        return None
-    return sample.center
-
-
-def _label(bench: Benchmark) -> str:
-    rows = bench.iterations or list(bench.aggregates.values())
-    return str(rows[0].get("label", "")) if rows else ""
+def _series(parsed: ParsedName) -> str:
+    nt = (parsed.variant, parsed.layout) == ("cublaslt", "nt")
+    return B_N_CONTIGUOUS if nt else parsed.variant
 
 
 def _points(rs: ResultSet) -> dict[tuple[str, str, str], dict[int, Point]]:
-    """(variant, precision, axis) -> {swept value: point}, axis in n/m/k: the other two are 4096."""
+    """(series, precision, axis) -> {swept value: point}, axis in n/m/k: the other two are 4096.
+    The series is the variant, told apart by layout where one variant runs two (cuBLASLt NN or
+    TN, and NT)."""
     out: dict[tuple[str, str, str], dict[int, Point]] = defaultdict(dict)
     for bench in rs.benchmarks.values():
         parsed = bench.parsed
         if parsed.topic != TOPIC or not bench.ok:
             continue
         metric = bench.throughput_metric()
+        throughput = value(bench, metric) if metric else None
         args = parsed.numeric_args()
-        if metric is None or not {"m", "n", "k"} <= args.keys():
-            continue
-        value = bench.sample(metric).center
-        point = Point(value, _counter(bench, "model_tflops"), _counter(bench, "slowdown_vs_aligned"),
-                      _label(bench))
+        if throughput is None or not {"m", "n", "k"} <= args.keys():
+            continue  # no usable throughput (summary lists invalid values) or not a GEMM
+        point = Point(throughput, value(bench, MODEL_TFLOPS),
+                      value(bench, SLOWDOWN_VS_ALIGNED), bench_label(bench))
         for axis, others in (("n", "mk"), ("m", "nk"), ("k", "mn")):
             if all(args[o] == BASE for o in others):
-                out[(parsed.variant, parsed.precision, axis)][int(args[axis])] = point
+                out[(_series(parsed), parsed.precision, axis)][int(args[axis])] = point
     return out
 
 
 def _unit(precision: str) -> str:
-    return THROUGHPUT_UNITS["tops" if precision == "int8" else "tflops"]
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
-    plt.close(fig)
-    return path
+    return THROUGHPUT_UNITS[rate_counter(precision)]
 
 
 def _mark_multiples(ax, lo: float, hi: float) -> None:
@@ -119,7 +103,7 @@ def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], p
         ax.plot(ns, [pts[n].value for n in ns], style, marker=marker, ms=2.5, lw=1.1,
                 color=color, label=f"{name} (measured)")
         model = [(n, pts[n].model) for n in ns if pts[n].model is not None]
-        if model and variant == "cublaslt":
+        if model and variant == MAIN:
             ax.plot([n for n, _ in model], [m for _, m in model], "--", lw=1.4, color="black",
                     label="model (roofline x tile x wave, cuBLASLt's tile)")
     ax.set_xlim(0, max(xs_all) + 2)
@@ -129,7 +113,8 @@ def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], p
     ax.set_title(f"{gpu}: {precision} throughput vs N")
     ax.legend(fontsize="small", loc="upper left")
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
+    fig.tight_layout()
+    return save(fig, path)
 
 
 def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path:
@@ -160,7 +145,8 @@ def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path
                   fontsize="x-small", loc="upper left")
     axes[0].set_ylabel("TFLOP/s (TOP/s for int8)")
     fig.suptitle(f"{gpu}: the headline pairs (M = K = 4096); label = odd / aligned throughput")
-    return _save(fig, path)
+    fig.tight_layout()
+    return save(fig, path)
 
 
 def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Path) -> Path:
@@ -191,7 +177,8 @@ def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Pat
             ax.legend(fontsize="x-small")
     axes[0].set_ylabel("throughput relative to 4096")
     fig.suptitle(f"{gpu}: M and K around 4096 (grey: multiples of 16, dotted: of 8)")
-    return _save(fig, path)
+    fig.tight_layout()
+    return save(fig, path)
 
 
 def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
@@ -208,14 +195,14 @@ def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
                 rows.append([label, prec, variant.removeprefix("pad_to_"), "-", "-", "-", "-",
                              f"skipped: {reason}" if bench.skipped else f"FAILED: {reason}"])
                 continue
-            unpadded = _counter(bench, "unpadded_us")
-            wins = _counter(bench, "padding_wins")
+            unpadded = value(bench, UNPADDED_US)
+            wins = value(bench, PADDING_WINS)
             verdict = ("padding wins" if wins else "unaligned wins") if wins is not None else "-"
             if unpadded is None and wins:
                 verdict = "padding wins (N = 33 cannot run)"
             rows.append([label, prec, variant.removeprefix("pad_to_"), fmt_num(unpadded),
-                         fmt_num(_counter(bench, "gemm_us")), fmt_num(_counter(bench, "copy_us")),
-                         fmt_num(bench.sample("time").center * 1e6), verdict])
+                         fmt_num(value(bench, GEMM_US)), fmt_num(value(bench, COPY_US)),
+                         fmt_num(microseconds(value(bench, "time"))), verdict])
     return rows
 
 
@@ -229,7 +216,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
     pair_rows, pad_rows = [], []
     for rs, label in zip(sets, labels):
         points = _points(rs)
-        slug = _slug(label)
+        tag = slug(label)
         by_prec: dict[str, dict[str, dict[int, Point]]] = defaultdict(dict)
         for (variant, prec, axis), pts in points.items():
             small = {n: p for n, p in pts.items() if n <= N_PLOT_MAX}
@@ -239,16 +226,16 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
             lines = dict(sorted(by_prec[prec].items(),
                                 key=lambda kv: list(VARIANT_STYLE).index(kv[0])
                                 if kv[0] in VARIANT_STYLE else 99))
-            path = out_dir / f"section_{TOPIC}_{slug}_n_sweep_{prec}.png"
+            path = out_dir / f"section_{TOPIC}_{tag}_n_sweep_{prec}.png"
             images.append(plot_n_sweep(label, prec, lines, path))
             doc.heading(3, f"{label}: {prec}, throughput vs N")
             doc.image(path, f"{label} {prec} throughput vs N")
 
         pairs = {prec: pts for (variant, prec, axis), pts in points.items()
-                 if variant == "cublaslt" and axis == "n"
+                 if variant == MAIN and axis == "n"
                  and any(a in pts or b in pts for a, b in PAIRS)}
         if pairs:
-            path = out_dir / f"section_{TOPIC}_{slug}_pairs.png"
+            path = out_dir / f"section_{TOPIC}_{tag}_pairs.png"
             images.append(plot_pairs(label, pairs, path))
             doc.heading(3, f"{label}: the headline pairs")
             doc.image(path, f"{label} headline pairs")
@@ -266,9 +253,9 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                         b.label if b else "skipped"])
 
         mk = {(axis, prec): pts for (variant, prec, axis), pts in points.items()
-              if variant == "cublaslt" and axis in ("m", "k") and len(pts) >= 3}
+              if variant == MAIN and axis in ("m", "k") and len(pts) >= 3}
         if mk:
-            path = out_dir / f"section_{TOPIC}_{slug}_m_k.png"
+            path = out_dir / f"section_{TOPIC}_{tag}_m_k.png"
             images.append(plot_mk(label, mk, path))
             doc.heading(3, f"{label}: M and K around 4096")
             doc.image(path, f"{label} M and K around 4096")

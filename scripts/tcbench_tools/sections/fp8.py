@@ -3,16 +3,20 @@ per-layer precision selection of a transformer block (docs/concepts/fp8-scaling.
 
 Benchmark names it reads (``fp8/<variant>/<precision>/<args>``):
 
-- ``fp8/gemm_<a>x<b>_<d>/fp8/m:M/n:N/k:K/accum:fast|split[/layer:L]``: FP8 cuBLASLt GEMMs with
-  ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``, ``rel_error`` (vs the quantized inputs) and
-  ``rel_error_unquantized`` (vs FP32 of the original inputs); ``fp8/gemm/bf16|fp16/...`` beside.
-- ``fp8/recipe_<kernel>/fp8/n:N/in:bf16|fp32``: scaling kernels with ``gbps`` and
+Every GEMM is TN (``layout:tn``), the FP8 GEMMs and the 16-bit ones they are compared with.
+
+- ``fp8/gemm_<a>x<b>_<d>/fp8/m:M/n:N/k:K/layout:tn/accum:fast|split[/layer:L]``: FP8 cuBLASLt
+  GEMMs with ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``, ``rel_error`` (vs the quantized
+  inputs) and ``rel_error_unquantized`` (vs FP32 of the original inputs); ``fp8/gemm/bf16|fp16/...`` beside.
+- ``fp8/recipe_<kernel>/fp8/elements:N/in:bf16|fp32``: scaling kernels with ``gbps`` and
   ``pct_of_peak``.
-- ``fp8/overhead_<recipe>/fp8/m:M/n:N/k:K``: ``overhead_pct`` of quantizing A and B vs the GEMM.
-- ``fp8/layer_<layer>/<precision>/h:H/t:T[/recipe:R]``: one layer of the block in one precision:
-  ``time_us``, ``rel_error_unquantized``, ``selected`` (1 if the selector chose it).
-- ``fp8/block/bf16|fp8|selected/h:H/t:T``: ``block_time_us``, ``speedup_vs_bf16``,
-  ``block_rel_error``; the selected row's label names each layer's choice.
+- ``fp8/overhead_<recipe>/fp8/m:M/n:N/k:K/layout:tn``: ``overhead_pct`` of quantizing A and B vs
+  the GEMM.
+- ``fp8/layer_<layer>/<precision>/hidden:H/tokens:T/layout:tn[/recipe:R]``: one layer of the
+  block in one precision: ``time_us``, ``rel_error_unquantized``, ``selected`` (1 if the selector
+  chose it).
+- ``fp8/block/bf16|fp8|selected/hidden:H/tokens:T/layout:tn``: ``block_time_us``,
+  ``speedup_vs_bf16``, ``block_rel_error``; the selected row's label names each layer's choice.
 """
 
 from __future__ import annotations
@@ -20,24 +24,21 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import matplotlib
+from matplotlib import ticker
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import ticker  # noqa: E402
-
-from tcbench_tools.tables import fmt_num  # noqa: E402
+from tcbench_tools.sections._common import label as bench_label
+from tcbench_tools.sections._common import plt, save
+from tcbench_tools.sections._common import value
+from tcbench_tools.schema import (BLOCK_REL_ERROR, BLOCK_TIME_US, GBPS, OVERHEAD_PCT, PCT_OF_PEAK,
+                                   REL_ERROR, REL_ERROR_UNQUANTIZED, SELECTED, TFLOPS, TIME_US,
+                                   speedup_vs)
+from tcbench_tools.tables import fmt_num
 
 TOPIC = "fp8"
 TITLE = "FP8: speed, accuracy cost, scaling overhead, precision per layer"
 
 HEADLINE = ("gemm_e4m3xe4m3_bf16", "fast")  # Transformer Engine's forward GEMM: fast accumulation
 LAYERS = ("qkv", "attn_out", "mlp_up", "mlp_down")
-
-
-def _value(bench, metric):
-    sample = bench.sample(metric)
-    return sample.center if sample is not None else None
 
 
 def _fp8_rows(rs):
@@ -76,17 +77,17 @@ def _gemm_table(doc, rs, label):
     rows, speedups = [], {}
     for key in sorted(fp8, key=lambda k: (k[3] != "", k[3], k[:3])):
         f = fp8[key]
-        bt = _value(bf16[key], "tflops") if key in bf16 else None
-        ht = _value(fp16[key], "tflops") if key in fp16 else None
-        ft = _value(f, "tflops")
-        speedup = _value(f, "speedup_vs_bf16")
+        bt = value(bf16[key], TFLOPS) if key in bf16 else None
+        ht = value(fp16[key], TFLOPS) if key in fp16 else None
+        ft = value(f, TFLOPS)
+        speedup = value(f, speedup_vs("bf16"))
         if speedup is None and bt and ft:
             speedup = ft / bt
         speedups[key] = speedup
-        pct = _value(f, "pct_of_peak")
+        pct = value(f, PCT_OF_PEAK)
         rows.append([f"{key[0]}x{key[1]}x{key[2]}", key[3] or "square", fmt_num(bt), fmt_num(ht),
                      fmt_num(ft), "-" if pct is None else f"{pct:.1f}", _fmt_x(speedup),
-                     _fmt_err(_value(f, "rel_error")), _fmt_err(_value(f, "rel_error_unquantized"))])
+                     _fmt_err(value(f, REL_ERROR)), _fmt_err(value(f, REL_ERROR_UNQUANTIZED))])
     doc.table(["m x n x k", "layer", "BF16 TFLOP/s", "FP16 TFLOP/s", "FP8 TFLOP/s",
                "% FP8 peak", "x BF16", "error (quantized inputs)", "error (FP32 inputs)"],
               rows, set(range(2, 9)))
@@ -108,9 +109,9 @@ def _variant_table(doc, rs, label):
     for b in sorted(by_shape[key], key=lambda b: (b.parsed.variant, b.parsed.args.get("accum", ""))):
         p = b.parsed
         a_b_d = p.variant.removeprefix("gemm_")
-        rows.append([a_b_d, p.args.get("accum", "-"), fmt_num(_value(b, "tflops")),
-                     _fmt_x(_value(b, "speedup_vs_bf16")), _fmt_err(_value(b, "rel_error")),
-                     _fmt_err(_value(b, "rel_error_unquantized"))])
+        rows.append([a_b_d, p.args.get("accum", "-"), fmt_num(value(b, TFLOPS)),
+                     _fmt_x(value(b, speedup_vs("bf16"))), _fmt_err(value(b, REL_ERROR)),
+                     _fmt_err(value(b, REL_ERROR_UNQUANTIZED))])
     doc.heading(3, f"{label}: FP8 variants at {key[0]}x{key[1]}x{key[2]}")
     doc.table(["A x B -> D", "accumulation", "TFLOP/s", "x BF16", "error (quantized inputs)",
                "error (FP32 inputs)"], rows, {2, 3, 4, 5})
@@ -123,13 +124,13 @@ def _recipe_tables(doc, rs, label):
         p = b.parsed
         if not b.ok:
             continue
-        if p.variant.startswith("recipe_") and "n" in p.args:
+        if p.variant.startswith("recipe_") and "elements" in p.numeric_args():
             kernels.append([p.variant.removeprefix("recipe_"), p.args.get("in", "-"),
-                            int(float(p.args["n"])), _value(b, "gbps"),
-                            _value(b, "pct_of_peak")])
+                            int(p.numeric_args()["elements"]), value(b, GBPS),
+                            value(b, PCT_OF_PEAK)])
         elif p.variant.startswith("overhead_") and {"m", "n", "k"} <= p.args.keys():
             overhead.append([p.variant.removeprefix("overhead_"), _shape_key(p.args)[:3],
-                             _value(b, "overhead_pct")])
+                             value(b, OVERHEAD_PCT)])
     if kernels:
         doc.heading(3, f"{label}: scaling kernels (memory-bound)")
         doc.table(["kernel", "input", "elements", "GB/s", "% DRAM peak"],
@@ -154,9 +155,10 @@ def _selection_tables(doc, rs, label):
     blocks = defaultdict(dict)  # (h, t) -> {mix: bench}
     for b in _fp8_rows(rs):
         p = b.parsed
-        if not b.ok or not {"h", "t"} <= p.args.keys():
+        sizes = p.numeric_args()
+        if not b.ok or not {"hidden", "tokens"} <= sizes.keys():
             continue
-        ht = (int(float(p.args["h"])), int(float(p.args["t"])))
+        ht = (int(sizes["hidden"]), int(sizes["tokens"]))
         if p.variant.startswith("layer_"):
             option = p.precision + (f"/{p.args['recipe']}" if "recipe" in p.args else "")
             layers[ht][(p.variant.removeprefix("layer_"), option)] = b
@@ -176,9 +178,9 @@ def _selection_tables(doc, rs, label):
                 if b is None:
                     row.append("-")
                     continue
-                t, e = _value(b, "time_us"), _value(b, "rel_error_unquantized")
+                t, e = value(b, TIME_US), value(b, REL_ERROR_UNQUANTIZED)
                 row.append(f"{fmt_num(t)} us, {_fmt_err(e)}")
-                if (_value(b, "selected") or 0) >= 1:
+                if (value(b, SELECTED) or 0) >= 1:
                     chosen = o
             rows.append(row + [chosen])
         if rows:
@@ -191,10 +193,10 @@ def _selection_tables(doc, rs, label):
                 b = mixes.get(mix)
                 if b is None:
                     continue
-                brows.append([name, fmt_num(_value(b, "block_time_us")),
-                              _fmt_x(_value(b, "speedup_vs_bf16")),
-                              _fmt_err(_value(b, "block_rel_error")),
-                              (b.iterations[0].get("label", "") if b.iterations else "")])
+                brows.append([name, fmt_num(value(b, BLOCK_TIME_US)),
+                              _fmt_x(value(b, speedup_vs("bf16"))),
+                              _fmt_err(value(b, BLOCK_REL_ERROR)),
+                              bench_label(b)])
             doc.table(["block", "time (us)", "x all-BF16", "end-to-end error", "layers"],
                       brows, {1, 2, 3})
 
@@ -223,10 +225,7 @@ def _speedup_plot(series, out_dir: Path) -> Path | None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    path = out_dir / "section_fp8_speedup.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, out_dir / "section_fp8_speedup.png")
 
 
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:

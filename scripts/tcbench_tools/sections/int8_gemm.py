@@ -2,13 +2,17 @@
 
 Reads the names and counters bench_int8_gemm writes:
 
-- ``int8_gemm/mlp/<precision>/tokens:N``: the trained MLP's three layer GEMMs at a deployment
-  batch, with ``speedup_vs_fp32`` / ``speedup_vs_fp16``; the int8 row also carries the host
-  evaluation of each INT8 variant as ``accuracy_<variant>`` and ``agreement_<variant>`` (percent),
-  the fp32 row ``accuracy_fp32``.
-- ``int8_gemm/<variant>/<precision>/m:M/n:N/k:K``: the single GEMMs (cuBLASLt, our IMMA kernel, the
-  requantizing int8-out variant) with ``tops``/``tflops``, ``pct_of_peak`` and speed-ups.
-- ``int8_gemm/<kernel>/int8/n:N`` with ``gbps``: the quantization kernels.
+Every GEMM is TN (``layout:tn``: D[out, tokens] = W[out, in] X[tokens, in]^T), in every
+precision, so the speed-ups compare one layout.
+
+- ``int8_gemm/mlp/<precision>/tokens:N/layout:tn``: the trained MLP's three layer GEMMs at a
+  deployment batch, with ``speedup_vs_fp32`` / ``speedup_vs_fp16``; the int8 row also carries the
+  host evaluation of each INT8 variant as ``accuracy_<variant>`` and ``agreement_<variant>``
+  (percent), the fp32 row ``accuracy_fp32``.
+- ``int8_gemm/<variant>/<precision>/m:M/n:N/k:K/layout:tn``: the single GEMMs (cuBLASLt, our IMMA
+  kernel, the requantizing int8-out variant) with ``tops``/``tflops``, ``pct_of_peak`` and
+  speed-ups.
+- ``int8_gemm/<kernel>/int8/elements:N`` with ``gbps``: the quantization kernels.
 
 The plot puts one bar per deployment variant (FP32, TF32, FP16, BF16, then each INT8 calibrator
 and QAT): its speed-up over FP32 at the largest batch, with the accuracy written beside it.
@@ -21,6 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcbench_tools.names import precision_order
+from tcbench_tools.schema import GBPS, PCT_OF_PEAK, accuracy, agreement, speedup_vs
+from tcbench_tools.sections._common import first_row, microseconds, plt, save, value
 from tcbench_tools.tables import fmt_num
 
 TOPIC = "int8_gemm"
@@ -29,11 +35,6 @@ TITLE = "INT8 inference: speed-up and accuracy per calibrator"
 _FLOAT_PATHS = ("fp32", "tf32", "fp16", "bf16")
 _QUANT_KERNELS = ("quantize_per_tensor", "quantize_per_channel", "abs_histogram", "amax",
                   "dequantize", "dequantize_accumulators")
-
-
-def _center(bench, metric: str) -> float | None:
-    sample = bench.sample(metric)
-    return sample.center if sample else None
 
 
 def _mlp_rows(rs) -> dict[tuple[str, int], object]:
@@ -48,9 +49,8 @@ def _mlp_rows(rs) -> dict[tuple[str, int], object]:
 
 def _variants(int8_bench) -> list[str]:
     """INT8 variant names in the order the counters were written (ptq_..., qat)."""
-    rows = int8_bench.iterations or list(int8_bench.aggregates.values())
-    return [key[len("accuracy_"):] for key in (rows[0] if rows else {})
-            if key.startswith("accuracy_")]
+    prefix = accuracy("")
+    return [key.removeprefix(prefix) for key in first_row(int8_bench) if key.startswith(prefix)]
 
 
 def deployment_bars(rs) -> tuple[int, list[tuple[str, float, float | None, float | None]]] | None:
@@ -64,23 +64,20 @@ def deployment_bars(rs) -> tuple[int, list[tuple[str, float, float | None, float
     bars = []
     for prec in _FLOAT_PATHS:
         bench = mlp.get((prec, tokens))
-        if bench is not None and _center(bench, "speedup_vs_fp32") is not None:
+        if bench is not None and value(bench, speedup_vs("fp32")) is not None:
             # fp32/fp16/bf16 rows carry their own host accuracy; tf32 has none (not evaluated).
-            bars.append((prec.upper(), _center(bench, "speedup_vs_fp32"),
-                         _center(bench, f"accuracy_{prec}"), _center(bench, f"agreement_{prec}")))
+            bars.append((prec.upper(), value(bench, speedup_vs("fp32")),
+                         value(bench, accuracy(prec)), value(bench, agreement(prec))))
     int8 = mlp[("int8", tokens)]
-    speedup = _center(int8, "speedup_vs_fp32")
-    for v in _variants(int8):
-        bars.append((f"INT8 {v}", speedup, _center(int8, f"accuracy_{v}"),
-                     _center(int8, f"agreement_{v}")))
+    speedup = value(int8, speedup_vs("fp32"))
+    for v in _variants(int8) if speedup is not None else []:
+        bars.append((f"INT8 {v}", speedup, value(int8, accuracy(v)),
+                     value(int8, agreement(v))))
     return tokens, bars
 
 
 def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
     """Per GPU two panels sharing the rows: speed-up bars, and accuracy points beside them."""
-    from tcbench_tools import plots  # noqa: F401  (selects the headless backend first)
-    import matplotlib.pyplot as plt
-
     n = len(bars_by_gpu)
     height = max(len(b) for _, b in bars_by_gpu.values())
     fig, axes = plt.subplots(1, 2 * n, figsize=(10.0 * n, 0.42 * height + 1.8), squeeze=False,
@@ -126,9 +123,7 @@ def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
         ax_acc.set_title("accuracy beside", fontsize="medium")
         ax_acc.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:
@@ -165,9 +160,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         for (prec, tokens), bench in sorted(_mlp_rows(rs).items(),
                                             key=lambda kv: (kv[0][1], precision_order(kv[0][0]))):
             rows.append([label, str(tokens), prec,
-                         fmt_num((_center(bench, "time") or 0) * 1e6),
-                         fmt_num(_center(bench, "speedup_vs_fp32")),
-                         fmt_num(_center(bench, "speedup_vs_fp16"))])
+                         fmt_num(microseconds(value(bench, "time"))),
+                         fmt_num(value(bench, speedup_vs("fp32"))),
+                         fmt_num(value(bench, speedup_vs("fp16")))])
     if rows:
         doc.heading(3, "MLP layers per batch size")
         doc.table(["GPU", "tokens", "precision", "time (us)", "x FP32", "x FP16"], rows,
@@ -182,10 +177,10 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                 continue
             metric = bench.throughput_metric()
             rows.append([label, p.variant, f"{p.args['m']}x{p.args['n']}x{p.args['k']}",
-                         fmt_num(_center(bench, metric)) if metric else "-",
-                         fmt_num(_center(bench, "pct_of_peak")),
-                         fmt_num(_center(bench, "speedup_vs_fp16")),
-                         fmt_num(_center(bench, "speedup_vs_fp32"))])
+                         fmt_num(value(bench, metric)) if metric else "-",
+                         fmt_num(value(bench, PCT_OF_PEAK)),
+                         fmt_num(value(bench, speedup_vs("fp16"))),
+                         fmt_num(value(bench, speedup_vs("fp32")))])
     if rows:
         doc.heading(3, "INT8 GEMMs")
         doc.table(["GPU", "variant", "m x n x k", "TOP/s", "% peak", "x FP16", "x FP32"], rows,
@@ -197,9 +192,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         for bench in sorted(rs.benchmarks.values(), key=lambda b: b.name):
             p = bench.parsed
             if p.topic == TOPIC and p.variant in _QUANT_KERNELS and bench.ok:
-                rows.append([label, p.variant, p.args.get("n", "-"),
-                             fmt_num(_center(bench, "gbps")),
-                             fmt_num(_center(bench, "pct_of_peak"))])
+                rows.append([label, p.variant, p.args.get("elements", "-"),
+                             fmt_num(value(bench, GBPS)),
+                             fmt_num(value(bench, PCT_OF_PEAK))])
     if rows:
         doc.heading(3, "Quantization kernels (DRAM bandwidth)")
         doc.table(["GPU", "kernel", "elements", "GB/s", "% peak"], rows, {2, 3, 4})

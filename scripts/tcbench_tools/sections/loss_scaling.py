@@ -18,20 +18,18 @@ What the benchmark writes, and what this section reads:
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from tcbench_tools.schema import (FINAL_LOSS, GBPS, LOSS_AT, OVERFLOW_PCT, PCT_OF_PEAK,
+                                   SKIPPED_STEPS, STEPS_RUN, TIME_PER_STEP_US, UNDERFLOW_PCT,
+                                   UNSCALE_PCT_OF_STEP, counter, loss_at, scale_at)
+from tcbench_tools.sections._common import first_row, plt, save, slug, value
 
 TOPIC = "loss_scaling"
 TITLE = "Loss scaling: where FP16 gradients land, training with and without scaling"
 
 MODES = ["fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale"]
 GRADSCALER_DEFAULT_LOG2 = 16
-_CURVE = re.compile(r"^loss_at_(\d+)$")
-
-
-def _value(bench, metric: str) -> float | None:
-    sample = bench.sample(metric)
-    return None if sample is None else sample.center
 
 
 def _ok(rs, variant_prefix: str):
@@ -46,7 +44,7 @@ def landing_points(rs) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
     out: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
     for bench, p in _ok(rs, "landing_"):
         k = p.args.get("scale_log2")
-        under, over = _value(bench, "underflow_pct"), _value(bench, "overflow_pct")
+        under, over = value(bench, UNDERFLOW_PCT), value(bench, OVERFLOW_PCT)
         if k is None or under is None or over is None:
             continue
         out.setdefault((p.variant[len("landing_"):], p.precision), []).append(
@@ -59,16 +57,15 @@ def training_runs(rs) -> dict[str, dict]:
     runs = {}
     for bench, p in _ok(rs, "train_"):
         mode = p.variant[len("train_"):]
-        rows = bench.iterations or list(bench.aggregates.values())
-        points = sorted(int(m.group(1)) for key in (rows[0] if rows else {})
-                        if (m := _CURVE.match(key)))
-        steps_run = _value(bench, "steps_run")
+        points = sorted(int(key.rsplit("_", 1)[1]) for key in first_row(bench)
+                        if (c := counter(key)) is not None and c.name == LOSS_AT)
+        steps_run = value(bench, STEPS_RUN)
         count = len(points)
         curve, scale = [], []
         for i in points:
             step = 0 if count < 2 or not steps_run else round(i * (steps_run - 1) / (count - 1))
-            loss = _value(bench, f"loss_at_{i:02d}")
-            s = _value(bench, f"scale_at_{i:02d}")
+            loss = value(bench, loss_at(i))
+            s = value(bench, scale_at(i))
             if loss is not None:
                 curve.append((step, loss))
             if s is not None:
@@ -81,16 +78,7 @@ def _fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:60]
-
-
 def plot_landing(points, label: str, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     sources = sorted({s for s, _ in points})
     fig, axes = plt.subplots(1, len(sources), figsize=(5.2 * len(sources), 4.0), squeeze=False)
     style = {"fp16": ("tab:red", "FP16"), "bf16": ("tab:blue", "BF16")}
@@ -117,17 +105,10 @@ def plot_landing(points, label: str, path: Path) -> Path:
         ax.legend(fontsize="x-small")
     fig.suptitle(f"Where scaled gradients land ({label})", fontsize="medium")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def plot_curves(runs: dict[str, dict], label: str, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(6.8, 4.2))
     for mode in [m for m in MODES if m in runs] + sorted(set(runs) - set(MODES)):
         curve = runs[mode]["curve"]
@@ -145,9 +126,7 @@ def plot_curves(runs: dict[str, dict], label: str, path: Path) -> Path:
     ax.grid(which="both", alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:
@@ -184,26 +163,26 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                     row += ["-"] * 5
                     continue
                 bench = run["bench"]
-                final = _value(bench, "final_loss")
-                fp32 = _value(runs["fp32"]["bench"], "final_loss") if "fp32" in runs else None
-                step_us = _value(bench, "time_per_step_us")
+                final = value(bench, FINAL_LOSS)
+                fp32 = value(runs["fp32"]["bench"], FINAL_LOSS) if "fp32" in runs else None
+                step_us = value(bench, TIME_PER_STEP_US)
                 row += [_fmt(final, ".3g"),
                         _fmt(final / fp32 if final is not None and fp32 else None, ".2f"),
-                        _fmt(_value(bench, "underflow_pct"), ".1f"),
-                        _fmt(_value(bench, "skipped_steps"), ".0f"),
+                        _fmt(value(bench, UNDERFLOW_PCT), ".1f"),
+                        _fmt(value(bench, SKIPPED_STEPS), ".0f"),
                         _fmt(step_us / 1e3 if step_us is not None else None, ".3f")]
             rows.append(row)
         doc.table(headers, rows, set(range(1, len(headers))))
         for runs, label in zip(per_gpu, labels):
             if any(r["curve"] for r in runs.values()):
                 path = plot_curves(runs, label,
-                                   out_dir / f"section_loss_scaling_curves_{_slug(label)}.png")
+                                   out_dir / f"section_loss_scaling_curves_{slug(label)}.png")
                 images.append(path)
                 doc.image(path, f"Loss curves of the five modes on {label}")
 
     # 3. The cost of scaling.
-    unscale = [{int(float(p.args.get("elements", p.args.get("n", 0)))): b
-                for b, p in _ok(rs, "unscale")} for rs in sets]
+    unscale = [{int(p.numeric_args()["elements"]): b for b, p in _ok(rs, "unscale")
+                if "elements" in p.numeric_args()} for rs in sets]
     sizes = sorted({n for u in unscale for n in u})
     if sizes:
         doc.heading(3, "Cost of the fused check-and-unscale")
@@ -215,9 +194,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
             row = [f"{n:,}"]
             for u in unscale:
                 b = u.get(n)
-                row += [_fmt(_value(b, "gbps") if b else None, ".0f"),
-                        _fmt(_value(b, "pct_of_peak") if b else None, ".1f"),
-                        _fmt(_value(b, "unscale_pct_of_step") if b else None, ".2f")]
+                row += [_fmt(value(b, GBPS) if b else None, ".0f"),
+                        _fmt(value(b, PCT_OF_PEAK) if b else None, ".1f"),
+                        _fmt(value(b, UNSCALE_PCT_OF_STEP) if b else None, ".2f")]
             rows.append(row)
         doc.table(headers, rows, set(range(1, len(headers))))
     return images

@@ -15,21 +15,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-
-from tcbench_tools.names import precision_order  # noqa: E402
-from tcbench_tools.results import Benchmark, ResultSet  # noqa: E402
+from tcbench_tools.names import precision_order
+from tcbench_tools.results import Benchmark, ResultSet
+from tcbench_tools.schema import (CLOCK_MHZ_ATTRIBUTE, CLOCK_MHZ_MEASURED, GBPS, PCT_OF_CLOCK_MODEL,
+                                   PCT_OF_DATASHEET, PCT_OF_MAX_CLOCK_MODEL, PCT_OF_PEAK,
+                                   PROFILE_COUNTERS, TENSOR_ACTIVE_PCT)
+from tcbench_tools.sections._common import label as bench_label
+from tcbench_tools.sections._common import plt, save, slug, value
 
 TOPIC = "tensor_util"
 TITLE = "Tensor-pipe utilization and the instructions' ceiling"
 PEAK_TOPIC = "tensor_peak"
 
-# Counters bench_tensor_util reports (names from common/profiling/src/metric_table.cpp).
-COUNTERS = ("tensor_active_pct", "tensor_hmma_pct", "tensor_imma_pct", "tensor_dmma_pct",
-            "tensor_hmma_hgmma_qgmma_pct", "sm_throughput_pct", "dram_throughput_pct")
 COUNTERS_SKIPPED = re.compile(r"counters skipped: (.*)$")
 
 
@@ -40,18 +37,10 @@ class Point:
     tensor_active: float
 
 
-def _center(bench: Benchmark, metric: str) -> float | None:
-    sample = bench.sample(metric)
-    return sample.center if sample is not None else None
-
-
-def _label(bench: Benchmark) -> str:
-    rows = bench.iterations or list(bench.aggregates.values())
-    return str(rows[0].get("label", "")) if rows else ""
-
-
 def _shape(bench: Benchmark) -> str:
-    return "x".join(bench.parsed.args[k] for k in ("m", "n", "k") if k in bench.parsed.args)
+    """m x n x k of a GEMM, the element count of a memory-bound row, else ""."""
+    args = bench.parsed.args
+    return "x".join(args[k] for k in ("m", "n", "k") if k in args) or args.get("elements", "")
 
 
 def _short(bench: Benchmark) -> str:
@@ -63,8 +52,8 @@ def _throughput(bench: Benchmark) -> tuple[str, float] | None:
     metric = bench.throughput_metric()
     if metric is None:
         return None
-    value = _center(bench, metric)
-    return (metric, value) if value is not None else None
+    got = value(bench, metric)
+    return (metric, got) if got is not None else None
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -77,9 +66,9 @@ def points(rs: ResultSet) -> list[Point]:
     for bench in rs.benchmarks.values():
         if bench.parsed.topic != TOPIC or not bench.ok:
             continue
-        if bench.throughput_metric() == "gbps":
+        if bench.throughput_metric() == GBPS:
             continue  # its pct_of_peak is of DRAM bandwidth, not of a compute peak
-        pct, active = _center(bench, "pct_of_peak"), _center(bench, "tensor_active_pct")
+        pct, active = value(bench, PCT_OF_PEAK), value(bench, TENSOR_ACTIVE_PCT)
         if pct is not None and active is not None:
             found.append((bench, pct, active))
     shapes = [_shape(b) for b, _, _ in found]
@@ -94,7 +83,7 @@ def counters_skipped(rs: ResultSet) -> set[str]:
     reasons = set()
     for bench in rs.benchmarks.values():
         if bench.parsed.topic in (TOPIC, PEAK_TOPIC) and bench.ok:
-            match = COUNTERS_SKIPPED.search(_label(bench))
+            match = COUNTERS_SKIPPED.search(bench_label(bench))
             if match:
                 reasons.add(match.group(1).strip())
     return reasons
@@ -180,13 +169,7 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(fontsize="x-small", loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    return save(fig, path)
 
 
 def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
@@ -206,10 +189,10 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
             doc.para(f"Counters were not collected: {reason}. Throughput was still measured.")
         pts = points(rs)
         if pts:
-            path = scatter(label, pts, out_dir / f"section_{TOPIC}_{_slug(label)}.png")
+            path = scatter(label, pts, out_dir / f"section_{TOPIC}_{slug(label)}.png")
             images.append(path)
             doc.image(path, f"{label}: tensor_active_pct vs pct_of_peak")
-        present = [c for c in COUNTERS if any(b.has(c) for b in benches)]
+        present = [c for c in PROFILE_COUNTERS if any(b.has(c) for b in benches)]
         rows = []
         for b in sorted(benches, key=lambda b: b.name):
             if not b.ok:
@@ -217,9 +200,9 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                 continue
             got = _throughput(b)
             rows.append([_short(b), f"{got[1]:.1f} {got[0]}" if got else "-",
-                         _fmt(_center(b, "pct_of_peak"))] +
-                        [_fmt(_center(b, c)) for c in present])
-        doc.table(["benchmark", "throughput", "pct_of_peak", *present], rows,
+                         _fmt(value(b, PCT_OF_PEAK))] +
+                        [_fmt(value(b, c)) for c in present])
+        doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present], rows,
                   set(range(1, 3 + len(present))))
 
         peak_rows = []
@@ -230,11 +213,11 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
             got = _throughput(b)
             peak_rows.append([f"{b.parsed.variant}/{b.parsed.precision}",
                               f"{got[1]:.1f} {got[0]}" if got else "-",
-                              _fmt(_center(b, "pct_of_clock_model")),
-                              _fmt(_center(b, "pct_of_max_clock_model")),
-                              _fmt(_center(b, "pct_of_datasheet")),
-                              _fmt(_center(b, "clock_mhz_measured"), 0),
-                              _fmt(_center(b, "clock_mhz_attribute"), 0)])
+                              _fmt(value(b, PCT_OF_CLOCK_MODEL)),
+                              _fmt(value(b, PCT_OF_MAX_CLOCK_MODEL)),
+                              _fmt(value(b, PCT_OF_DATASHEET)),
+                              _fmt(value(b, CLOCK_MHZ_MEASURED), 0),
+                              _fmt(value(b, CLOCK_MHZ_ATTRIBUTE), 0)])
         if peak_rows:
             doc.para("The instructions' ceiling (bench_tensor_peak): own kernels issuing only "
                      "tensor instructions, against SMs x clock x ops/clock at the clock measured "

@@ -22,12 +22,8 @@ namespace {
 
 constexpr int kN = 8192;
 
-// An evenly spaced grid over (-1, 1): its |u| is uniform, so fractions are exact up to 1/kN.
 std::vector<float> uniform_grid() {
-  std::vector<float> b(kN);
-  for (int i = 0; i < kN; ++i)
-    b[static_cast<std::size_t>(i)] = -1.0f + (2.0f * float(i) + 1.0f) / float(kN);
-  return b;
+  return tn::uniform_grid(kN);
 }
 const float kA = 1.0f - 1.0f / kN;  // the grid's amax
 
@@ -145,24 +141,14 @@ TEST(Fp8Drift, SchedulesRejectNonsense) {
 
 // The table in docs/concepts/fp8-scaling.md ("Drifting tensors"): deterministic CPU numbers.
 TEST(Fp8Drift, TableForTheDocs) {
-  struct Scenario {
-    const char* name;
-    std::vector<float> amp;
-  };
-  const Scenario scenarios[] = {{"growth 1.05x/step", tn::geometric_amplitudes(64, 1.05f)},
-                                {"growth 1.5x/step", tn::geometric_amplitudes(64, 1.5f)},
-                                {"growth 4x/step", tn::geometric_amplitudes(32, 4.0f)},
-                                {"spike 16x at step 8", tn::spike_amplitudes(64, 8, 16.0f)},
-                                {"spike 4096x at step 8", tn::spike_amplitudes(64, 8, 4096.0f)}};
-  const std::pair<int, int> configs[] = {{1, 0}, {16, 0}, {1024, 0}, {16, 1}, {16, 2}};
   std::printf(
       "| tensor | history | margin | saturating steps | worst saturated | worst overshoot "
       "| underflow steps | delayed error mean / worst | current error mean |\n");
-  for (const Scenario& sc : scenarios)
-    for (auto [history, margin] : configs) {
-      const tn::DriftSummary s = tn::summarize(run(sc.amp, history, margin));
+  for (const tn::DriftScenario& sc : tn::drift_scenarios())
+    for (auto [history, margin] : tn::kDriftConfigs) {
+      const tn::DriftSummary s = tn::summarize(run(sc.amplitude, history, margin));
       std::printf("| %s | %d | %d | %d of %d | %.2f%% | %.2fx | %d | %.3f / %.3f | %.3f |\n",
-                  sc.name, history, margin, s.saturated_steps, s.steps - 1,
+                  sc.label.c_str(), history, margin, s.saturated_steps, s.steps - 1,
                   100 * s.worst_saturated_fraction, s.worst_overshoot, s.underflow_steps,
                   s.delayed_mean_error, s.delayed_worst_error, s.current_mean_error);
       EXPECT_LE(s.current_worst_error, 0.03);  // E4M3 rounding alone, never a clip

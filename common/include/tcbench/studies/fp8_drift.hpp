@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "tcbench/numerics/fp8_scaling.hpp"
@@ -71,5 +72,22 @@ DriftSummary summarize(std::span<const DriftStep> steps);
 // Amplitude schedules: factor^t; 1 everywhere except `height` at step `at`.
 std::vector<float> geometric_amplitudes(int steps, float factor);
 std::vector<float> spike_amplitudes(int steps, int at, float height);
+
+// An evenly spaced grid of n values over (-1, 1): its |x| is uniform, so fractions are exact up
+// to 1/n. The base tensor of the drift table.
+std::vector<float> uniform_grid(int n);
+
+// The drift table of docs/concepts/fp8-scaling.md: five ranges over training and five delayed
+// scaling configurations (amax history length, margin), each run against current scaling.
+struct DriftScenario {
+  std::string label;  // "growth 1.05x/step"
+  std::string slug;   // "growth_1.05x": a benchmark-name component
+  std::vector<float> amplitude;
+};
+std::vector<DriftScenario> drift_scenarios();
+struct DriftConfig {
+  int history, margin;
+};
+inline constexpr DriftConfig kDriftConfigs[] = {{1, 0}, {16, 0}, {1024, 0}, {16, 1}, {16, 2}};
 
 }  // namespace tcbench::studies

@@ -67,7 +67,8 @@ struct GemmCase {
   std::optional<double> tolerance;
   std::string label;  // own kernels ("WMMA fp16->fp32"); cuBLASLt's label comes from the plan
   // speedup_vs_<p> counters: cuBLASLt's median of this very problem (layout and leading
-  // dimensions included) in precision p (baseline_case), over this case's median.
+  // dimensions included) in precision p (baseline_case), over this case's median. A block-scaled
+  // case may name its own precision: the baseline is then the per-tensor-scaled GEMM.
   std::vector<Precision> speedup_vs;
   // A second reference, measured once before timing: the same problem on other operands (for
   // FP8, the FP32 originals before quantization: the error a user gets), reported as `counter`.
@@ -76,8 +77,20 @@ struct GemmCase {
     const void* b = nullptr;
     cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F;
     Counter counter = counters::rel_error_unquantized;
+    // alpha holds dequantization (NVFP4's tensor scales): the originals are compared without it.
+    bool alpha_dequantizes = false;
   };
   std::optional<ExtraReference> extra_reference;
+  // The operands verification multiplies instead of A and B as stored, for GEMMs whose stored
+  // operands are not the values they multiply: block-scaled GEMMs give their dequantized elements
+  // (element x its block's scale, before alpha), in A's and B's layout and leading dimensions.
+  // The case fills them in `prepare`.
+  struct ReferenceOperands {
+    const void* a = nullptr;
+    const void* b = nullptr;
+    cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F;
+  };
+  std::optional<ReferenceOperands> reference;
   // Optional: fill A and B yourself (e.g. quantize known FP32 originals); called once, before
   // verification.
   std::function<void(cudaStream_t, const GemmOperands&)> prepare;

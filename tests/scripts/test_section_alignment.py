@@ -7,7 +7,10 @@ import json
 
 import matplotlib.image as mpimg
 import pytest
-from conftest import FIXTURES, fixture, main
+from conftest import FIXTURES, fixture, main, table_rows
+
+from tcbench_tools.results import load
+from tcbench_tools.sections import alignment
 
 
 _GEN = FIXTURES / "gen" / "make_alignment_fixture.py"
@@ -31,13 +34,6 @@ def full_runs(tmp_path_factory):
         path.write_text(json.dumps(gen.document(key)))
         paths.append(path)
     return paths
-
-
-def table_rows(markdown: str, heading: str) -> list[list[str]]:
-    """The body rows of the first table under ``heading``, up to the next heading."""
-    section = markdown.split(heading + "\n", 1)[1].split("\n#", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ")]
-    return [[c.strip() for c in r.strip("|").split("|")] for r in rows[2:]]  # skip header+rule
 
 
 def _rows_by_name(path) -> dict:
@@ -73,11 +69,11 @@ def test_pairs_table_matches_the_fixture(report, full_runs):
     rows = table_rows(md, "### Pairs")
     h = _rows_by_name(full_runs[0])
     fp16 = next(r for r in rows if r[:3] == ["Fixture GPU H", "fp16", "32 / 33"])
-    a, b = (h[f"alignment/cublaslt/fp16/m:4096/n:{n}/k:4096"]["tflops"] for n in (32, 33))
+    a, b = (h[f"alignment/cublaslt/fp16/m:4096/n:{n}/k:4096/layout:nn"]["tflops"] for n in (32, 33))
     assert fp16[3] == f"{a:.4g}" and fp16[4] == f"{b:.4g}"
     assert fp16[5] == f"{b / a:.3g}"
-    model = (h["alignment/cublaslt/fp16/m:4096/n:33/k:4096"]["model_tflops"] /
-             h["alignment/cublaslt/fp16/m:4096/n:32/k:4096"]["model_tflops"])
+    model = (h["alignment/cublaslt/fp16/m:4096/n:33/k:4096/layout:nn"]["model_tflops"] /
+             h["alignment/cublaslt/fp16/m:4096/n:32/k:4096/layout:nn"]["model_tflops"])
     assert fp16[7] == f"{model:.3g}"
     # FP8 at N = 33 is refused by cuBLASLt's rule: the row says so instead of a number.
     fp8 = next(r for r in rows if r[:3] == ["Fixture GPU H", "fp8", "32 / 33"])
@@ -90,7 +86,7 @@ def test_padding_table_gives_a_verdict(report, full_runs):
     rows = table_rows((report / "report.md").read_text(), "### Padding N = 33")
     h = _rows_by_name(full_runs[0])
     row = next(r for r in rows if r[:3] == ["Fixture GPU H", "fp16", "40"])
-    bench = h["alignment/pad_to_40/fp16/m:4096/n:33/k:4096"]
+    bench = h["alignment/pad_to_40/fp16/m:4096/n:33/k:4096/layout:nn"]
     wins = bench["time_median_us"] < bench["unpadded_us"]
     assert row[-1] == ("padding wins" if wins else "unaligned wins")
     assert row[5] == f"{bench['copy_us']:.4g}"
@@ -119,3 +115,18 @@ def test_older_fixtures_with_a_k_sweep_still_render(cli, tmp_path):
     code, _, err = cli("report", fixture("gpu_a.json"), "--out", out)
     assert code == 0, err
     assert (out / "section_alignment_fixture_gpu_a_m_k.png").exists()
+
+
+def test_layout_nt_is_its_own_series(full_runs):
+    """cuBLASLt runs fp16 as layout:nn and layout:nt (B N-contiguous): one variant name, two
+    series, never merged (the fixture's NT case pays the unaligned-B penalty at N = 33)."""
+    rows = _rows_by_name(full_runs[0])
+    points = alignment._points(load(full_runs[0]))
+    for layout, series in (("nn", alignment.MAIN), ("nt", alignment.B_N_CONTIGUOUS)):
+        name = f"alignment/cublaslt/fp16/m:4096/n:33/k:4096/layout:{layout}"
+        assert points[(series, "fp16", "n")][33].value == rows[name]["tflops"]
+    assert points[(alignment.MAIN, "fp16", "n")][33].value != \
+        points[(alignment.B_N_CONTIGUOUS, "fp16", "n")][33].value
+    # int8 and fp8 run TN only: one cuBLASLt series each.
+    assert (alignment.MAIN, "int8", "n") in points
+    assert not any(s == alignment.B_N_CONTIGUOUS and p in ("int8", "fp8") for s, p, _ in points)

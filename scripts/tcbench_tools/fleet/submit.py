@@ -18,9 +18,10 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tcbench_tools import build_test, fleet_slurm as slurm, runner
+from tcbench_tools import build, runner
 from tcbench_tools.errors import EXIT_OK, InputError
-from tcbench_tools.fleet_state import (FLEET_DIR, PartitionJob, manifest_path,
+from tcbench_tools.fleet import slurm
+from tcbench_tools.fleet.state import (FLEET_DIR, PartitionJob, manifest_path,
                                        write_manifest)
 
 JOB_NAME = "tcbench-fleet"
@@ -114,9 +115,9 @@ def _is_bundle(root: Path) -> bool:
 def build_bundle(dest: Path) -> Path:
     """Build every architecture of the ci preset's list (TCBENCH_CUDA_ARCHS=all) in release
     mode and install the bundle into ``dest`` (on the shared file system)."""
-    repo = build_test.repo_root()
+    repo = build.repo_root()
     build_dir = repo / "build" / "fleet"
-    steps = [("configure", build_test.configure_args("release")
+    steps = [("configure", build.configure_args("release")
               + ["-B", str(build_dir), "-DTCBENCH_CUDA_ARCHS=all"]),
              ("build", ["cmake", "--build", str(build_dir), "--parallel",
                         str(os.cpu_count() or 1)]),
@@ -137,7 +138,7 @@ def build_bundle(dest: Path) -> Path:
 def prepare_tools(tcbench: Path) -> None:
     """Create the bundle's Python environment once here, so that tasks do not all try at once
     on the shared file system (nor need network access on the compute nodes)."""
-    if tcbench.resolve() == (build_test.repo_root() / "scripts" / "tcbench").resolve():
+    if tcbench.resolve() == (build.repo_root() / "scripts" / "tcbench").resolve():
         return  # the tools running this command: their environment exists
     proc = subprocess.run([str(tcbench), "--version"], capture_output=True, text=True)
     if proc.returncode != 0:
@@ -148,7 +149,7 @@ def prepare_tools(tcbench: Path) -> None:
 def resolve_programs(bundle: Path | None, bin_dir: Path | None,
                      share: Path) -> tuple[Path, Path]:
     """(the tcbench entry point tasks run, the folder of bench_* binaries)."""
-    repo = build_test.repo_root()
+    repo = build.repo_root()
     if bundle is not None and bin_dir is not None:
         raise InputError("give --bundle or --bin-dir, not both.")
     if bin_dir is not None:

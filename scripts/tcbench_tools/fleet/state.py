@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcbench_tools import fleet_slurm as slurm
+from tcbench_tools.fleet import slurm
 from tcbench_tools.errors import EXIT_NO_GPU, InputError
 from tcbench_tools.runner import _last_line as last_line  # a log's last non-empty line
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tcbench_tools import report
 from tcbench_tools.errors import EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, InputError
-from tcbench_tools.fleet_state import (ACTIVE, DONE, FAILED, NO_GPU, PROBLEMS, Manifest, Task,
+from tcbench_tools.fleet.state import (ACTIVE, DONE, FAILED, NO_GPU, PROBLEMS, Manifest, Task,
                                        count_text, fill_gpu_names, gather, load_manifest)
 from tcbench_tools.results import ResultSet, load
 from tcbench_tools.tables import text_table
@@ -92,16 +92,18 @@ def _fleet_section(m: Manifest, tasks: list[Task], labels: dict[str, str]) -> re
     return doc
 
 
-def _append_section(md: Path, page: Path, section: report.Doc) -> None:
-    md.write_text(md.read_text() + "\n" + section.markdown())
-    body = section.html("fleet")
-    body = body[body.index("<body>") + len("<body>"):body.rindex("</body>")]
-    text = page.read_text()
-    cut = text.rindex("</body>")
-    page.write_text(text[:cut] + body.strip() + "\n" + text[cut:])
+def _add_to_history(url: str, done: list[tuple[Task, ResultSet]]) -> None:
+    """Every finished task's run into the history (one transaction; the same run twice once)."""
+    from tcbench_tools.history import ingest, store
+
+    runs = [ingest.to_run(rs, {}) for _, rs in done]
+    db = store.Store(url)
+    added, present = ingest.add(db, runs)
+    print(f"tcbench fleet: {len(added)} run(s) added to the history in {db.where}, "
+          f"{len(present)} already there.")
 
 
-def collect(root: Path, out: Path | None) -> int:
+def collect(root: Path, out: Path | None, history: str | None = None) -> int:
     m, tasks = _states(root)
     finished = [t for t in tasks if t.state not in ACTIVE]
     active = [t for t in tasks if t.state in ACTIVE]
@@ -125,9 +127,10 @@ def collect(root: Path, out: Path | None) -> int:
         for (t, rs), label in zip(done, _column_labels(done)):
             labels[t.task_id] = label
             sets.append(ResultSet(rs.path, {**rs.context, "gpu_name": label}, rs.benchmarks))
-        md, page, images = report.write(sets, out)
-        _append_section(md, page, _fleet_section(m, tasks, labels))
+        md, page, images = report.write(sets, out, appendix=_fleet_section(m, tasks, labels))
         print(f"tcbench fleet: {len(sets)} GPU column(s) -> {md}, {page} and {len(images)} plots.")
+        if history:
+            _add_to_history(history, done)
     for t in tasks:
         if t.state in PROBLEMS:
             print(f"tcbench fleet: task {t.task_id} (partition {t.partition}"

@@ -1,4 +1,4 @@
-"""``tcbench fleet submit|status|collect``: the suite fanned out over a Slurm cluster's GPUs.
+"""``tcbench fleet submit|status|collect``: the command line of the fleet subpackage.
 
 Exit codes: 0 success; 1 a task failed, was cancelled or left no files (collect); 2 usage or
 input error (unknown partition, no sbatch, not a fleet folder, ...); 75 tasks still pending or
@@ -8,33 +8,12 @@ running (collect, ``status --wait`` past its timeout); 77 no task found a GPU (c
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from tcbench_tools.errors import EXIT_USAGE
+from tcbench_tools.arguments import positive_seconds, whole_number
 
 EPILOG = ("Exit codes: 0 ok; 1 a task failed, was cancelled or left no files; 2 usage or input "
           "error; 75 tasks still pending or running; 77 no task found a GPU. See docs/fleet.md.")
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= 1000:
-        raise argparse.ArgumentTypeError("must be between 1 and 1000")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return value
 
 
 def add_parser(sub) -> None:
@@ -56,7 +35,7 @@ def add_parser(sub) -> None:
                    help="partitions to measure, one job array each (one per GPU type)")
     s.add_argument("--gres", default="gpu:1",
                    help="GRES each task requests (default: gpu:1; 'none' for no request)")
-    s.add_argument("--nodes-per-partition", type=_count, default=1, metavar="N",
+    s.add_argument("--nodes-per-partition", type=whole_number(1, 1000), default=1, metavar="N",
                    help="array tasks per partition (default: 1)")
     s.add_argument("--quick", action="store_true", help="the quick suite (tcbench run --quick)")
     s.add_argument("--out", type=Path, default=Path("fleet"),
@@ -73,6 +52,7 @@ def add_parser(sub) -> None:
                    help="Slurm time limit per task (sbatch --time), e.g. 30:00")
     s.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
                    help="extra sbatch option, e.g. --sbatch-arg=--account=gpu (repeatable)")
+    s.set_defaults(func=cmd_submit, passthrough=True)
 
     st = fs.add_parser("status", help="each task: pending, running, done, failed, no GPU",
                        description="Reads the tasks' own records and squeue/sacct (scontrol "
@@ -80,8 +60,9 @@ def add_parser(sub) -> None:
     st.add_argument("dir", type=Path, metavar="DIR", help="the --out folder of submit")
     st.add_argument("--wait", action="store_true",
                     help="poll until no task is pending or running")
-    st.add_argument("--timeout", type=_seconds, default=24 * 3600.0, metavar="S",
+    st.add_argument("--timeout", type=positive_seconds, default=24 * 3600.0, metavar="S",
                     help="give up waiting after S seconds (exit 75; default: 1 day)")
+    st.set_defaults(func=cmd_status)
 
     c = fs.add_parser("collect", help="merge every finished task into one cross-GPU report",
                       description="One report column per task that measured a GPU (tasks on "
@@ -91,19 +72,27 @@ def add_parser(sub) -> None:
     c.add_argument("dir", type=Path, metavar="DIR", help="the --out folder of submit")
     c.add_argument("--out", type=Path, default=None,
                    help="report folder (default: DIR/report)")
+    c.add_argument("--history", metavar="URL",
+                   help="also add every finished task's run to this history database "
+                        "(as tcbench history add --db URL; see docs/history.md)")
+    c.set_defaults(func=cmd_collect)
 
 
-def run(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import fleet_collect, fleet_submit
+def cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
+    from tcbench_tools.fleet import submit
 
-    if extra and args.fleet_command != "submit":
-        print("tcbench: arguments after '--' are only for 'run' and 'fleet submit'.",
-              file=sys.stderr)
-        return EXIT_USAGE
-    if args.fleet_command == "submit":
-        return fleet_submit.submit(args.partition, args.gres, args.nodes_per_partition,
-                                   args.quick, args.out, args.bundle, args.bin_dir, args.share,
-                                   args.time_limit, args.sbatch_arg, extra)
-    if args.fleet_command == "status":
-        return fleet_collect.status(args.dir, args.wait, args.timeout)
-    return fleet_collect.collect(args.dir, args.out)
+    return submit.submit(args.partition, args.gres, args.nodes_per_partition, args.quick,
+                         args.out, args.bundle, args.bin_dir, args.share, args.time_limit,
+                         args.sbatch_arg, extra)
+
+
+def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
+    from tcbench_tools.fleet import collect
+
+    return collect.status(args.dir, args.wait, args.timeout)
+
+
+def cmd_collect(args: argparse.Namespace, extra: list[str]) -> int:
+    from tcbench_tools.fleet import collect
+
+    return collect.collect(args.dir, args.out, args.history)

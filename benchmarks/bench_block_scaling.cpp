@@ -1,0 +1,204 @@
+// block_scaling: how fine must an FP8/FP4 scale be, and what does each granularity cost? The
+// cuBLASLt GEMM of every scale mode (tcbench/scale_modes.hpp) on the same TN problem:
+//
+//   gemm_<mode>/<precision>/m:../n:../k:../layout:tn
+//     tensor/fp8     per-tensor FP8 (current scaling), the baseline           Ada, Hopper,
+//     Blackwell rowwise/fp8    one FP32 scale per row of A and column of B (OUTER_VEC)  Hopper
+//     (9.0) 1x128/fp8      one FP32 scale per 1x128 tile of A and B (VEC128)        Hopper (9.0)
+//     128x128/fp8    A per 128x128 block, B per 1x128 tile (DeepSeek-V3)      Hopper (9.0)
+//     mx/fp8         MXFP8: E4M3, E8M0 per 32 (VEC32_UE8M0)                   Blackwell (10.0+)
+//     nvfp4/fp4      NVFP4: E2M1, UE4M3 per 16, FP32 per tensor (VEC16_UE4M3) Blackwell (10.0+)
+//     mx/fp4, mx/fp6 MXFP4, MXFP6: listed so that their skip says cuBLASLt has no such GEMM
+//   A mode the GPU or cuBLASLt lacks is a skip with the documented rule (GemmSpec::why_invalid).
+//
+// A (weights) and B (activations, with outlier channels 100x the rest along K) start as FP32
+// originals and are quantized on the host with numerics/block_quantize.hpp, the rules the host
+// tests check against their specs; the scale tensors go to the GPU in cuBLASLt's layout.
+// Counters: tflops, pct_of_peak (the precision's dense peak), rel_error (vs the dequantized
+// operands: the GEMM's own error; a scale read from the wrong place fails it),
+// rel_error_unquantized (vs the FP32 originals: what a user gets), speedup_vs_bf16 and
+// speedup_vs_fp8 (per-tensor FP8; same TN problem), bytes_per_element (A and B, scales included).
+// See docs/concepts/fp8-scaling.md, "Block scaling".
+//
+//   build/release/bin/bench_block_scaling --quick
+//   build/release/bin/bench_block_scaling
+//   --benchmark_filter='block_scaling/gemm_(tensor|rowwise|1x128|128x128)/fp8/'
+#include "tcbench/bench/harness.hpp"
+#include "tcbench/numerics/block_quantize.hpp"
+#include "tcbench/scale_modes.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tcbench::bench {
+namespace {
+
+namespace tn = tcbench::numerics;
+
+constexpr std::string_view kTopic = "block_scaling";
+constexpr float kOutlierScale = 100.0f;
+constexpr std::int64_t kOutlierEvery = 512;  // one outlier channel per 512 along K
+
+struct Variant {
+  Precision precision;
+  ScaleMode mode;
+};
+constexpr Variant kVariants[] = {
+    {Precision::fp8, ScaleMode::tensor},     {Precision::fp8, ScaleMode::rowwise},
+    {Precision::fp8, ScaleMode::tile_1x128}, {Precision::fp8, ScaleMode::block_128x128},
+    {Precision::fp8, ScaleMode::mx},         {Precision::fp4, ScaleMode::nvfp4},
+    {Precision::fp4, ScaleMode::mx},         {Precision::fp6, ScaleMode::mx},
+};
+
+tn::ElementFormat element_of(Precision p) {
+  return p == Precision::fp4   ? tn::ElementFormat::e2m1
+         : p == Precision::fp6 ? tn::ElementFormat::e2m3
+                               : tn::ElementFormat::e4m3;
+}
+
+GemmCase make_case(const Variant& v, const GemmShape& s) {
+  GemmCase c;
+  c.precision = v.precision;
+  c.spec = GemmSpec::for_scaling(v.precision, v.mode, s.m, s.n, s.k);
+  c.speedup_vs = {Precision::bf16, Precision::fp8};
+  return c;
+}
+
+// splitmix64: the originals are the same on every machine and run.
+std::vector<float> normal_operand(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
+                                  bool outlier_channels) {
+  std::uint64_t state = seed;
+  auto next = [&] {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  std::vector<float> x(checked_elements(rows, cols));
+  for (float& v : x) {  // uniform(-1, 1) sums of three: near-normal, bounded, cheap
+    double u = 0;
+    for (int i = 0; i < 3; ++i) u += static_cast<double>(next() >> 11) * 0x1p-53 * 2.0 - 1.0;
+    v = static_cast<float>(u);
+  }
+  if (outlier_channels)
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 37; c < cols; c += kOutlierEvery)
+        x[static_cast<std::size_t>(r * cols + c)] *= kOutlierScale;
+  return x;
+}
+
+// The values a block-scaled GEMM multiplies: element x its block scale, before alpha (NVFP4's
+// tensor scales are alpha's).
+std::vector<float> gemm_values(const tn::QuantizedMatrix& q) {
+  if (q.granularity != tn::Granularity::nvfp4) return q.dequantized();
+  std::vector<float> out(q.codes.size());
+  const std::int64_t nb = q.blocks();
+  for (std::int64_t r = 0; r < q.rows; ++r)
+    for (std::int64_t c = 0; c < q.cols; ++c)
+      out[static_cast<std::size_t>(r * q.cols + c)] =
+          tn::decode(q.codes[static_cast<std::size_t>(r * q.cols + c)], tn::ElementFormat::e2m1) *
+          tn::decode_ue4m3(q.scale_codes[static_cast<std::size_t>(r * nb + c / tn::kNvfp4Block)]);
+  return out;
+}
+
+template <typename T>
+DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t s) {
+  DeviceBuffer<T> d(host.size());
+  d.upload(host, s);
+  return d;
+}
+
+// Everything one configuration keeps on the device while it is measured.
+struct Operands {
+  tn::QuantizedMatrix a, b;
+  std::vector<std::uint8_t> a_codes, b_codes;  // as stored (FP4 packed)
+  DeviceBuffer<std::uint8_t> a_scales, b_scales;
+  DeviceBuffer<float> a_ref, b_ref, a32, b32;
+};
+
+void run_block_gemm(benchmark::State& state, const Env& env, const Variant& v, const GemmShape& s) {
+  GemmCase c = make_case(v, s);
+  {  // The documented rules first (types, architecture, layout), before any work: stand-in
+     // pointers, aligned and non-null, for the scale tensors that do not exist yet.
+    GemmSpec check = c.spec;
+    alignas(16) static const unsigned char kStandIn[16] = {};
+    check.a_scale = check.b_scale = kStandIn;
+    env.skip_unless_valid(check);
+  }
+  const tn::ElementFormat f = element_of(v.precision);
+  const ScaleModeInfo& mode = info(v.mode);
+  const std::size_t a_n = checked_elements(s.m, s.k), b_n = checked_elements(s.n, s.k);
+  require_memory(env, (a_n + b_n) * (2 * sizeof(float) + 2) + (std::size_t{64} << 20),
+                 "the operands of a " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                     std::to_string(s.k) + " block-scaled GEMM");
+  const cudaStream_t st = env.stream();
+  Operands o;
+  // TN: A is stored k x m (row i of op(A) is K-contiguous), B k x n: both K-major operands.
+  const std::vector<float> a32 = normal_operand(s.m, s.k, 0xB10C0A, false);
+  const std::vector<float> b32 = normal_operand(s.n, s.k, 0xB10C0B, true);
+  o.a = tn::quantize(a32, s.m, s.k, mode.a, f);
+  o.b = tn::quantize(b32, s.n, s.k, mode.b, f);
+  o.a_codes = v.precision == Precision::fp4 ? tn::pack_fp4(o.a.codes) : o.a.codes;
+  o.b_codes = v.precision == Precision::fp4 ? tn::pack_fp4(o.b.codes) : o.b.codes;
+  o.a32 = upload(a32, st);
+  o.b32 = upload(b32, st);
+  if (v.mode == ScaleMode::tensor) {
+    c.a_scale = o.a.scales[0];  // the harness puts them on the device and verifies with them
+    c.b_scale = o.b.scales[0];
+  } else {
+    o.a_scales = upload(tn::to_cublas_scales(o.a), st);
+    o.b_scales = upload(tn::to_cublas_scales(o.b), st);
+    const auto scale_bytes = static_cast<std::int64_t>(data_type_bytes(mode.scale_type));
+    c.spec.a_scale = o.a_scales.get();
+    c.spec.b_scale = o.b_scales.get();
+    c.spec.a_scale_count = static_cast<std::int64_t>(o.a_scales.size()) / scale_bytes;
+    c.spec.b_scale_count = static_cast<std::int64_t>(o.b_scales.size()) / scale_bytes;
+    o.a_ref = upload(gemm_values(o.a), st);
+    o.b_ref = upload(gemm_values(o.b), st);
+    c.reference = GemmCase::ReferenceOperands{o.a_ref.get(), o.b_ref.get()};
+    if (v.mode == ScaleMode::nvfp4)
+      c.alpha = 1.0 / (static_cast<double>(o.a.tensor_scale) * o.b.tensor_scale);
+  }
+  c.prepare = [&o](cudaStream_t stream, const GemmOperands& ops) {
+    TCB_CUDA(
+        cudaMemcpyAsync(ops.a, o.a_codes.data(), o.a_codes.size(), cudaMemcpyHostToDevice, stream));
+    TCB_CUDA(
+        cudaMemcpyAsync(ops.b, o.b_codes.data(), o.b_codes.size(), cudaMemcpyHostToDevice, stream));
+  };
+  c.extra_reference = GemmCase::ExtraReference{o.a32.get(), o.b32.get()};
+  c.extra_reference->alpha_dequantizes = v.mode == ScaleMode::nvfp4;
+  run_cublaslt_gemm(state, env, c);
+  const double elements = static_cast<double>(a_n + b_n);
+  set_counter(state, counters::bytes_per_element,
+              (o.a.bytes_per_element() * static_cast<double>(a_n) +
+               o.b.bytes_per_element() * static_cast<double>(b_n)) /
+                  elements);
+}
+
+}  // namespace
+
+void register_topic(const Env& env) {
+  const std::vector<std::int64_t> sizes =
+      env.quick() ? std::vector<std::int64_t>{8192} : std::vector<std::int64_t>{4096, 8192, 16384};
+  for (std::int64_t n : sizes) {
+    const GemmShape s{n, n, n};
+    // The 16-bit and per-tensor baselines beside, named as their own rows.
+    const std::string bf16 =
+        BenchName(kTopic, "gemm", Precision::bf16)
+            .gemm(baseline_case(make_case(kVariants[0], s), Precision::bf16).spec.problem);
+    register_gpu_benchmark(bf16, [&env, s](benchmark::State& st) {
+      run_cublaslt_gemm(st, env, baseline_case(make_case(kVariants[0], s), Precision::bf16));
+    });
+    for (const Variant& v : kVariants) {
+      const std::string name =
+          BenchName(kTopic, "gemm_" + std::string(tcbench::name(v.mode)), v.precision)
+              .gemm(make_case(v, s).spec.problem);
+      register_gpu_benchmark(name,
+                             [&env, v, s](benchmark::State& st) { run_block_gemm(st, env, v, s); });
+    }
+  }
+}
+
+}  // namespace tcbench::bench

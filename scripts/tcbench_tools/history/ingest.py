@@ -1,0 +1,324 @@
+"""``history add``: results -> one run each, with its provenance, stored in one transaction.
+
+What a path may be (each resolves to one or more runs, read by ``tcbench_tools.results``):
+  - a result file, or a ``tcbench run`` folder (its results.json, else its per-binary JSON);
+  - a ``fleet submit`` folder (it has ``_fleet/manifest.json``), as ``fleet collect`` gathers it:
+    every task folder ``<partition>/<node>-<gpu>/`` that holds a results.json is one run;
+  - a ``gpu_check.sh`` output folder: its ``results/`` is the run, and the GPU state it
+    recorded before the suite (``nvidia-smi-before.txt``) adds the clocks and power draw.
+
+Every input is read and checked before the database is opened, so bad input changes nothing.
+A run's id is the sha256 of its canonical content (context and rows, keys sorted), so adding
+the same run again, from the same or another path, stores nothing new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tcbench_tools.errors import InputError
+from tcbench_tools.history import store
+from tcbench_tools.results import Benchmark, ResultSet, load
+
+# Context keys that tcbench run adds when it merges files: how a run was put together, not what
+# it measured (left out of the run id so the same measurements get the same id).
+_BOOKKEEPING = frozenset({"tcbench_binaries", "tcbench_sources"})
+# Context -> runs columns (text).
+_TEXT_COLUMNS = {"git_sha": "git_sha", "tcbench_version": "tcbench_version",
+                 "gpu_uuid": "gpu_uuid", "compute_capability": "compute_capability",
+                 "driver_version": "driver_version", "cuda_runtime": "cuda_runtime",
+                 "cublaslt_version": "cublaslt_version", "host_name": "host"}
+_FLEET_MANIFEST = Path("_fleet") / "manifest.json"
+_GPU_STATE = "nvidia-smi-before.txt"
+
+
+@dataclass
+class Result:
+    name: str
+    status: str  # ok, skipped, failed, unusable
+    median: float | None = None
+    p10: float | None = None
+    p90: float | None = None
+    repetitions: int | None = None
+    cv: float | None = None
+    message: str | None = None
+    counters: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Run:
+    run_id: str
+    source: str
+    time: datetime  # UTC, naive
+    gpu_name: str
+    quick: bool
+    columns: dict  # the other runs columns
+    values: dict[str, float]  # run_values: numeric context without a column
+    context: dict
+    results: list[Result]
+
+
+# --------------------------------------------------------------------------------------------
+# Paths -> result sets
+# --------------------------------------------------------------------------------------------
+
+def _gpu_state(folder: Path) -> dict[str, dict[str, str]]:
+    """The CSV table gpu_check.sh recorded with nvidia-smi --query-gpu, one dict per GPU row
+    (header names with their units, as nvidia-smi writes them); {} when absent or unreadable."""
+    try:
+        lines = (folder / _GPU_STATE).read_text(errors="replace").splitlines()
+    except OSError:
+        return {}
+    for i, line in enumerate(lines):
+        if line.startswith("index, name, pci.bus_id"):
+            header = [h.strip() for h in line.split(",")]
+            rows = {}
+            for row in lines[i + 1:]:
+                cells = [c.strip() for c in row.split(",")]
+                if len(cells) != len(header):
+                    break
+                item = dict(zip(header, cells))
+                rows[item.get("uuid", str(len(rows)))] = item
+            return rows
+    return {}
+
+
+_UNIT = re.compile(r"^(?P<name>[^\[]+?)\s*(\[(?P<unit>[^\]]+)\])?$")
+
+
+def _smi_values(row: dict[str, str]) -> dict[str, float]:
+    """The numeric fields of one nvidia-smi CSV row as run values ``nvidia_smi.<field>_<unit>``."""
+    out = {}
+    for head, cell in row.items():
+        m = _UNIT.match(head)
+        if not m:
+            continue
+        number = cell.split()[0] if cell.split() else ""
+        try:
+            value = float(number)
+        except ValueError:
+            continue
+        if math.isfinite(value):
+            unit = m.group("unit")
+            out[f"nvidia_smi.{m.group('name')}" + (f"_{unit}" if unit else "")] = value
+    return out
+
+
+def result_sets(path: Path) -> list[tuple[ResultSet, dict[str, float]]]:
+    """The runs a path holds, each with the extra numeric values its folder recorded."""
+    if path.is_dir() and (path / _FLEET_MANIFEST).is_file():
+        folders = sorted({f.parent for f in path.glob("*/*/results.json")
+                          if f.parent.parent.name != "_fleet"})
+        if not folders:
+            raise InputError(f"{path} is a fleet folder with no finished task: no "
+                             "<partition>/<node>-<gpu>/results.json in it yet.")
+        return [(load(f), {}) for f in folders]
+    if (path.is_dir() and (path / "results").is_dir() and not (path / "results.json").exists()
+            and not any(path.glob("*.json"))):
+        rs = load(path / "results")  # a gpu_check.sh output folder
+        state = _gpu_state(path)
+        uuid = rs.context.get("gpu_uuid")
+        row = state.get(uuid) if isinstance(uuid, str) else None
+        if row is None and len(state) == 1:
+            row = next(iter(state.values()))
+        return [(rs, _smi_values(row) if row else {})]
+    return [(load(path), {})]
+
+
+# --------------------------------------------------------------------------------------------
+# Result set -> run
+# --------------------------------------------------------------------------------------------
+
+def _canonical_rows(bench: Benchmark) -> list[dict]:
+    rows = bench.iterations + [bench.aggregates[k] for k in sorted(bench.aggregates)]
+    return [{k: v for k, v in row.items() if k != "tcbench_binary"} if "tcbench_binary" in row
+            else row for row in rows]
+
+
+def run_id(rs: ResultSet) -> str:
+    """sha256 of the run's canonical JSON: its context (without merge bookkeeping) and every
+    benchmark's rows, keys sorted; the same measurements always give the same id."""
+    doc = {"context": {k: v for k, v in rs.context.items() if k not in _BOOKKEEPING},
+           "benchmarks": {name: (_canonical_rows(b), b.error)
+                          for name, b in sorted(rs.benchmarks.items())}}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _text(context: dict, key: str) -> str | None:
+    raw = context.get(key)
+    if raw is None or isinstance(raw, (dict, list)):
+        return None
+    text = str(raw).strip()
+    return text[:256] or None
+
+
+def _time(rs: ResultSet) -> datetime:
+    raw = rs.context.get("date")
+    if not isinstance(raw, str):
+        raise InputError(f"{rs.path} has no date in its context: history cannot place the run "
+                         "in time.")
+    try:
+        when = datetime.fromisoformat(raw.strip())
+    except ValueError:
+        raise InputError(f"{rs.path}: its context date {raw[:40]!r} is not an ISO 8601 "
+                         "time.") from None
+    if when.tzinfo is not None:  # Google Benchmark writes the local offset; keep UTC
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    return when
+
+
+def _percentile(values: list[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default 'linear' method)."""
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def _invalid(rs: ResultSet, name: str, reason: str) -> InputError:
+    return InputError(f"{rs.path}: benchmark {name!r}: {reason}; history keeps no value that "
+                      "is not a finite number (fix or regenerate the file).")
+
+
+def _result(rs: ResultSet, bench: Benchmark) -> Result:
+    if bench.skipped:
+        return Result(bench.name, "skipped", message=bench.skip_reason[:1000])
+    if bench.failed:
+        return Result(bench.name, "failed", message=bench.error[:1000])
+    defect = bench.defect("time")
+    if defect is not None:
+        if defect.invalid:
+            raise _invalid(rs, bench.name, defect.reason)
+        return Result(bench.name, "unusable", message=defect.reason)
+    sample = bench.sample("time")
+    if min(sample.values or [sample.center]) <= 0:
+        raise InputError(f"{rs.path}: benchmark {bench.name!r} has a real_time of zero or less, "
+                         "which no measurement gives (fix or regenerate the file).")
+    out = Result(bench.name, "ok", sample.center, repetitions=sample.count, cv=sample.cv)
+    if sample.values:
+        out.p10, out.p90 = _percentile(sample.values, 0.1), _percentile(sample.values, 0.9)
+    for counter in bench.counter_names():
+        defect = bench.defect(counter)
+        if defect is not None:
+            if defect.invalid:
+                raise _invalid(rs, bench.name, defect.reason)
+            continue
+        value = bench.sample(counter)
+        if value is not None and math.isfinite(value.center):
+            out.counters[counter[:128]] = value.center
+    return out
+
+
+def to_run(rs: ResultSet, extra: dict[str, float]) -> Run:
+    if not rs.has_tcbench_context:
+        raise InputError(f"{rs.path} has no tcbench provenance (no gpu_name, tcbench_version "
+                         "or compute_capability in its context): history keeps only runs of "
+                         "the tcbench binaries.")
+    context = rs.context
+    gpu = _text(context, "gpu_name")
+    if gpu is None:
+        raise InputError(f"{rs.path} has no gpu_name in its context: its series cannot be "
+                         "told apart from another GPU's.")
+    quick = context.get("tcbench_quick")
+    if quick not in ("true", "false"):
+        raise InputError(f"{rs.path} has no tcbench_quick 'true' or 'false' in its context: "
+                         "whether it is a quick or a full run is unknown.")
+    results = [_result(rs, b) for _, b in sorted(rs.benchmarks.items())]
+    reps = Counter(r.repetitions for r in results if r.repetitions)
+    columns = {col: _text(context, key) for key, col in _TEXT_COLUMNS.items()}
+    numbers = store.numeric_values(context)
+    values = {k: v for k, v in numbers.items() if k not in store.COLUMN_KEYS}
+    values.update(extra)
+    columns.update(
+        repetitions=reps.most_common(1)[0][0] if reps else None,
+        sm_clock_mhz=numbers.get("sm_clock_mhz"), mem_clock_mhz=numbers.get("mem_clock_mhz"),
+        power_draw_w=numbers.get("power_draw_w", extra.get("nvidia_smi.power.draw_W")),
+        power_limit_w=numbers.get("power_limit_w", extra.get("nvidia_smi.power.limit_W")))
+    return Run(run_id(rs), rs.path, _time(rs), gpu, quick == "true", columns, values, context,
+               results)
+
+
+def read(paths: list[Path]) -> list[Run]:
+    """Every run the paths hold, checked; the first problem is an InputError."""
+    runs = []
+    for path in paths:
+        runs += [to_run(rs, extra) for rs, extra in result_sets(path)]
+    return runs
+
+
+# --------------------------------------------------------------------------------------------
+# Storing
+# --------------------------------------------------------------------------------------------
+
+def _benchmark_ids(conn, names: set[str]) -> dict[str, int]:
+    sa = store._sa()
+    bench = store.table("benchmarks")
+    known = dict(conn.execute(sa.select(bench.c.name, bench.c.id)).all())
+    new = sorted(names - known.keys())
+    if new:
+        conn.execute(bench.insert(), [{"name": n} for n in new])
+        for chunk in range(0, len(new), 500):
+            part = new[chunk:chunk + 500]
+            known.update(conn.execute(sa.select(bench.c.name, bench.c.id).where(
+                bench.c.name.in_(part))).all())
+    return known
+
+
+def _store_run(conn, run: Run, ids: dict[str, int]) -> None:
+    runs = store.table("runs")
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    key = conn.execute(runs.insert().values(
+        run_id=run.run_id, time=run.time, added=now, gpu_name=run.gpu_name, quick=run.quick,
+        source=run.source[:4000], context=json.dumps(run.context, sort_keys=True, default=str),
+        **run.columns)).inserted_primary_key[0]
+    rows, counters = [], []
+    for r in run.results:
+        bench = ids[r.name]
+        rows.append({"run": key, "benchmark": bench, "status": r.status, "median": r.median,
+                     "p10": r.p10, "p90": r.p90, "repetitions": r.repetitions, "cv": r.cv,
+                     "message": r.message})
+        counters += [{"run": key, "benchmark": bench, "name": n, "value": v}
+                     for n, v in r.counters.items()]
+    conn.execute(store.table("results").insert(), rows)
+    if counters:
+        conn.execute(store.table("counters").insert(), counters)
+    if run.values:
+        conn.execute(store.table("run_values").insert(),
+                     [{"run": key, "key": k, "value": v} for k, v in run.values.items()])
+
+
+def add(db: store.Store, runs: list[Run]) -> tuple[list[Run], list[Run]]:
+    """Store the runs in one transaction: (added, already there). A run given twice is stored
+    once; its second copy counts as already there."""
+    sa = store._sa()
+    unique: dict[str, Run] = {}
+    repeated = []
+    for run in runs:
+        if run.run_id in unique:
+            repeated.append(run)
+        unique.setdefault(run.run_id, run)
+    added, present = [], []
+    with db.writing() as conn:
+        table = store.table("runs")
+        have = set()
+        ids_wanted = list(unique)
+        for chunk in range(0, len(ids_wanted), 500):
+            have.update(conn.execute(sa.select(table.c.run_id).where(
+                table.c.run_id.in_(ids_wanted[chunk:chunk + 500]))).scalars())
+        todo = [r for r in unique.values() if r.run_id not in have]
+        present = [r for r in unique.values() if r.run_id in have] + repeated
+        if todo:
+            ids = _benchmark_ids(conn, {r.name for run in todo for r in run.results})
+            for run in todo:
+                _store_run(conn, run, ids)
+                added.append(run)
+    return added, present

@@ -1,0 +1,192 @@
+"""Report section for bench_block_scaling: what each scaling granularity costs in speed and buys in
+accuracy, per GPU (docs/concepts/fp8-scaling.md, "Block scaling").
+
+Benchmark names it reads (``block_scaling/<variant>/<precision>/m:M/n:N/k:K/layout:tn``):
+
+- ``block_scaling/gemm_<mode>/<precision>/...``: a cuBLASLt GEMM with scale mode <mode> (tensor,
+  rowwise, 1x128, 128x128, mx, nvfp4): ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``,
+  ``speedup_vs_fp8`` (per-tensor FP8, same problem), ``rel_error`` (vs the dequantized operands),
+  ``rel_error_unquantized`` (vs the FP32 originals) and ``bytes_per_element``; a mode the GPU or
+  cuBLASLt lacks is a skipped row with the reason.
+- ``block_scaling/gemm/bf16/...``: the BF16 GEMM of the same problem.
+
+Two plots: error vs the FP32 originals against bytes per element, one point per granularity and
+GPU, the Pareto front (no other point both smaller and more accurate) joined and ringed; and
+TFLOP/s per granularity per GPU at the largest measured size. A result set whose context says
+``tcbench_synthetic: true`` is labelled as synthetic test data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+TOPIC = "block_scaling"
+TITLE = "Block scaling: granularity vs speed, accuracy and bytes"
+
+MODES = ("tensor", "rowwise", "1x128", "128x128", "mx", "nvfp4")
+FORMAT = {("tensor", "fp8"): "FP8 per tensor", ("rowwise", "fp8"): "FP8 row-wise",
+          ("1x128", "fp8"): "FP8 1x128", ("128x128", "fp8"): "FP8 128x128 / 1x128",
+          ("mx", "fp8"): "MXFP8", ("mx", "fp6"): "MXFP6", ("mx", "fp4"): "MXFP4",
+          ("nvfp4", "fp4"): "NVFP4", ("gemm", "bf16"): "BF16"}
+
+
+def _value(bench, metric):
+    sample = bench.sample(metric)
+    return sample.center if sample is not None else None
+
+
+def _size(bench) -> int:
+    args = bench.parsed.args
+    try:
+        return int(float(args.get("m", 0)) * float(args.get("n", 0)) * float(args.get("k", 0)))
+    except ValueError:
+        return 0
+
+
+def _label(bench) -> str:
+    p = bench.parsed
+    mode = p.variant.removeprefix("gemm_") if p.variant != "gemm" else "gemm"
+    return FORMAT.get((mode, p.precision), f"{p.precision} {mode}")
+
+
+def _rows(rs):
+    return [b for b in rs.benchmarks.values() if b.parsed.topic == TOPIC]
+
+
+def _is_synthetic(rs) -> bool:
+    return str(rs.context.get("tcbench_synthetic", "")).lower() in ("true", "1")
+
+
+def _largest(rows):
+    """The benchmarks of the largest measured problem, one per granularity."""
+    ok = [b for b in rows if b.ok]
+    if not ok:
+        return []
+    top = max(_size(b) for b in ok)
+    return [b for b in rows if _size(b) == top]
+
+
+def _f(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def _table(doc, rows, label):
+    doc.heading(3, f"{label}: granularities at the largest measured size")
+    out, skipped = [], []
+    order = {name: i for i, name in enumerate(FORMAT.values())}
+    for b in sorted(_largest(rows), key=lambda b: order.get(_label(b), 99)):
+        if not b.ok:
+            skipped.append(f"{_label(b)}: {b.skip_reason or b.error or 'no result'}")
+            continue
+        a = b.parsed.args
+        out.append([_label(b), f"{a.get('m')}x{a.get('n')}x{a.get('k')}",
+                    _f(_value(b, "tflops"), ".0f"), _f(_value(b, "pct_of_peak"), ".1f"),
+                    _f(_value(b, "speedup_vs_bf16"), ".2f"), _f(_value(b, "speedup_vs_fp8"), ".2f"),
+                    _f(_value(b, "bytes_per_element"), ".4f"), _f(_value(b, "rel_error"), ".2e"),
+                    _f(_value(b, "rel_error_unquantized"), ".2e")])
+    doc.table(["format", "m x n x k", "TFLOP/s", "% of its peak", "x BF16", "x FP8 per tensor",
+               "bytes / element", "error (dequantized)", "error vs FP32"], out,
+              {2, 3, 4, 5, 6, 7, 8})
+    if skipped:
+        doc.para("Skipped here: " + "; ".join(skipped))
+
+
+def pareto(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats on both bytes and error (ties kept)."""
+    front = []
+    for i, (bi, ei) in enumerate(points):
+        if not any((bj <= bi and ej <= ei) and (bj < bi or ej < ei)
+                   for j, (bj, ej) in enumerate(points) if j != i):
+            front.append(i)
+    return sorted(front, key=lambda i: points[i][0])
+
+
+def _accuracy_plot(series, out_dir: Path):
+    points = [(gpu, name, bpe, err) for gpu, rows in series.items() for name, bpe, err, _ in rows
+              if bpe is not None and err is not None and err > 0]
+    if not points:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    markers = "osD^v<>p"
+    for i, gpu in enumerate(series):
+        mine = [(b, e, n) for g, n, b, e in points if g == gpu]
+        ax.scatter([b for b, _, _ in mine], [e for _, e, _ in mine], marker=markers[i % 8],
+                   label=gpu, zorder=3)
+        for b, e, n in mine:
+            ax.annotate(n, (b, e), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    xy = [(b, e) for _, _, b, e in points]
+    front = pareto(xy)
+    ax.plot([xy[i][0] for i in front], [xy[i][1] for i in front], "k--", lw=1,
+            label="Pareto front", zorder=2)
+    ax.scatter([xy[i][0] for i in front], [xy[i][1] for i in front], s=160, facecolors="none",
+               edgecolors="k", zorder=4)
+    ax.set_xlabel("bytes per element (A and B, scales included)")
+    ax.set_ylabel("relative error vs FP32 originals")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Accuracy vs storage per granularity")
+    path = out_dir / f"section_{TOPIC}_accuracy_vs_bytes.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _speed_plot(series, out_dir: Path):
+    names = [n for n in FORMAT.values() if any(n == r[0] for rows in series.values() for r in rows)]
+    if not names:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    width = 0.8 / max(1, len(series))
+    for i, (gpu, rows) in enumerate(series.items()):
+        speed = {n: t for n, _, _, t in rows}
+        xs = [j + i * width for j in range(len(names))]
+        ax.bar(xs, [speed.get(n) or 0 for n in names], width, label=gpu)
+    ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(names))])
+    ax.set_xticklabels(names, rotation=25, ha="right", fontsize=8)
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title("Speed per granularity (largest measured size; 0 = skipped)")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    path = out_dir / f"section_{TOPIC}_speed.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def render(doc, sets, labels, out_dir: Path) -> list[Path]:
+    doc.para("cuBLASLt GEMMs of one TN problem at every scaling granularity the GPU and cuBLASLt "
+             "accept: per tensor, per row, 1x128 tiles, 128x128 blocks (Hopper), MXFP8 and NVFP4 "
+             "(Blackwell), beside BF16. Errors are measured before timing against the dequantized "
+             "operands (the GEMM's own) and against the FP32 originals (what a user gets). See "
+             "docs/concepts/fp8-scaling.md for the host study to compare with.")
+    series = {}
+    for rs, label in zip(sets, labels):
+        rows = _rows(rs)
+        if not rows:
+            continue
+        if _is_synthetic(rs):
+            doc.para(f"**{label}** is synthetic test data (context tcbench_synthetic), not a "
+                     "measurement.")
+        if not any(b.ok for b in rows):
+            reasons = sorted({b.skip_reason or (b.error or "") for b in rows})
+            doc.para(f"**{label}**: no block-scaling result: {'; '.join(reasons)}")
+            continue
+        _table(doc, rows, label)
+        series[label] = [(_label(b), _value(b, "bytes_per_element"),
+                          _value(b, "rel_error_unquantized"), _value(b, "tflops"))
+                         for b in _largest(rows) if b.ok]
+    images = []
+    for plot, alt in ((_accuracy_plot(series, out_dir), "error vs bytes per element, Pareto front"),
+                      (_speed_plot(series, out_dir), "TFLOP/s per granularity per GPU")):
+        if plot is not None:
+            doc.image(plot, alt)
+            images.append(plot)
+    return images

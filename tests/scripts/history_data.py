@@ -1,0 +1,178 @@
+"""Synthetic run histories for the history tests and the scale benchmark (seeded).
+
+A run document is built from the rows and context of a real Google Benchmark fixture
+(fixtures/gpu_a.json): each benchmark gets that fixture's first iteration row as its template,
+renamed, with the wanted per-repetition real times (seconds, written in microseconds as the
+fixture does) and a tflops counter; the context is the fixture's, with the GPU, date, git sha
+and mode of the run. So what the tests store is what a tcbench binary writes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import zlib
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+from conftest import load_doc
+
+_TEMPLATE = load_doc("gpu_a.json")
+_ROW = next(r for r in _TEMPLATE["benchmarks"] if r["run_type"] == "iteration")
+START = datetime(2026, 3, 1, 2, 0, tzinfo=timezone.utc)
+
+
+def run_doc(times: dict[str, list[float]], *, gpu: str = "Fixture GPU A", when: datetime = START,
+            git_sha: str = "0123456789ab", quick: bool = False,
+            context: dict | None = None, counters: bool = True,
+            aggregates: bool = False) -> dict:
+    """One run: for each benchmark name, its repetitions' real times in seconds (and, with
+    ``aggregates``, the mean/median/stddev/cv rows Google Benchmark adds after them)."""
+    ctx = dict(_TEMPLATE["context"])
+    ctx.update({"gpu_name": gpu, "date": when.isoformat(), "git_sha": git_sha,
+                "tcbench_quick": "true" if quick else "false",
+                "gpu_uuid": f"GPU-{zlib.crc32(gpu.encode()):08x}-0000-0000-0000-000000000000"})
+    ctx.update(context or {})
+    rows = []
+    for name, reps in times.items():
+        for i, seconds in enumerate(reps):
+            row = dict(_ROW)
+            row.update({"name": f"{name}/manual_time", "run_name": f"{name}/manual_time",
+                        "repetitions": len(reps), "repetition_index": i,
+                        "real_time": seconds * 1e6, "cpu_time": 5.0, "time_unit": "us"})
+            if counters:
+                row["tflops"] = 1.0e-3 / seconds
+                row["pct_of_peak"] = 50.0
+            else:
+                for key in ("tflops", "pct_of_peak", "rel_error"):
+                    row.pop(key, None)
+            rows.append(row)
+        if aggregates and len(reps) > 1:
+            rows += _aggregates(rows[-len(reps):])
+    return {"context": ctx, "benchmarks": rows}
+
+
+def _aggregates(reps: list[dict]) -> list[dict]:
+    """Google Benchmark's aggregate rows of one benchmark's repetition rows."""
+    fields = ["real_time", "cpu_time"] + [k for k in ("tflops", "pct_of_peak") if k in reps[0]]
+    values = {f: np.array([r[f] for r in reps], dtype=float) for f in fields}
+    stats = {"mean": {f: float(v.mean()) for f, v in values.items()},
+             "median": {f: float(np.median(v)) for f, v in values.items()},
+             "stddev": {f: float(v.std(ddof=1)) for f, v in values.items()}}
+    stats["cv"] = {f: stats["stddev"][f] / stats["mean"][f] if stats["mean"][f] else 0.0
+                   for f in fields}
+    out = []
+    for name, numbers in stats.items():
+        row = {k: v for k, v in reps[0].items() if k != "repetition_index"}
+        row.update(numbers)
+        row.update({"name": f"{reps[0]['run_name']}_{name}", "run_type": "aggregate",
+                    "aggregate_name": name, "iterations": len(reps),
+                    "aggregate_unit": "percentage" if name == "cv" else "time"})
+        out.append(row)
+    return out
+
+
+def names(count: int, topics: tuple[str, ...] = ("fp16_vs_fp32", "int8_gemm")) -> list[str]:
+    """Benchmark names in tcbench's grammar, spread over topics."""
+    out = []
+    for i in range(count):
+        topic = topics[i % len(topics)]
+        m = 256 * (1 + i // len(topics))
+        out.append(f"{topic}/cublaslt/fp16/m:{m}/n:{m}/k:{m}/layout:nn")
+    return out
+
+
+def noisy(rng: np.random.Generator, level: float, cv: float, reps: int) -> list[float]:
+    """``reps`` log-normal repetitions around ``level`` with relative spread ``cv``."""
+    return list(level * np.exp(rng.normal(0.0, cv, reps)))
+
+
+def write_runs(folder: Path, docs: list[dict]) -> list[Path]:
+    """Each document as folder/run-NNN.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, doc in enumerate(docs):
+        path = folder / f"run-{i:04d}.json"
+        path.write_text(json.dumps(doc))
+        paths.append(path)
+    return paths
+
+
+def step_history(n_runs: int, bench_names: list[str], rng: np.random.Generator, *,
+                 steps: dict[str, tuple[int, float]] | None = None, gpu: str = "Fixture GPU A",
+                 cv: tuple[float, float] = (0.01, 0.02), reps: int = 5, rep_cv: float = 0.004,
+                 start: datetime = START, quick: bool = False) -> list[dict]:
+    """``n_runs`` nightly runs; ``steps[name] = (run index, factor)`` multiplies that benchmark's
+    time from that run on. Each benchmark has its own noise, drawn from ``cv``; the run-level
+    noise is that drawn from ``cv``; the repetitions of one run spread by ``rep_cv`` around it."""
+    steps = steps or {}
+    base = {n: 1e-4 * (1 + i % 7) for i, n in enumerate(bench_names)}
+    spread = {n: rng.uniform(*cv) for n in bench_names}
+    docs = []
+    for k in range(n_runs):
+        times = {}
+        for n in bench_names:
+            level = base[n]
+            at, factor = steps.get(n, (n_runs + 1, 1.0))
+            if k >= at:
+                level *= factor
+            # Night-to-night noise of the level, then the repetitions' spread around it.
+            night = level * float(np.exp(rng.normal(0.0, spread[n])))
+            times[n] = noisy(rng, night, rep_cv, reps)
+        sha = f"{k:04x}{zlib.crc32(gpu.encode()) & 0xffff:04x}cafe"
+        docs.append(run_doc(times, gpu=gpu, when=start + timedelta(days=k), git_sha=sha,
+                            quick=quick))
+    return docs
+
+
+_ADDER = r"""
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from tcbench_tools.cli import main
+ready, go, db, files = Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], sys.argv[5:]
+import tcbench_tools.history.ingest, tcbench_tools.history.store  # imports before the start line
+ready.touch()
+while not go.exists():
+    time.sleep(0.005)
+codes = [main(["history", "add", f, "--db", db]) for f in files]  # one transaction each
+sys.exit(max(codes))
+"""
+
+
+def concurrent_adds(db: str, batches: list[list[Path]], work: Path, repo: Path,
+                    timeout: float = 120) -> list[subprocess.CompletedProcess]:
+    """One process per batch, each running ``history add FILE --db DB`` for its files in turn
+    (a transaction per file); all start at the same moment (they wait for a start file)."""
+    go = work / "go"
+    procs, readies = [], []
+    for i, files in enumerate(batches):
+        ready = work / f"ready-{i}"
+        readies.append(ready)
+        procs.append(subprocess.Popen(
+            [sys.executable, "-c", _ADDER, str(repo / "scripts"), str(ready), str(go), db,
+             *map(str, files)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    deadline = time.monotonic() + timeout
+    while not all(r.exists() for r in readies) and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(0.01)
+    go.touch()
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=timeout)
+        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
+    return out
+
+
+def free_port() -> int:
+    """A localhost TCP port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -1,0 +1,238 @@
+"""tcbench history check: change points per series, and the gate on the newest runs.
+
+The held-to cases of issue 22 run on series built in memory (seeded, log-normal run-to-run noise
+of 1-2 %, as a median over repetitions shows it); the end-to-end tests go through JSON result
+files, ``history add`` and ``history check`` as a user runs them.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+
+import history_data as hd
+from tcbench_tools.history import detect
+from tcbench_tools.history.series import History, RunInfo, Series
+
+
+def memory_history(levels: np.ndarray, gpu: str = "GPU A") -> History:
+    """One series per column of ``levels`` (runs x series, seconds), all on one GPU."""
+    n_runs, n_series = levels.shape
+    runs = [RunInfo(i, f"{i:064x}", datetime(2026, 1, 1) + timedelta(days=i), f"sha{i:04d}",
+                    gpu, False, {}) for i in range(n_runs)]
+    series = [Series(f"topic/v/fp16/m:{j}", gpu, False, np.arange(n_runs), levels[:, j].copy(),
+                     levels[:, j] * 0.99, levels[:, j] * 1.01) for j in range(n_series)]
+    return History(runs, series)
+
+
+def noise_matrix(rng: np.random.Generator, n_runs: int, n_series: int) -> np.ndarray:
+    """Medians with run-to-run noise of 1-2 % (each series its own), around 10 us .. 1 ms."""
+    base = 1e-5 * np.exp(rng.uniform(0, 4.6, n_series))
+    cv = rng.uniform(0.01, 0.02, n_series)
+    return base * np.exp(rng.normal(0.0, 1.0, (n_runs, n_series)) * cv)
+
+
+# -- the held-to cases ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_5_percent_step_among_200_series_is_found_at_its_run_and_nothing_else(seed):
+    rng = np.random.default_rng(seed)
+    levels = noise_matrix(rng, 60, 200)
+    stepped, at = 117, 38
+    levels[at:, stepped] *= 1.05
+    result = detect.check(memory_history(levels))
+    assert len(result.change_points) == 1, [(c.series.benchmark, c.index)
+                                            for c in result.change_points]
+    (c,) = result.change_points
+    assert c.series.benchmark == f"topic/v/fp16/m:{stepped}"
+    assert abs(c.index - at) <= 1
+    assert c.run.run_id == f"{c.index:064x}" and c.run.git_sha == f"sha{c.index:04d}"
+    assert c.direction == "regression" and 3.0 < c.change_pct < 7.0
+    assert c.p_value < detect.ALPHA
+    assert not c.gates and not result.failing  # it began 22 runs ago: not a new regression
+
+
+def test_pure_noise_gives_no_change_point():
+    """60 runs of 1-2 % noise in 200 series, five times over: false alarms at most 1 %."""
+    alarms = 0
+    for seed in range(10, 15):
+        result = detect.check(memory_history(noise_matrix(np.random.default_rng(seed), 60, 200)))
+        alarms += len({id(c.series) for c in result.change_points})
+    assert alarms <= 10  # of 1000 series
+
+
+def test_an_improvement_is_reported_and_does_not_fail():
+    rng = np.random.default_rng(21)
+    levels = noise_matrix(rng, 60, 20)
+    levels[55:, 4] *= 0.90  # 10 % faster from run 55 on: within the newest 5, 5 runs show it
+    result = detect.check(memory_history(levels))
+    (c,) = result.change_points
+    assert c.series.benchmark.endswith("m:4") and c.index == 55
+    assert c.direction == "improvement" and c.change_pct == pytest.approx(-10, abs=2)
+    assert c.recent and not c.gates and not result.failing
+
+
+# -- the gate -----------------------------------------------------------------------------------
+
+def _one_step(factor: float, at: int, n: int = 60, cv: float = 0.005, seed: int = 5) -> History:
+    rng = np.random.default_rng(seed)
+    levels = 1e-4 * np.exp(rng.normal(0, cv, (n, 1)))
+    levels[at:] *= factor
+    return memory_history(levels)
+
+
+def test_a_new_regression_beyond_the_threshold_fails():
+    result = detect.check(_one_step(1.08, 56))  # the newest 4 runs are 8 % slower
+    (c,) = result.change_points
+    assert c.index == 56 and c.confirming == 4 and c.recent and c.gates
+    assert result.failing == [c]
+
+
+def test_the_window_and_the_three_confirming_runs():
+    older = detect.check(_one_step(1.08, 52))  # began 8 runs ago: reported, no longer new
+    (c,) = older.change_points
+    assert c.index == 52 and not c.recent and not older.failing
+    assert detect.check(_one_step(1.08, 52), window=10).failing  # a wider window: new again
+    # Two slow runs are not yet a level: nothing is reported until the third.
+    assert detect.check(_one_step(1.08, 58)).change_points == []
+    assert detect.check(_one_step(1.08, 57)).failing
+
+
+def test_a_regression_below_the_threshold_is_reported_without_failing():
+    result = detect.check(_one_step(1.03, 55, cv=0.002))
+    (c,) = result.change_points
+    assert c.direction == "regression" and c.change_pct == pytest.approx(3, abs=0.5)
+    assert c.recent and not c.gates
+    assert detect.check(_one_step(1.03, 55, cv=0.002), threshold=2.0).failing
+
+
+def test_one_slow_night_is_not_a_change():
+    for where in (10, 30, 59):  # in the middle, and the newest run
+        levels = 1e-4 * np.exp(np.random.default_rng(where).normal(0, 0.01, (60, 1)))
+        levels[where] *= 1.3
+        assert detect.check(memory_history(levels)).change_points == [], where
+
+
+def test_a_flat_series_and_a_short_one():
+    flat = memory_history(np.full((30, 1), 2e-4))
+    assert detect.check(flat).change_points == []
+    flat.series[0].median[20:] *= 1.10  # a step in a series without noise
+    (c,) = detect.check(flat).change_points
+    assert c.index == 20 and c.change_pct == pytest.approx(10.0)
+    assert detect.check(memory_history(np.full((5, 1), 2e-4))).change_points == []
+
+
+# -- end to end: result files -> add -> check ---------------------------------------------------
+
+def _add(cli, db, docs, tmp_path, folder="runs"):
+    paths = hd.write_runs(tmp_path / folder, docs)
+    code, out, err = cli("history", "add", *paths, "--db", db)
+    assert code == 0, err
+
+
+def test_check_json_and_exit_code(cli, tmp_path):
+    db = tmp_path / "h.sqlite"
+    names = hd.names(6)
+    docs = hd.step_history(30, names, np.random.default_rng(3), cv=(0.005, 0.01),
+                           steps={names[2]: (26, 1.10), names[5]: (12, 0.85)})
+    _add(cli, db, docs, tmp_path)
+    code, out, err = cli("history", "check", "--db", db, "--json")
+    assert code == 1, err
+    doc = json.loads(out)
+    assert set(doc) == {"runs", "series", "change_points"}
+    assert doc["runs"] == 30 and doc["series"] == 6
+    points = {c["benchmark"]: c for c in doc["change_points"]}
+    assert set(points) == {names[2], names[5]}
+    for c in doc["change_points"]:
+        assert set(c) == {"benchmark", "gpu", "run_id", "git_sha", "time", "before", "after",
+                          "change_pct", "p_value", "direction"}
+    reg, imp = points[names[2]], points[names[5]]
+    assert reg["direction"] == "regression" and imp["direction"] == "improvement"
+    assert reg["gpu"] == "Fixture GPU A"
+    assert reg["git_sha"] == docs[26]["context"]["git_sha"]  # the first run of the new level
+    assert reg["time"] == "2026-03-27T02:00:00Z"
+    assert len(reg["run_id"]) == 64
+    assert reg["after"] / reg["before"] == pytest.approx(1.10, abs=0.02)
+    assert reg["change_pct"] == pytest.approx((reg["after"] / reg["before"] - 1) * 100)
+    assert 0 < reg["p_value"] < 0.01
+    # The text form says the same, and which one fails.
+    code, out, err = cli("history", "check", "--db", db)
+    assert code == 1
+    assert out.splitlines()[0] == ("tcbench history check: 30 runs, 6 series (benchmark x GPU "
+                                   "model x quick/full), 2 change point(s).")
+    fail = next(line for line in out.splitlines() if line.startswith("FAIL "))
+    assert names[2] in fail and docs[26]["context"]["git_sha"] in fail and "+10" in fail
+    assert out.splitlines()[-1].startswith("FAIL: 1 regression(s) beyond 5% began within the "
+                                           "newest 5 runs")
+    code, out, err = cli("history", "check", "--db", db, "--threshold", "15")
+    assert code == 0 and out.splitlines()[-1].startswith("PASS")
+
+
+def test_a_new_improvement_passes_the_gate(cli, tmp_path):
+    db = tmp_path / "h.sqlite"
+    names = hd.names(3)
+    docs = hd.step_history(25, names, np.random.default_rng(4), cv=(0.005, 0.01),
+                           steps={names[1]: (21, 0.88)})
+    _add(cli, db, docs, tmp_path)
+    code, out, err = cli("history", "check", "--db", db, "--json")
+    assert code == 0, err
+    (c,) = json.loads(out)["change_points"]
+    assert c["benchmark"] == names[1] and c["direction"] == "improvement"
+    assert c["git_sha"] == docs[21]["context"]["git_sha"] and c["change_pct"] < -8
+
+
+def test_interleaved_runs_of_two_gpu_models_are_two_series(cli, tmp_path):
+    """GPU B is 30 % slower and its nightly runs start on night 15, interleaved with GPU A's:
+    as one series that would be a level change; as two there is none. GPU B's own 10 %
+    regression is found in GPU B's series alone."""
+    db = tmp_path / "h.sqlite"
+    names = hd.names(4)
+    rng = np.random.default_rng(11)
+    a = hd.step_history(40, names, rng, cv=(0.005, 0.01))
+    b = hd.step_history(25, names, rng, cv=(0.005, 0.01), gpu="Fixture GPU B",
+                        start=hd.START + timedelta(days=15, hours=1),
+                        steps={names[1]: (20, 1.10)})
+    for doc in b:  # slower card
+        for row in doc["benchmarks"]:
+            row["real_time"] *= 1.3
+    _add(cli, db, a + b, tmp_path)
+    code, out, err = cli("history", "check", "--db", db, "--json")
+    doc = json.loads(out)
+    assert doc["runs"] == 65 and doc["series"] == 8
+    assert [(c["benchmark"], c["gpu"]) for c in doc["change_points"]] == [(names[1],
+                                                                          "Fixture GPU B")]
+    assert doc["change_points"][0]["git_sha"] == b[20]["context"]["git_sha"]
+    assert code == 1  # it began 5 runs ago in GPU B's series
+
+
+def test_quick_and_full_runs_are_separate_series(cli, tmp_path):
+    db = tmp_path / "h.sqlite"
+    names = hd.names(3)
+    rng = np.random.default_rng(12)
+    full = hd.step_history(20, names, rng, cv=(0.005, 0.01))
+    quick = hd.step_history(20, names, rng, cv=(0.005, 0.01), quick=True,
+                            start=hd.START + timedelta(hours=3))
+    for doc in quick:  # quick runs are shorter and slower per call
+        for row in doc["benchmarks"]:
+            row["real_time"] *= 1.5
+    _add(cli, db, full + quick, tmp_path)
+    code, out, err = cli("history", "check", "--db", db, "--json")
+    assert code == 0 and json.loads(out) == {"runs": 40, "series": 6, "change_points": []}
+
+
+def test_check_of_an_empty_history_is_one_sentence(cli, tmp_path):
+    import sqlite3
+
+    from tcbench_tools.history import store
+
+    db = tmp_path / "h.sqlite"
+    with store.Store(str(db)).writing():
+        pass  # the schema, no runs
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone() == (0,)
+    code, out, err = cli("history", "check", "--db", db)
+    assert code == 2 and err.strip().endswith("holds no runs yet (history add stores some).")
+    code, out, err = cli("history", "dashboard", "--db", db, "--out", tmp_path / "dash")
+    assert code == 2 and "holds no runs yet" in err and not (tmp_path / "dash").exists()
