@@ -58,7 +58,8 @@ kill -SEGV $$
 BENCH = '''#!{python}
 import json, sys, time
 topic = {topic!r}
-names = [f"{{topic}}/cublaslt/{{p}}/m:256/n:256/k:256" for p in ("fp16", "bf16", "fp8", "tf32")]
+names = [f"{{topic}}/cublaslt/{{p}}/m:256/n:256/k:256/layout:nn"
+         for p in ("fp16", "bf16", "fp8", "tf32")]
 args = sys.argv[1:]
 if "--plan" in args:
     print(f"plan: {{len(names)}} benchmarks; the harness spends at least {least_each:.2f} s on each "
@@ -73,7 +74,7 @@ def row(name, **extra):
                  "run_type": "iteration", "repetitions": 1, "iterations": 1, "real_time": 1.0,
                  "cpu_time": 1.0, "time_unit": "ms"}}, **extra)
 if any(a.startswith("--benchmark_filter=") and "8192" in a for a in args):  # the torch rows
-    rows = [row(f"{{topic}}/cublaslt/{{p}}/m:8192/n:8192/k:8192", tflops=t)
+    rows = [row(f"{{topic}}/cublaslt/{{p}}/m:8192/n:8192/k:8192/layout:nn", tflops=t)
             for p, t in (("bf16", 600.0), ("fp16", 500.0))]
     json.dump({{"context": {{}}, "benchmarks": rows}}, open(out, "w"))
     sys.exit(0)
@@ -325,7 +326,7 @@ def test_summary_plans_the_quick_suite_and_ends_with_the_tables(tmp_path: Path):
     # Per topic: run / verified / skipped / failed, and the reasons.
     assert re.search(r"^   alpha\s+4\s+2\s+1\s+1$", summary, re.M), summary
     assert "skipped (1): alpha: FP8 needs compute capability 8.9" in summary
-    assert "FAILED alpha/cublaslt/tf32/m:256/n:256/k:256: 7 of 65536 elements" in summary
+    assert "FAILED alpha/cublaslt/tf32/m:256/n:256/k:256/layout:nn: 7 of 65536 elements" in summary
     # 2 ms for 2 * 8192^3 FLOP is 549.8 TFLOP/s: bf16 600 -> 1.091x, fp16 500 -> 0.909x.
     assert " ok " in step_line(summary, "cuBLASLt 8192^3 (for torch)")
     assert " ok " in step_line(summary, "torch.matmul 8192^3")
