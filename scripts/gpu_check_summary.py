@@ -74,7 +74,8 @@ def topic_table(out: Path) -> list[str]:
         failed = [b for b in benches if b.failed]
         skips.update(f"{topic}: {b.skip_reason}" for b in skipped)
         failures += [(name, b.error) for name, b in rs.benchmarks.items() if b.failed]
-        rows.append((topic, str(len(rs.benchmarks)), str(ok), str(len(skipped)), str(len(failed)), ""))
+        rows.append((topic, str(len(rs.benchmarks)), str(ok), str(len(skipped)),
+                     str(len(failed)), ""))
     if not rows:
         return lines + ["   (no benchmark binary has run yet)"]
     lines.append(f"   {'topic':<16} {'run':>5} {'verified':>9} {'skipped':>8} {'failed':>7}")
@@ -136,9 +137,11 @@ def peak_table(out: Path) -> list[str]:
         if pct is None:
             pct, basis = b.sample("pct_of_max_clock_model"), "max-clock model"
         mhz = b.sample("clock_mhz_measured")
+        share = ("(no % of peak: no datasheet or model figure)" if pct is None
+                 else f"{pct.center:5.1f} % of the {basis}")
         lines.append(f"   {name:<44} "
                      f"{'-' if rate is None else f'{rate.center:8.1f}'} {metric or '':<6} "
-                     f"{'(no % of peak: no datasheet or model figure)' if pct is None else f'{pct.center:5.1f} % of the {basis}'}"
+                     f"{share}"
                      f"{'' if mhz is None else f', SM clock {mhz.center:.0f} MHz in-kernel'}")
     return lines
 

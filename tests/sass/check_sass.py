@@ -91,7 +91,8 @@ def check_loop(rule: dict, per_trip: int, sass: str) -> str | None:
     if body is None:
         return "no loop holds a tensor-core instruction"
     count = sum(1 for o in body if re.fullmatch(rule["tensor"], o))
-    others = sorted({o for o in body if TENSOR_OPCODE.match(o) and not re.fullmatch(rule["tensor"], o)})
+    others = sorted({o for o in body
+                     if TENSOR_OPCODE.match(o) and not re.fullmatch(rule["tensor"], o)})
     if count < per_trip or count % per_trip:
         seen = f"; other tensor instructions there: {', '.join(others)}" if others else ""
         return (f"the hot loop holds {count} {rule['tensor']}, but one trip issues {per_trip} "

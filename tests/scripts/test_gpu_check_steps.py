@@ -35,7 +35,9 @@ esac
 """
 
 DEVICE_OK = """#!/bin/sh
-for a in "$@"; do case $a in --gtest_output=xml:*) echo '<testsuites/>' > "${a#--gtest_output=xml:}" ;; esac; done
+for a in "$@"; do
+  case $a in --gtest_output=xml:*) echo '<testsuites/>' > "${a#--gtest_output=xml:}" ;; esac
+done
 echo '[==========] 3 tests ran.'
 echo '[  PASSED  ] 3 tests.'
 """
@@ -62,7 +64,8 @@ names = [f"{{topic}}/cublaslt/{{p}}/m:256/n:256/k:256/layout:nn"
          for p in ("fp16", "bf16", "fp8", "tf32")]
 args = sys.argv[1:]
 if "--plan" in args:
-    print(f"plan: {{len(names)}} benchmarks; the harness spends at least {least_each:.2f} s on each "
+    print(f"plan: {{len(names)}} benchmarks; the harness spends at least {least_each:.2f} s "
+          f"on each "
           f"(0.05 s warm-up + 0.05 s of samples): at least {{len(names) * {least_each}:.1f}} s")
     sys.exit(0)
 if any(a.startswith("--benchmark_list_tests") for a in args):
@@ -79,13 +82,15 @@ if any(a.startswith("--benchmark_filter=") and "8192" in a for a in args):  # th
     json.dump({{"context": {{}}, "benchmarks": rows}}, open(out, "w"))
     sys.exit(0)
 rows = [row(names[0], tflops=500.0), row(names[1], tflops=480.0),
-        row(names[2], error_occurred=True, error_message="skipped: FP8 needs compute capability 8.9"),
-        row(names[3], error_occurred=True, error_message="7 of 65536 elements outside the tolerance")]
+        row(names[2], error_occurred=True,
+            error_message="skipped: FP8 needs compute capability 8.9"),
+        row(names[3], error_occurred=True,
+            error_message="7 of 65536 elements outside the tolerance")]
 for r in rows:
     print(r["name"], "1.0 ms")
 time.sleep({seconds})
-json.dump({{"context": {{"gpu_name": "Fake GPU", "compute_capability": "9.0"}}, "benchmarks": rows}},
-          open(out, "w"))
+json.dump({{"context": {{"gpu_name": "Fake GPU", "compute_capability": "9.0"}},
+           "benchmarks": rows}}, open(out, "w"))
 sys.exit(1)  # one benchmark failed verification, as the harness exits then
 '''
 
@@ -167,7 +172,8 @@ def start_check(bundle: Path, out: Path, env: dict) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def run_check(bundle: Path, out: Path, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_check(bundle: Path, out: Path, env: dict,
+              timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([str(bundle / "scripts" / "gpu_check.sh"), str(out)], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
