@@ -51,6 +51,15 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
       continue;
     }
     std::optional<std::string> v;
+    if ((v = flag_value(arg, "--clock-policy"))) {
+      const auto policy = parse_clock_policy(*v);
+      if (!policy) {
+        r.error = "--clock-policy=" + *v + " must be as-is, base or max.";
+        return r;
+      }
+      r.line.clock_policy = *policy;
+      continue;  // tcbench's own flag: not for Google Benchmark
+    }
     if ((v = flag_value(arg, "--benchmark_filter"))) {
       try {
         std::regex re(*v, std::regex::extended);

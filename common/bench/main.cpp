@@ -1,6 +1,7 @@
 // The main() of every benchmark binary (compiled into each bench_<topic>).
 #include "tcbench/bench/flags.hpp"
 #include "tcbench/bench/harness.hpp"
+#include "tcbench/clock_policy.hpp"
 #include "tcbench/device_info.hpp"
 
 #include <cstdio>
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(gbench_argc, gbench_argv.data())) return 2;
 
   const bench::RunOptions options = run_options(parsed.line);
+  const ClockPolicy policy = parsed.line.clock_policy;
   try {
     if (parsed.line.plan) {
       // How long this run takes at least, by the harness's own minimums (warm-up by time, then at
@@ -64,6 +66,9 @@ int main(int argc, char** argv) {
           count, each, s.warmup_seconds, s.min_seconds, static_cast<double>(count) * each);
       return 0;
     }
+    // Before any thread starts (CUDA's, the power sampler's): they inherit the blocked signals,
+    // so a SIGINT or SIGTERM reaches the thread that unlocks the clocks.
+    if (policy != ClockPolicy::as_is && !parsed.line.list_tests) restore_clocks_on_signals();
     if (parsed.line.list_tests) {
       // Names only: no GPU needed, so users and CI can see and filter the suite anywhere.
       const bench::Env env(options);
@@ -72,7 +77,13 @@ int main(int argc, char** argv) {
       benchmark::Shutdown();
       return 0;
     }
-    bench::Env env(options, require_device());
+    DeviceInfo device = require_device();
+    // Held until every benchmark has run; unlocks the clocks when it ends, however it ends.
+    const ClockLock clocks(policy, device.nvml, device.power.nvml);
+    if (policy != ClockPolicy::as_is)
+      std::fprintf(stderr, "%s: %s.\n", program.c_str(), clocks.note().c_str());
+    device.power.set_clock_policy(clocks);
+    bench::Env env(options, std::move(device));
     for (const auto& [key, value] : run_context(env.device(), options.quick))
       benchmark::AddCustomContext(key, value);
     bench::register_topic(env);

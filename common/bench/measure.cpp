@@ -1,7 +1,12 @@
 #include "tcbench/bench/measure.hpp"
 
 #include "tcbench/cuda_owners.hpp"
+#include "tcbench/peaks.hpp"
+#include "tcbench/power.hpp"
 
+#include <cstdio>
+#include <mutex>
+#include <set>
 #include <vector>
 
 namespace tcbench::bench {
@@ -22,23 +27,21 @@ struct CurrentCall {
   benchmark::IterationCount max_iterations = 0;
 };
 CurrentCall g_call;
-// The samples of the last sizing call (one iteration), for the call that follows it.
+// One measurement: the samples' statistics and what NVML saw while they were taken.
+struct Window {
+  SampleStats seconds;
+  std::optional<PowerSummary> power;  // empty without NVML
+};
+
+// The window of the last sizing call (one iteration), for the call that follows it.
 struct SizingSamples {
   std::string name;
-  SampleStats stats;
+  Window window;
 };
 std::optional<SizingSamples> g_sizing;
 
-}  // namespace
-
-namespace detail {
-void set_current_call(const std::string& name, benchmark::IterationCount max_iterations) {
-  g_call = {name, max_iterations};
-}
-}  // namespace detail
-
-SampleStats sample_work(const Env& env, const std::function<void(cudaStream_t)>& work,
-                        MeasureOptions options) {
+Window sample_window(const Env& env, const std::function<void(cudaStream_t)>& work,
+                     MeasureOptions options) {
   const cudaStream_t stream = env.stream();
   const SamplingPolicy& policy = env.options().sampling;
   Event start, stop;
@@ -54,6 +57,12 @@ SampleStats sample_work(const Env& env, const std::function<void(cudaStream_t)>&
     per_run = t / runs;
   }
 
+  // Clocks, power and reasons while the samples run (the warm-up ramped the clocks already).
+  std::optional<PowerSampler> sampler;
+  if (env.device().nvml) {
+    sampler.emplace(*env.device().nvml);
+    sampler->start();
+  }
   std::vector<double> samples;
   double total = 0.0;
   L2Flusher* flusher = options.flush_l2 ? &env.flusher() : nullptr;
@@ -63,20 +72,59 @@ SampleStats sample_work(const Env& env, const std::function<void(cudaStream_t)>&
     samples.push_back(t);
     total += t;
   }
-  return compute_stats(samples);
+  Window w{compute_stats(samples), std::nullopt};
+  if (sampler) w.power = sampler->stop();
+  return w;
+}
+
+// An NVML limitation is said once per process, not once per benchmark.
+void say_once(const std::string& note) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  const std::lock_guard lock(mutex);
+  if (said.insert(note).second) std::fprintf(stderr, "tcbench: NVML: %s.\n", note.c_str());
+}
+
+void report_power(benchmark::State& state, const Window& w) {
+  if (!w.power) return;
+  for (const std::string& note : w.power->notes) say_once(note);
+  for (const auto& [counter, value] : power_counters(*w.power, w.seconds.median))
+    set_counter(state, counter, value);
+}
+
+// A counter this benchmark already holds (measure() wrote the power ones), if any.
+std::optional<double> counter_value(const benchmark::State& state, const Counter& counter) {
+  const auto it = state.counters.find(counter.name());
+  if (it == state.counters.end()) return std::nullopt;
+  return it->second.value;
+}
+
+}  // namespace
+
+namespace detail {
+void set_current_call(const std::string& name, benchmark::IterationCount max_iterations) {
+  g_call = {name, max_iterations};
+}
+}  // namespace detail
+
+SampleStats sample_work(const Env& env, const std::function<void(cudaStream_t)>& work,
+                        MeasureOptions options) {
+  return sample_window(env, work, options).seconds;
 }
 
 SampleStats measure(benchmark::State& state, const Env& env,
                     const std::function<void(cudaStream_t)>& work, MeasureOptions options) {
-  SampleStats stats;
+  Window w;
   if (g_sizing && g_sizing->name == g_call.name && g_call.max_iterations > 1) {
-    stats = g_sizing->stats;  // the sizing call just measured this very configuration
+    w = g_sizing->window;  // the sizing call just measured this very configuration
   } else {
-    stats = sample_work(env, work, options);
+    w = sample_window(env, work, options);
   }
   g_sizing.reset();
-  if (g_call.max_iterations == 1) g_sizing = SizingSamples{g_call.name, stats};
+  if (g_call.max_iterations == 1) g_sizing = SizingSamples{g_call.name, w};
+  const SampleStats& stats = w.seconds;
   report_precomputed(state, stats.median);
+  report_power(state, w);
 
   set_counter(state, counters::samples, static_cast<double>(stats.count));
   set_counter(state, counters::time_median_us, stats.median * 1e6);
@@ -109,6 +157,37 @@ void report_compute(benchmark::State& state, const Env& env, Precision p, double
   if (peak.supported)
     if (auto pct = pct_of_peak(rate, peak.denominator()))
       set_counter(state, counters::pct_of_peak, *pct);
+  // By energy and by silicon: from the power and clock measure() read while timing.
+  for (const auto& [counter, value] :
+       efficiency_counters(env.gpu(), p, rate, counter_value(state, counters::power_w),
+                           counter_value(state, counters::sm_clock_mhz)))
+    set_counter(state, counter, value);
+}
+
+std::vector<std::pair<Counter, double>> power_counters(const PowerSummary& p,
+                                                       double median_seconds) {
+  std::vector<std::pair<Counter, double>> out;
+  if (p.sm_clock_mhz) out.emplace_back(counters::sm_clock_mhz, *p.sm_clock_mhz);
+  if (p.power_w) {
+    out.emplace_back(counters::power_w, *p.power_w);
+    if (median_seconds > 0) out.emplace_back(counters::energy_j, *p.power_w * median_seconds);
+  }
+  if (p.temp_c_max) out.emplace_back(counters::temp_c_max, *p.temp_c_max);
+  if (p.throttle) out.emplace_back(counters::throttle, static_cast<double>(*p.throttle));
+  return out;
+}
+
+std::vector<std::pair<Counter, double>> efficiency_counters(const GpuSpec& gpu, Precision p,
+                                                            double rate,
+                                                            std::optional<double> watts,
+                                                            std::optional<double> sm_clock_mhz) {
+  std::vector<std::pair<Counter, double>> out;
+  if (watts && *watts > 0 && std::isfinite(rate))
+    out.emplace_back(counters::rate_per_w(p), rate / *watts);
+  if (sm_clock_mhz)
+    if (auto pct = pct_of_peak(rate, peak_at_clock(gpu, p, *sm_clock_mhz)))
+      out.emplace_back(counters::pct_of_peak_at_clock, *pct);
+  return out;
 }
 
 void report_bandwidth(benchmark::State& state, const Env& env, double bytes,
@@ -118,6 +197,8 @@ void report_bandwidth(benchmark::State& state, const Env& env, double bytes,
   set_counter(state, counters::gbps, gbps);
   if (auto pct = pct_of_peak(gbps, env.device().peak_gbps()))
     set_counter(state, counters::pct_of_peak, *pct);
+  if (const auto watts = counter_value(state, counters::power_w); watts && *watts > 0)
+    set_counter(state, counters::gbps_per_w, gbps / *watts);
 }
 
 }  // namespace tcbench::bench

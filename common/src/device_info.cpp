@@ -5,7 +5,6 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <cstdio>
 
@@ -71,6 +70,7 @@ std::vector<std::pair<std::string, std::string>> DeviceInfo::context() const {
   kv.emplace_back("peak_source", model == 0 && datasheet > 0 ? "datasheet"
                                  : datasheet == 0            ? "max-clock"
                                                              : "mixed");
+  for (auto& item : power.keys()) kv.push_back(std::move(item));
   return kv;
 }
 
@@ -125,33 +125,23 @@ std::string format_uuid(const cudaUUID_t& u) {
   return buf;
 }
 
-// MIG mode through NVML, loaded at run time: linking it would make every binary need the
-// driver's libnvidia-ml.so.1, and listing benchmarks must work on machines without a driver.
-std::string read_mig_mode(const std::string& pci_bus_id) {
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return "unknown";
-  using Init = int (*)();
-  using ByBus = int (*)(const char*, void**);
-  using Mig = int (*)(void*, unsigned*, unsigned*);
-  auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-  auto by_bus = reinterpret_cast<ByBus>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
-  auto mig = reinterpret_cast<Mig>(dlsym(lib, "nvmlDeviceGetMigMode"));
-  auto shutdown = reinterpret_cast<Init>(dlsym(lib, "nvmlShutdown"));
-  std::string mode = "unknown";
-  if (init && by_bus && mig && shutdown && init() == 0) {
-    void* dev = nullptr;
-    unsigned current = 0, pending = 0;
-    if (by_bus(pci_bus_id.c_str(), &dev) == 0) {
-      const int rc = mig(dev, &current, &pending);
-      if (rc == 0)
-        mode = current != 0 ? "enabled" : "disabled";
-      else if (rc == 3)
-        mode = "unsupported";  // NVML_ERROR_NOT_SUPPORTED: no MIG on this GPU
-    }
-    shutdown();
-  }
-  dlclose(lib);
-  return mode;
+// MIG mode through NVML: "enabled", "disabled", "unsupported" (no MIG on this GPU) or "unknown".
+std::string mig_mode_of(const nvml::Device& dev) {
+  const nvml::Result<bool> mig = dev.mig_enabled();
+  if (mig.ok()) return *mig.value ? "enabled" : "disabled";
+  return mig.status.not_supported() ? "unsupported" : "unknown";
+}
+
+// The GPU CUDA calls `pci_bus_id` through NVML, loaded at run time (nvml.hpp): a sentence when
+// there is none, so the context says why its NVML keys are unknown.
+std::pair<std::optional<nvml::Device>, std::string> open_nvml(const std::string& pci_bus_id) {
+  const nvml::Library::Opened opened = nvml::Library::open();
+  if (!opened.library) return {std::nullopt, "unavailable: " + opened.why_not};
+  if (pci_bus_id.empty())
+    return {std::nullopt, "unavailable: CUDA gave no PCI bus id to find the GPU by"};
+  nvml::Result<nvml::Device> dev = opened.library->device_by_pci_bus_id(pci_bus_id);
+  if (!dev.ok()) return {std::nullopt, "unavailable: " + dev.status.describe()};
+  return {std::move(dev.value), "available (" + opened.library->path() + ")"};
 }
 
 }  // namespace
@@ -191,7 +181,10 @@ DeviceInfo require_device() {
   char bus[32] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) info.pci_bus_id = bus;
   info.uuid = format_uuid(prop.uuid);
-  if (!info.pci_bus_id.empty()) info.mig_mode = read_mig_mode(info.pci_bus_id);
+  auto [nvml_device, nvml_status] = open_nvml(info.pci_bus_id);
+  info.nvml = std::move(nvml_device);
+  if (info.nvml) info.mig_mode = mig_mode_of(*info.nvml);
+  info.power = PowerContext::read(info.nvml, std::move(nvml_status));
   TCB_CUDA(cudaDriverGetVersion(&info.driver_version));
   TCB_CUDA(cudaRuntimeGetVersion(&info.runtime_version));
   info.cublaslt_version = cublasLtGetVersion();

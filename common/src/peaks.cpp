@@ -205,12 +205,20 @@ std::optional<std::string_view> known_product(std::string_view device_name) {
   return std::nullopt;
 }
 
+double peak_at_clock(const GpuSpec& gpu, Precision p, double sm_clock_mhz) {
+  const double ops = ops_per_clock_per_sm(gpu.cc_major, gpu.cc_minor, p, is_geforce(gpu.name));
+  if (ops <= 0 || !(sm_clock_mhz > 0)) return 0;
+  return static_cast<double>(gpu.sm_count) * sm_clock_mhz * 1e6 * ops / 1e12;
+}
+
 Peak peak(const GpuSpec& gpu, Precision p) {
   Peak out;
-  const double ops = ops_per_clock_per_sm(gpu.cc_major, gpu.cc_minor, p, is_geforce(gpu.name));
-  if (ops <= 0) return out;
+  out.max_clock = peak_at_clock(gpu, p, gpu.sm_clock_mhz);
+  if (out.max_clock <= 0) {
+    out.max_clock = 0;
+    return out;
+  }
   out.supported = true;
-  out.max_clock = static_cast<double>(gpu.sm_count) * gpu.sm_clock_mhz * 1e6 * ops / 1e12;
   const Product* product = find_product(gpu.name);
   if (product != nullptr && product->sm_count == gpu.sm_count) {
     const double published = product->tflops[p];

@@ -156,6 +156,9 @@ Counter scale_at(int point) {
 const CounterDef& rate(Precision p) {
   return is_integer(p) ? tops : tflops;
 }
+const CounterDef& rate_per_w(Precision p) {
+  return is_integer(p) ? tops_per_w : tflops_per_w;
+}
 
 }  // namespace counters
 
@@ -178,6 +181,9 @@ constexpr std::array kCounterDefs = {
     &underflow_pct, &subnormal_pct, &overflow_pct, &normal_pct, &values, &final_loss,
     &skipped_steps, &final_scale, &time_per_step_us, &gemm_us_per_step, &steps_run, &curve_points,
     &step_gemm_ms, &unscale_pct_of_step, &tokens_per_step, &tensors,
+    // clocks, power and energy
+    &sm_clock_mhz, &power_w, &energy_j, &tflops_per_w, &tops_per_w, &gbps_per_w, &temp_c_max,
+    &throttle, &pct_of_peak_at_clock,
     // tensor peak and tensor-pipe counters
     &clock_mhz_measured, &clock_mhz_attribute, &instructions, &pct_of_clock_model,
     &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &tensor_active_pct,
@@ -235,6 +241,13 @@ std::string schema_json() {
            ", \"high\": " + json_number(c.high) + ", \"doc\": " + json_string(c.doc) + "}" +
            (i + 1 < kCounterDefs.size() ? ",\n" : "\n");
   }
+  out += "  ],\n  \"throttle_reasons\": [\n";
+  const auto reasons = throttle_reasons();
+  for (std::size_t i = 0; i < reasons.size(); ++i)
+    out += "    {\"name\": " + json_string(reasons[i].name) +
+           ", \"bit\": " + std::to_string(reasons[i].bit) +
+           ", \"doc\": " + json_string(reasons[i].doc) + "}" +
+           (i + 1 < reasons.size() ? ",\n" : "\n");
   out += "  ]\n}\n";
   return out;
 }

@@ -60,7 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="repetitions per benchmark (kept, with aggregates)")
     r.add_argument("--device", metavar="N",
                    help="GPU index or UUID (sets CUDA_VISIBLE_DEVICES; checked against "
-                        "'nvidia-smi -L' when it is installed)")
+                        "'nvidia-smi -L' when it is installed), or 'all': the quick suite on "
+                        "each visible GPU, and a summary that flags any GPU more than 5%% below "
+                        "the node's median (exit 1)")
+    r.add_argument("--parallel", action="store_true",
+                   help="with --device all: every GPU at once instead of one after another")
+    r.add_argument("--clock-policy", choices=["as-is", "base", "max"], default=None,
+                   help="SM clocks while measuring: as the driver sets them (default), locked "
+                        "at the base (TDP) clock, or at the maximum; locking needs root, "
+                        "otherwise the run stays as-is and says why")
     r.add_argument("--out", metavar="DIR", type=Path,
                    help="output folder (default: results/<YYYYmmdd-HHMMSS>/ in the repository)")
     r.add_argument("--preset", default="release", help="CMake preset to build (default: release)")
@@ -103,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="benchmarks that ran in the baseline and are skipped now do not fail")
     c.add_argument("--allow-not-comparable", action="store_true",
                    help="benchmarks without a comparable metric do not fail")
+    c.add_argument("--allow-throttled", action="store_true",
+                   help="candidate benchmarks that ran throttled (hw_slowdown, thermal) or at an "
+                        "SM clock more than 5%% below the baseline's are compared anyway")
     c.add_argument("--markdown", metavar="FILE", type=Path,
                    help="also write the table as Markdown; appended when FILE is "
                         "$GITHUB_STEP_SUMMARY, replaced otherwise")
@@ -175,7 +186,9 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
                 print(f"tcbench: the {title} step failed (exit {code}): nothing was run.",
                       file=sys.stderr)
                 return EXIT_FAIL
-    if args.device is not None:
+    if args.parallel and args.device != "all":
+        raise InputError("--parallel runs the GPUs of --device all at once; give --device all.")
+    if args.device is not None and args.device != "all":
         runner.check_device(args.device)
     bin_dir = args.bin_dir or repo / "build" / args.preset / "bin"
     binaries = runner.discover(bin_dir)
@@ -188,7 +201,12 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
         binaries = [b for b in binaries if b.name in wanted]
     out = args.out or repo / "results" / datetime.now().strftime("%Y%m%d-%H%M%S")
     opts = runner.RunOptions(out_dir=out, quick=args.quick, filter=args.filter,
-                             repetitions=args.repetitions, device=args.device, extra_args=extra)
+                             repetitions=args.repetitions, device=args.device, extra_args=extra,
+                             clock_policy=args.clock_policy)
+    if args.device == "all":
+        from tcbench_tools import node
+
+        return node.run_node(binaries, opts, bin_dir, parallel=args.parallel)
     count = f"{len(binaries)} binar{'y' if len(binaries) == 1 else 'ies'}"
     print(f"tcbench run: {count} from {bin_dir}, results to {out}", flush=True)
     return runner.run_suite(binaries, opts)

@@ -31,6 +31,11 @@ The gate (docs/ci.md, section 4, has the table) never passes silently:
   median that is zero or negative, or renamed: a baseline name of the first grammar, tcbench 0.1,
   whose benchmark the candidate holds under its current name, e.g. with the GEMM layout) fail unless
   ``--allow-missing``, ``--allow-skipped`` or ``--allow-not-comparable`` (or the config keys of the same names) opt out.
+* ``NOT COMPARABLE: THROTTLED``: a candidate benchmark that ran under a hardware or thermal
+  slowdown (``hw_slowdown``, ``sw_thermal``, ``hw_thermal``, ``hw_power_brake``) or at an SM clock
+  more than 5 % below the baseline's (tcbench_tools/power.py reads the clocks NVML recorded)
+  fails unless ``--allow-throttled`` (config ``allow_throttled``): its time says more about the
+  box than about the code. The clock ratio is printed beside every slowdown.
 * A candidate run that did not finish or lost a binary's results, and a comparison in which no
   benchmark was compared at all, always fail.
 * ``INVALID INPUT`` (a value that is not a finite number, in either file) makes the exit code 2.
@@ -52,6 +57,7 @@ from pathlib import Path
 from scipy import stats
 
 from tcbench_tools import arguments
+from tcbench_tools import power
 from tcbench_tools.errors import InputError
 from tcbench_tools.names import NAMES_V2_SINCE, upgrade_v1
 from tcbench_tools.results import IDENTITY_KEYS, Benchmark, ResultSet, Sample
@@ -66,6 +72,7 @@ FAILED = "FAILED"
 MISSING = "MISSING"
 SKIPPED_NOW = "SKIPPED NOW"
 NOT_COMPARABLE = "NOT COMPARABLE"
+THROTTLED = "NOT COMPARABLE: THROTTLED"
 INVALID = "INVALID INPUT"
 IMPROVED = "improved"
 UNCHANGED = "unchanged"
@@ -78,7 +85,7 @@ ONLY_BASE = "only in baseline"  # did not run in the baseline either: no measure
 COMPARED = (REGRESSED, IMPROVED, UNCHANGED, NOISE)
 # Failing statuses a user may accept, with the flag (and config key) that does it.
 OPT_OUTS = {MISSING: "allow_missing", SKIPPED_NOW: "allow_skipped",
-            NOT_COMPARABLE: "allow_not_comparable"}
+            NOT_COMPARABLE: "allow_not_comparable", THROTTLED: "allow_throttled"}
 
 EXIT_PASS, EXIT_GATE_FAIL, EXIT_INPUT_ERROR = 0, 1, 2
 
@@ -92,6 +99,7 @@ class Options:
     allow_missing: bool = False
     allow_skipped: bool = False
     allow_not_comparable: bool = False
+    allow_throttled: bool = False
 
     def threshold_for(self, name: str) -> float:
         for _, pattern, value in self.overrides:
@@ -112,6 +120,7 @@ class Row:
     cand: float | None = None
     slowdown: float | None = None  # > 0: candidate worse
     threshold: float | None = None
+    clock_ratio: float | None = None  # candidate SM clock / baseline's, when both recorded
     basis: str = ""
     note: str = ""
     failing: bool = False  # counts against the gate (set by compare())
@@ -423,6 +432,9 @@ def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comp
             rows.append(_row(name, baseline.benchmarks.get(name), candidate.benchmarks.get(name),
                              candidate, options, metric))
     for row in rows:
+        if row.status in COMPARED:
+            _judge_clocks(row, baseline, candidate, options)
+    for row in rows:
         row.failing = row.status in (REGRESSED, FAILED, INVALID) or (
             row.status in OPT_OUTS and not options.allows(row.status))
     comp = Comparison(rows, context_warnings(baseline, candidate, options), metric)
@@ -441,6 +453,23 @@ def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comp
     return comp
 
 
+def _judge_clocks(row: Row, baseline: ResultSet, candidate: ResultSet, options: Options) -> None:
+    """The clock ratio beside the time, and a throttled candidate taken out of the verdict (or,
+    with --allow-throttled, judged by its time with the reason said)."""
+    # Another GPU model (--normalize-peak) runs at its own clocks: only its slowdowns count.
+    same_silicon = not options.normalize_peak and \
+        baseline.context.get("gpu_name") == candidate.context.get("gpu_name")
+    judgement = power.judge(baseline.benchmarks[row.name], candidate.benchmarks[row.name],
+                            baseline.context, candidate.context, same_silicon=same_silicon)
+    row.clock_ratio = judgement.clock_ratio
+    notes = [row.note, judgement.note]
+    if judgement.problem and not options.allow_throttled:
+        row.status, notes[0] = THROTTLED, judgement.problem
+    elif judgement.problem:
+        notes.append(f"throttled, compared anyway: {judgement.problem}")
+    row.note = "; ".join(filter(None, notes))
+
+
 def context_warnings(baseline: ResultSet, candidate: ResultSet, options: Options) -> list[str]:
     warnings = []
     for rs, other in ((baseline, candidate), (candidate, baseline)):
@@ -454,6 +483,7 @@ def context_warnings(baseline: ResultSet, candidate: ResultSet, options: Options
             hint = (" (expected with --normalize-peak)" if key == "gpu_name" and options.normalize_peak
                     else "")
             warnings.append(f"the runs differ in {what}: baseline {a!r}, candidate {b!r}{hint}.")
+    warnings += power.context_warnings(baseline.context, candidate.context)
     incomplete = baseline.context.get("tcbench_incomplete")
     if incomplete or baseline.context_list("tcbench_lost_binaries"):
         why = incomplete or "binaries without results: " + ", ".join(
@@ -482,17 +512,19 @@ def _fmt_value(value: float | None, metric: str) -> str:
 def _table(comp: Comparison) -> tuple[list[str], list[list[str]]]:
     metric_label = "time" if comp.metric == "time" else "% of peak"
     headers = ["benchmark", f"baseline {metric_label}", f"candidate {metric_label}", "slowdown",
-               "threshold", "evidence", "verdict"]
+               "clock ratio", "threshold", "evidence", "verdict"]
     rows = []
     for r in comp.rows:
         rows.append([r.name, _fmt_value(r.base, comp.metric), _fmt_value(r.cand, comp.metric),
                      fmt_pct(r.slowdown, signed=True),
+                     "-" if r.clock_ratio is None else f"{r.clock_ratio:.3f}x",
                      fmt_pct(r.threshold) if r.slowdown is not None else "-",
                      r.basis or "-", r.verdict])
     return headers, rows
 
 
-SUMMARY_ORDER = [INVALID, REGRESSED, FAILED, MISSING, SKIPPED_NOW, NOT_COMPARABLE, IMPROVED,
+SUMMARY_ORDER = [INVALID, REGRESSED, FAILED, MISSING, SKIPPED_NOW, NOT_COMPARABLE, THROTTLED,
+                 IMPROVED,
                  UNCHANGED, NOISE, FIXED, SKIPPED, BOTH_FAILED, ONLY_BASE, ONLY_CAND]
 
 
@@ -511,6 +543,8 @@ def summary_line(comp: Comparison) -> str:
 
 
 def _failure_detail(r: Row) -> str:
+    if r.status == THROTTLED:
+        return f"{r.status} ({r.note}); slowdown {fmt_pct(r.slowdown, True)}"
     if r.slowdown is not None:
         return f"{r.status}, {fmt_pct(r.slowdown, True)} ({r.basis})"
     return r.status + (f" ({r.note})" if r.note else "")
@@ -518,7 +552,7 @@ def _failure_detail(r: Row) -> str:
 
 def render_text(comp: Comparison) -> str:
     headers, rows = _table(comp)
-    out = [text_table(headers, rows, right={1, 2, 3, 4})]
+    out = [text_table(headers, rows, right={1, 2, 3, 4, 5})]
     if comp.failing or comp.problems:
         out.append("")
         out.append("Regressions and failures:")
@@ -546,6 +580,6 @@ def render_markdown(comp: Comparison, baseline: str, candidate: str) -> str:
         lines += [f"- `{r.name}`: {_failure_detail(r)}" for r in comp.failing]
         lines += [f"- {problem}" for problem in comp.problems]
         lines.append("")
-    lines.append(markdown_table(headers, rows, right={1, 2, 3, 4}))
+    lines.append(markdown_table(headers, rows, right={1, 2, 3, 4, 5}))
     lines.append("")
     return "\n".join(lines)

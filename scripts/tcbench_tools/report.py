@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcbench_tools import power_report
 from tcbench_tools.errors import InputError
 from tcbench_tools.results import ResultSet
 from tcbench_tools.tables import markdown_table
@@ -211,6 +212,7 @@ def build(sets: list[ResultSet], out_dir: Path,
     overview.render_gpus(doc, sets, labels)
     images += overview.render_peak_vs_achieved(doc, sets, labels, best, out_dir)
     overview.render_topic_tables(doc, sets, labels, best)
+    images += power_report.render(doc, sets, labels, out_dir)
     images += overview.render_sweeps(doc, sets, labels, out_dir)
     # Topic sections (sections/<topic>.py): the plots and tables each concept needs.
     present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}

@@ -164,6 +164,7 @@ class RunOptions:
     repetitions: int | None = None
     device: str | None = None
     extra_args: list[str] = field(default_factory=list)
+    clock_policy: str | None = None  # as-is, base, max (--clock-policy of every binary)
 
 
 @dataclass
@@ -198,6 +199,8 @@ def command(binary: Path, opts: RunOptions, json_path: Path) -> list[str]:
         cmd.append(f"--benchmark_repetitions={opts.repetitions}")
     if opts.quick:
         cmd += ["--quick", f"--benchmark_min_time={QUICK_MIN_TIME}"]
+    if opts.clock_policy:
+        cmd.append(f"--clock-policy={opts.clock_policy}")
     return cmd + opts.extra_args
 
 

@@ -60,6 +60,8 @@ PRECISION_TABLE = (
     Precision("bf16", False, TFLOPS),
     Precision("int8", True, TOPS),
     Precision("fp8", False, TFLOPS),
+    Precision("fp4", False, TFLOPS),
+    Precision("fp6", False, TFLOPS),
 )
 PRECISIONS = tuple(p.name for p in PRECISION_TABLE)
 
@@ -166,6 +168,8 @@ BLOCK_REL_ERROR = "block_rel_error"
 FP8_LAYERS = "fp8_layers"
 WITHIN_BUDGET = "within_budget"
 BUDGET = "budget"
+# bench_block_scaling
+BYTES_PER_ELEMENT = "bytes_per_element"
 # bench_tensor_peak
 CLOCK_MHZ_MEASURED = "clock_mhz_measured"
 CLOCK_MHZ_ATTRIBUTE = "clock_mhz_attribute"
@@ -184,6 +188,16 @@ DRAM_THROUGHPUT_PCT = "dram_throughput_pct"
 PROFILE_COUNTERS = (TENSOR_ACTIVE_PCT, TENSOR_HMMA_PCT, TENSOR_IMMA_PCT, TENSOR_DMMA_PCT,
                     TENSOR_HMMA_HGMMA_QGMMA_PCT, SM_THROUGHPUT_PCT, DRAM_THROUGHPUT_PCT)
 PROFILE_PASSES = "profile_passes"
+# Clocks, power and energy while timing (NVML; common/include/tcbench/power.hpp)
+SM_CLOCK_MHZ = "sm_clock_mhz"
+POWER_W = "power_w"
+ENERGY_J = "energy_j"
+TFLOPS_PER_W = "tflops_per_w"
+TOPS_PER_W = "tops_per_w"
+GBPS_PER_W = "gbps_per_w"
+TEMP_C_MAX = "temp_c_max"
+THROTTLE = "throttle"
+PCT_OF_PEAK_AT_CLOCK = "pct_of_peak_at_clock"
 # tcbench_studies: the host studies (common/studies/tools/tcbench_studies.cpp)
 TOP1_ACCURACY_PCT = "top1_accuracy_pct"
 TOP1_AGREEMENT_PCT = "top1_agreement_pct"
@@ -252,6 +266,8 @@ COUNTERS = (  # in the C++ order
     _fixed(FP8_LAYERS, "count", NONE, 0, True),
     _fixed(WITHIN_BUDGET, "flag", NONE, 0, True, 1),
     _fixed(BUDGET, "", NONE, 0, False),
+    # bench_block_scaling
+    _fixed(BYTES_PER_ELEMENT, "B", LOWER, 0, False),
     # bench_alignment
     _fixed(MODEL_EFFICIENCY, "", NONE, 0, True, 1),
     _fixed(MODEL_TFLOPS, "TFLOP/s", NONE, 0, True),
@@ -284,6 +300,16 @@ COUNTERS = (  # in the C++ order
     _fixed(UNSCALE_PCT_OF_STEP, "%", LOWER, 0, True),
     _fixed(TOKENS_PER_STEP, "count", NONE, 1, True),
     _fixed(TENSORS, "count", NONE, 1, True),
+    # Clocks, power and energy (NVML)
+    _fixed(SM_CLOCK_MHZ, "MHz", NONE, 0, False),
+    _fixed(POWER_W, "W", NONE, 0, False),
+    _fixed(ENERGY_J, "J", LOWER, 0, False),
+    _fixed(TFLOPS_PER_W, "TFLOP/s/W", HIGHER, 0, False),
+    _fixed(TOPS_PER_W, "TOP/s/W", HIGHER, 0, False),
+    _fixed(GBPS_PER_W, "GB/s/W", HIGHER, 0, False),
+    _fixed(TEMP_C_MAX, "C", LOWER, -40, True, 150),
+    _fixed(THROTTLE, "mask", NONE, 0, True),
+    _fixed(PCT_OF_PEAK_AT_CLOCK, "%", HIGHER, 0, False, 200),
     # bench_tensor_peak
     _fixed(CLOCK_MHZ_MEASURED, "MHz", NONE, 0, False),
     _fixed(CLOCK_MHZ_ATTRIBUTE, "MHz", NONE, 0, False),

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from tcbench_tools import results
+from tcbench_tools import power
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
 from tcbench_tools.schema import GBPS, PCT_OF_PEAK
@@ -89,6 +90,8 @@ def render(rs: ResultSet, markdown: bool = False) -> str:
     out.append("")
     out.append(f"{total} benchmarks: {ran} ran, {sum(skips.values())} skipped, "
                f"{len(errors)} failed.")
+    if (line := power.run_line(rs)) is not None:
+        out.append(line)
     for reason, count in skips.most_common():
         out.append(f"  skipped ({count}): {reason}")
     for name, message in errors:

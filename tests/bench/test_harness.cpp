@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <type_traits>
 
 namespace tcbench::bench {
@@ -35,6 +36,17 @@ TEST(CommandLine, TcbenchFlagsAreTakenOutAndTheRestPassedOn) {
   EXPECT_FALSE(parse({"--quick"}).line.plan);
 }
 
+TEST(CommandLine, ClockPolicyIsTcbenchsOwnFlag) {
+  EXPECT_EQ(parse({}).line.clock_policy, ClockPolicy::as_is);
+  const ParseResult r = parse({"--clock-policy=max", "--benchmark_filter=fp16"});
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_EQ(r.line.clock_policy, ClockPolicy::max);
+  // Not passed on: Google Benchmark would reject it as unknown.
+  EXPECT_EQ(r.line.passthrough, (std::vector<std::string>{"bench_x", "--benchmark_filter=fp16"}));
+  EXPECT_EQ(parse({"--clock-policy=base"}).line.clock_policy, ClockPolicy::base);
+  EXPECT_EQ(parse({"--clock-policy=as-is"}).line.clock_policy, ClockPolicy::as_is);
+}
+
 // Each of these exited 0 or ran (or printed "no GPU" and exited 77) before: Google Benchmark
 // only notices some of them after the device check, and accepts an unknown output format.
 TEST(CommandLine, UsageErrorsAreOneSentence) {
@@ -46,7 +58,9 @@ TEST(CommandLine, UsageErrorsAreOneSentence) {
       {"--benchmark_format=yaml", "console, json or csv"},
       {"--benchmark_min_time=-1", "non-negative"},
       {"--benchmark_min_time=fast", "non-negative"},
-      {"--benchmark_list_tests=maybe", "true or false"}};
+      {"--benchmark_list_tests=maybe", "true or false"},
+      {"--clock-policy=turbo", "as-is, base or max"},
+      {"--clock-policy", "as-is, base or max"}};
   for (const auto& [flag, words] : bad) {
     const ParseResult r = parse({flag});
     ASSERT_TRUE(r.error) << flag << " was accepted";
@@ -87,6 +101,46 @@ TEST(PctOfPeak, OneFormula) {
   EXPECT_DOUBLE_EQ(*pct_of_peak(495.0, 990.0), 50.0);
   EXPECT_FALSE(pct_of_peak(1.0, 0.0));
   EXPECT_FALSE(pct_of_peak(std::nan(""), 10.0));
+}
+
+// What measure() and report_compute() write from a window's power summary.
+TEST(PowerCounters, FromTheWindow) {
+  PowerSummary p;
+  p.sm_clock_mhz = 1830;
+  p.power_w = 350;
+  p.temp_c_max = 71;
+  p.throttle = 0x4 | 0x8;
+  std::map<std::string, double> got;
+  for (const auto& [c, v] : power_counters(p, 0.002)) got[c.name()] = v;
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got["sm_clock_mhz"], 1830.0);
+  EXPECT_EQ(got["power_w"], 350.0);
+  EXPECT_DOUBLE_EQ(got["energy_j"], 0.7);  // 350 W x 2 ms
+  EXPECT_EQ(got["temp_c_max"], 71.0);
+  EXPECT_EQ(got["throttle"], 12.0);  // sw_power_cap | hw_slowdown
+  // Nothing NVML did not answer: no counter rather than a zero.
+  EXPECT_TRUE(power_counters(PowerSummary{}, 0.002).empty());
+}
+
+TEST(PowerCounters, EfficiencyAndPeakAtTheMeasuredClock) {
+  GpuSpec h100;
+  h100.name = "NVIDIA H100 80GB HBM3";
+  h100.cc_major = 9;
+  h100.sm_count = 132;
+  h100.sm_clock_mhz = 1980;
+  std::map<std::string, double> got;
+  // 700 TFLOP/s FP16 at 350 W and 1830 MHz: 2 TFLOP/s per W, 700 / 989.4 of the silicon.
+  for (const auto& [c, v] : efficiency_counters(h100, Precision::fp16, 700.0, 350.0, 1830.0))
+    got[c.name()] = v;
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_DOUBLE_EQ(got["tflops_per_w"], 2.0);
+  EXPECT_NEAR(got["pct_of_peak_at_clock"], 100.0 * 700.0 / 989.4, 0.01);
+  got.clear();
+  for (const auto& [c, v] : efficiency_counters(h100, Precision::int8, 1400.0, 350.0, std::nullopt))
+    got[c.name()] = v;
+  EXPECT_EQ(got, (std::map<std::string, double>{{"tops_per_w", 4.0}}));  // no clock read
+  EXPECT_TRUE(
+      efficiency_counters(h100, Precision::fp16, 700.0, std::nullopt, std::nullopt).empty());
 }
 
 // GemmTypes<P> and GemmSpec::for_precision(P) must name the same element types.

@@ -119,6 +119,18 @@ TEST(PeakModel, H100SxmAtImpliedTensorClock) {
   expect_model(simt, P::fp64, 67);  // DMMA
 }
 
+// pct_of_peak_at_clock's denominator: the same card at whatever clock NVML measured. The H100
+// SXM datasheet's 989.4 TFLOP/s (FP16 dense) is this model at the 1830 MHz its figures imply;
+// at a throttled 1500 MHz the same silicon can do 1500/1830 of it.
+TEST(PeakModel, PeakAtTheMeasuredClock) {
+  const GpuSpec g = card("NVIDIA H100 80GB HBM3", 9, 0, 132, 1980);
+  EXPECT_NEAR(peak_at_clock(g, P::fp16, 1830), 989.4, 989.4 * 1e-4);
+  EXPECT_NEAR(peak_at_clock(g, P::fp16, 1500), 989.4 * 1500 / 1830, 0.1);
+  EXPECT_DOUBLE_EQ(peak_at_clock(g, P::fp16, 1980), peak(g, P::fp16).max_clock);
+  EXPECT_EQ(peak_at_clock(g, P::fp16, 0), 0.0);
+  EXPECT_EQ(peak_at_clock(card("Tesla T4", 7, 5, 40, 1590), P::fp8, 1590), 0.0);  // no FP8 path
+}
+
 TEST(PeakModel, H100MaxClockPeakIsAboveDatasheet) {
   const GpuSpec g = card("NVIDIA H100 80GB HBM3", 9, 0, 132, 1980);
   const Peak pk = peak(g, P::fp16);

@@ -318,7 +318,16 @@ def test_decision_table_statuses_and_exit_codes():
     assert comp.exit_code == 1
     assert json.dumps(compare.CONFIG_KEYS) == json.dumps(
         ["default", "alpha", "thresholds", "allow_missing", "allow_skipped",
-         "allow_not_comparable"])
+         "allow_not_comparable", "allow_throttled"])
+    # The "not comparable: throttled" row: the candidate's INT8 ran under a hardware slowdown.
+    hot = edited(cand_doc, INT8, sm_clock_mhz=1980.0, throttle=0x8)
+    base_clock = edited(base_doc, INT8, sm_clock_mhz=1980.0, throttle=0)
+    comp = compare.compare(parse_doc(base_clock), parse_doc(hot), compare.Options())
+    row = {r.name: r for r in comp.rows}[INT8]
+    assert row.status == compare.THROTTLED and row.failing and row.clock_ratio == 1.0
+    allowed = compare.compare(parse_doc(base_clock), parse_doc(hot),
+                              compare.Options(allow_throttled=True))
+    assert {r.name: r for r in allowed.rows}[INT8].status == compare.UNCHANGED
 
 
 # --- renamed benchmarks: a baseline of the first name grammar (tcbench 0.1) ------------------

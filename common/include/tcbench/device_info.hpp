@@ -1,19 +1,42 @@
 // What tcbench knows about the GPU it runs on, read once per process.
 #pragma once
 
+#include "tcbench/clock_policy.hpp"
 #include "tcbench/error.hpp"
 #include "tcbench/gemm_spec.hpp"
+#include "tcbench/nvml.hpp"
 #include "tcbench/peaks.hpp"
 #include "tcbench/precision.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace tcbench {
+
+// What NVML says about the GPU's power and clock settings, and the clock policy of the run, as
+// the run context's strings (docs/methodology.md, "Clocks, power and energy"). A value NVML
+// cannot give reads "unsupported" or "unknown (<the call> returned <status>)".
+struct PowerContext {
+  std::string nvml = "unknown (not queried)";  // "available (<library>)" or why not
+  std::string power_limit_w = "unknown", power_limit_default_w = "unknown";
+  std::string app_sm_clock_mhz = "unknown", app_sm_clock_default_mhz = "unknown";
+  std::string max_sm_clock_mhz = "unknown";  // NVML's maximum SM clock
+  std::string locked_sm_clock_mhz = "none";  // what this run locked ("1980", "tdp")
+  std::string persistence_mode = "unknown", ecc_mode = "unknown";
+  std::string clock_policy = "as-is", clock_policy_requested = "as-is";
+  std::string clock_policy_note = "clocks as the driver sets them (no lock requested)";
+
+  // Everything NVML can tell about `device` (empty: NVML unavailable, `nvml` says why).
+  static PowerContext read(const std::optional<nvml::Device>& device, std::string nvml_status);
+  // The policy the run applied (ClockLock says what it did).
+  void set_clock_policy(const ClockLock& lock);
+  std::vector<std::pair<std::string, std::string>> keys() const;
+};
 
 struct DeviceInfo {
   int ordinal = 0;  // the CUDA ordinal in this process (after CUDA_VISIBLE_DEVICES)
@@ -22,6 +45,10 @@ struct DeviceInfo {
   // (MIG, read through NVML when the driver's library is there).
   std::string pci_bus_id, uuid, mig_mode = "unknown";
   std::size_t l2_bytes = 0;
+  // The same GPU through NVML (empty when NVML is unavailable; power.nvml says why): the power
+  // sampler and the clock policy use it.
+  std::optional<nvml::Device> nvml;
+  PowerContext power;
   int driver_version = 0;  // e.g. 13000 for 13.0
   int runtime_version = 0;
   std::size_t cublaslt_version = 0;

@@ -48,6 +48,10 @@ Peak peak(const GpuSpec& gpu, Precision p);
 // 0 when the architecture has no such path or the compute capability is not in the table.
 double ops_per_clock_per_sm(int cc_major, int cc_minor, Precision p, bool geforce);
 
+// SMs x `sm_clock_mhz` x dense ops/clk/SM, in TFLOP/s (TOP/s for int8): the peak at the clock
+// the GPU actually ran (pct_of_peak_at_clock), 0 when the GPU has no path for `p`.
+double peak_at_clock(const GpuSpec& gpu, Precision p, double sm_clock_mhz);
+
 // GeForce parts run tensor math with FP32 accumulation (and TF32) at half the rate of the
 // datacenter/workstation parts built from the same chip.
 bool is_geforce(std::string_view device_name);

@@ -179,6 +179,16 @@ TCB_COUNTER_(instructions,   "count",   none,   1, true,  kUnbounded, "tensor in
 TCB_COUNTER_(pct_of_clock_model, "%",   higher, 0, false, 200,        "rate / (SMs x measured clock x ops/clock)")
 TCB_COUNTER_(pct_of_max_clock_model, "%", higher, 0, false, 200,      "rate / (SMs x attribute clock x ops/clock)")
 TCB_COUNTER_(pct_of_datasheet, "%",     higher, 0, false, 200,        "rate / the datasheet figure")
+// Clocks, power and energy while timing (NVML, sampled every 10 ms by the harness).
+TCB_COUNTER_(sm_clock_mhz,   "MHz",     none,   0, false, kUnbounded, "median SM clock while timing (NVML)")
+TCB_COUNTER_(power_w,        "W",       none,   0, false, kUnbounded, "board power while timing: energy counter delta / time, else the mean of power samples")
+TCB_COUNTER_(energy_j,       "J",       lower,  0, false, kUnbounded, "energy of one run of the work: power_w x median time")
+TCB_COUNTER_(tflops_per_w,   "TFLOP/s/W", higher, 0, false, kUnbounded, "tflops / power_w (TFLOP per joule)")
+TCB_COUNTER_(tops_per_w,     "TOP/s/W", higher, 0, false, kUnbounded, "tops / power_w (TOP per joule)")
+TCB_COUNTER_(gbps_per_w,     "GB/s/W",  higher, 0, false, kUnbounded, "gbps / power_w")
+TCB_COUNTER_(temp_c_max,     "C",       lower,  -40, true, 150,       "hottest GPU temperature sample while timing")
+TCB_COUNTER_(throttle,       "mask",    none,   0, true,  kUnbounded, "union of the clock-event reasons seen while timing (bits: throttle_reasons)")
+TCB_COUNTER_(pct_of_peak_at_clock, "%", higher, 0, false, 200,        "rate / (SMs x sm_clock_mhz x ops/clock): by silicon, whatever the clock")
 // Tensor-pipe counters (CUPTI; common/profiling's metric table names which chip has which).
 TCB_COUNTER_(profile_passes, "count",   none,   1, true,  kUnbounded, "CUPTI replay passes for the metric set")
 TCB_COUNTER_(tensor_active_pct, "%",    none,   0, true,  200,        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
@@ -215,7 +225,28 @@ Counter loss_at(int point);   // "loss_at_07"
 Counter scale_at(int point);  // "scale_at_07"
 // tflops, or tops for integer precisions.
 const CounterDef& rate(Precision p);
+// tflops_per_w, or tops_per_w for integer precisions.
+const CounterDef& rate_per_w(Precision p);
 }  // namespace counters
+
+// ---------------------------------------------------------------------------------------------
+// Clock-event ("throttle") reasons: the bits of the throttle counter
+
+// One reason NVML gives for the SM clock being below its maximum. The throttle counter holds the
+// union of the bits seen while a benchmark was timed; the names are what result files, the tools
+// and the report call them. Bit values are nvml.h's nvmlClocksEventReason* constants.
+struct ThrottleReason {
+  std::string_view name;  // "sw_power_cap"
+  std::uint64_t bit;      // 0x4
+  std::string_view doc;
+};
+// Every reason nvml.h defines, in bit order.
+std::span<const ThrottleReason> throttle_reasons();
+// "sw_power_cap,hw_slowdown" for a mask, "none" for 0; a bit no reason names reads "bit_<n>".
+std::string throttle_names(std::uint64_t mask);
+// "gpu_idle:0x1,applications_clocks_setting:0x2,...": the context key throttle_reasons, so a
+// result file says how to read its own throttle counters.
+std::string throttle_reason_table();
 
 // Every definition, fixed counters first, then families, in a stable order.
 std::span<const CounterDef* const> all_counter_defs();

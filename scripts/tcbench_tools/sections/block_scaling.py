@@ -20,10 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from tcbench_tools import schema
+from tcbench_tools.sections._common import plt, save, value
 
 TOPIC = "block_scaling"
 TITLE = "Block scaling: granularity vs speed, accuracy and bytes"
@@ -33,11 +31,6 @@ FORMAT = {("tensor", "fp8"): "FP8 per tensor", ("rowwise", "fp8"): "FP8 row-wise
           ("1x128", "fp8"): "FP8 1x128", ("128x128", "fp8"): "FP8 128x128 / 1x128",
           ("mx", "fp8"): "MXFP8", ("mx", "fp6"): "MXFP6", ("mx", "fp4"): "MXFP4",
           ("nvfp4", "fp4"): "NVFP4", ("gemm", "bf16"): "BF16"}
-
-
-def _value(bench, metric):
-    sample = bench.sample(metric)
-    return sample.center if sample is not None else None
 
 
 def _size(bench) -> int:
@@ -85,10 +78,12 @@ def _table(doc, rows, label):
             continue
         a = b.parsed.args
         out.append([_label(b), f"{a.get('m')}x{a.get('n')}x{a.get('k')}",
-                    _f(_value(b, "tflops"), ".0f"), _f(_value(b, "pct_of_peak"), ".1f"),
-                    _f(_value(b, "speedup_vs_bf16"), ".2f"), _f(_value(b, "speedup_vs_fp8"), ".2f"),
-                    _f(_value(b, "bytes_per_element"), ".4f"), _f(_value(b, "rel_error"), ".2e"),
-                    _f(_value(b, "rel_error_unquantized"), ".2e")])
+                    _f(value(b, schema.TFLOPS), ".0f"), _f(value(b, schema.PCT_OF_PEAK), ".1f"),
+                    _f(value(b, schema.speedup_vs("bf16")), ".2f"),
+                    _f(value(b, schema.speedup_vs("fp8")), ".2f"),
+                    _f(value(b, schema.BYTES_PER_ELEMENT), ".4f"),
+                    _f(value(b, schema.REL_ERROR), ".2e"),
+                    _f(value(b, schema.REL_ERROR_UNQUANTIZED), ".2e")])
     doc.table(["format", "m x n x k", "TFLOP/s", "% of its peak", "x BF16", "x FP8 per tensor",
                "bytes / element", "error (dequantized)", "error vs FP32"], out,
               {2, 3, 4, 5, 6, 7, 8})
@@ -131,11 +126,7 @@ def _accuracy_plot(series, out_dir: Path):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title("Accuracy vs storage per granularity")
-    path = out_dir / f"section_{TOPIC}_accuracy_vs_bytes.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, out_dir / f"section_{TOPIC}_accuracy_vs_bytes.png")
 
 
 def _speed_plot(series, out_dir: Path):
@@ -154,11 +145,7 @@ def _speed_plot(series, out_dir: Path):
     ax.set_title("Speed per granularity (largest measured size; 0 = skipped)")
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
-    path = out_dir / f"section_{TOPIC}_speed.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, out_dir / f"section_{TOPIC}_speed.png")
 
 
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:
@@ -180,8 +167,8 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
             doc.para(f"**{label}**: no block-scaling result: {'; '.join(reasons)}")
             continue
         _table(doc, rows, label)
-        series[label] = [(_label(b), _value(b, "bytes_per_element"),
-                          _value(b, "rel_error_unquantized"), _value(b, "tflops"))
+        series[label] = [(_label(b), value(b, schema.BYTES_PER_ELEMENT),
+                          value(b, schema.REL_ERROR_UNQUANTIZED), value(b, schema.TFLOPS))
                          for b in _largest(rows) if b.ok]
     images = []
     for plot, alt in ((_accuracy_plot(series, out_dir), "error vs bytes per element, Pareto front"),

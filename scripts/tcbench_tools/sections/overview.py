@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcbench_tools import plots, summary
+from tcbench_tools import plots, power_report, summary
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet, pct_of_peak
 from tcbench_tools.schema import TFLOPS, TOPS
@@ -115,7 +115,7 @@ def render_topic_tables(doc, sets: list[ResultSet], labels: list[str],
                 speedup = "-"
                 if item is not None and base is not None and metric in _GEMM_METRICS:
                     speedup = f"{item.value / base.value:.2f}"
-                row += [fmt_num(item.value) if item else "-",
+                row += [fmt_num(item.value) + power_report.mark(rs, item.benchmark) if item else "-",
                         _pct(item.pct_of_peak if item else None), speedup]
             rows.append(row)
         doc.table(headers, rows, set(range(2, len(headers))))

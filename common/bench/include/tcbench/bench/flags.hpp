@@ -3,6 +3,8 @@
 // machine with or without a GPU, before anything is measured.
 #pragma once
 
+#include "tcbench/clock_policy.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,16 +14,17 @@ namespace tcbench::bench {
 struct CommandLine {
   bool quick = false;       // --quick
   bool list_tests = false;  // --benchmark_list_tests[=true]
-  bool plan =
-      false;  // --plan: one line, how many benchmarks would run and the least time they take
-  std::optional<double> min_time_seconds;  // --benchmark_min_time=X (seconds; "Xs" accepted)
-  std::vector<std::string> passthrough;    // everything for benchmark::Initialize, argv[0] first
+  bool plan = false;  // --plan: one line, the benchmarks a run would execute and their least time
+  std::optional<double> min_time_seconds;         // --benchmark_min_time=X (seconds; "Xs" accepted)
+  ClockPolicy clock_policy = ClockPolicy::as_is;  // --clock-policy=as-is|base|max
+  std::vector<std::string> passthrough;  // everything for benchmark::Initialize, argv[0] first
 };
 
 // Parses `args` (argv[0] first). Returns the usage error as a sentence, or the command line.
 // Checked here: --benchmark_filter compiles as a regular expression, --benchmark_repetitions is
 // a positive integer, --benchmark_min_time a non-negative number of seconds, the output formats
-// are console, json or csv. Unknown flags are left to Google Benchmark, which rejects them.
+// are console, json or csv, --clock-policy is as-is, base or max. Unknown flags are left to Google
+// Benchmark, which rejects them.
 struct ParseResult {
   std::optional<std::string> error;
   CommandLine line;

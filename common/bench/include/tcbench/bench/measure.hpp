@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tcbench/bench/env.hpp"
+#include "tcbench/power.hpp"
 #include "tcbench/precision.hpp"
 #include "tcbench/schema.hpp"
 #include "tcbench/timing.hpp"
@@ -12,6 +13,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tcbench::bench {
 
@@ -24,7 +27,9 @@ struct MeasureOptions {
 // Timed warm-up (at least 50 ms of work), then samples until the run's SamplingPolicy is met
 // (at least 10, and at least its time budget); each sample is one run of `work` between two
 // events. Every Google Benchmark iteration gets the median as its manual time, and the counters
-// samples, time_median_us, time_p10_us, time_p90_us and spread_pct are set. Call it once per
+// samples, time_median_us, time_p10_us, time_p90_us and spread_pct are set. When NVML answers, a
+// background thread reads the GPU every 10 ms while the samples run (tcbench/power.hpp), and
+// sm_clock_mhz, power_w, energy_j, temp_c_max and throttle are set too. Call it once per
 // body. Google Benchmark first calls a body with one iteration to size the run and then again
 // with the real count; the second call reuses the first call's samples instead of measuring
 // twice. Returns the statistics, in seconds.
@@ -45,13 +50,27 @@ SampleStats sample_work(const Env& env, const std::function<void(cudaStream_t)>&
                         MeasureOptions options = {});
 
 // tflops (tops for integer precisions) = ops / median, and pct_of_peak against the device's peak
-// for `p` (the datasheet figure for known products; absent when the table has none).
+// for `p` (the datasheet figure for known products; absent when the table has none). After
+// measure() read the power and clock: tflops_per_w (tops_per_w) and pct_of_peak_at_clock (the
+// rate against SMs x the measured clock x ops/clock).
 void report_compute(benchmark::State& state, const Env& env, Precision p, double ops,
                     const SampleStats& seconds);
 
-// gbps = bytes moved per run / median, and pct_of_peak against the DRAM bandwidth.
+// gbps = bytes moved per run / median, and pct_of_peak against the DRAM bandwidth (and
+// gbps_per_w after measure() read the power).
 void report_bandwidth(benchmark::State& state, const Env& env, double bytes,
                       const SampleStats& seconds);
+
+// The counters one window's power summary gives (sm_clock_mhz, power_w, energy_j = power_w x
+// the median time, temp_c_max, throttle), only those it has: measure() writes them.
+std::vector<std::pair<Counter, double>> power_counters(const PowerSummary& power,
+                                                       double median_seconds);
+// The rate's per-watt counter (tflops_per_w / tops_per_w for `p`) and pct_of_peak_at_clock
+// (rate against SMs x `sm_clock_mhz` x ops/clock on `gpu`), from what measure() read.
+std::vector<std::pair<Counter, double>> efficiency_counters(const GpuSpec& gpu, Precision p,
+                                                            double rate,
+                                                            std::optional<double> watts,
+                                                            std::optional<double> sm_clock_mhz);
 
 namespace detail {
 // Which benchmark call is running (set by register_gpu_benchmark's wrapper for measure()).
