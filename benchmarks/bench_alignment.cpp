@@ -37,6 +37,7 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,10 +54,32 @@ constexpr std::int64_t kPairs[] = {32, 33, 64, 65, 128, 129, 8192, 8193};
 constexpr std::int64_t kPadUseful = 33;
 constexpr std::int64_t kPadTo[] = {40, 48};
 
-// cuBLASLt in the precision's own layout, cuBLASLt with B transposed (layout:nt), our WMMA kernel.
-enum class Variant { cublaslt, cublaslt_bT, wmma };
+// The headline pairs through cuBLAS too (cublasGemmEx; FP8 is cuBLASLt-only); --quick: 32/33.
+constexpr Precision kCublasPrecisions[] = {Precision::fp16, Precision::bf16, Precision::tf32,
+                                           Precision::int8};
+constexpr std::int64_t kQuickPair[] = {32, 33};
+
+// Strided batches shaped like attention: `heads` matrices of sequence 128 with head dimension d,
+// S = Q K^T as m = n = 128, k = d, and O = P V as m = 128, n = d, k = 128, in the precision's
+// own layout (NN), through cuBLASLt (a batched layout) and cublasGemmStridedBatchedEx.
+constexpr Precision kBatchedPrecisions[] = {Precision::fp16, Precision::bf16};
+constexpr std::int64_t kSequence = 128;
+constexpr std::int32_t kHeads[] = {32, 33, 64, 65};
+constexpr std::int32_t kQuickHeads[] = {32, 33};
+constexpr std::int64_t kHeadDims[] = {64, 65};
+
+// cuBLASLt in the precision's own layout, cuBLASLt with B transposed (layout:nt), our WMMA
+// kernel, cuBLAS in the precision's own layout.
+enum class Variant { cublaslt, cublaslt_bT, wmma, cublas };
 std::string_view variant_name(Variant v) {
-  return v == Variant::wmma ? "wmma" : "cublaslt";  // the layout key tells the two cuBLASLt apart
+  switch (v) {
+    case Variant::wmma:
+      return "wmma";
+    case Variant::cublas:
+      return "cublas";
+    default:
+      return "cublaslt";  // the layout key tells the two cuBLASLt variants apart
+  }
 }
 using Axis = tn::GemmDim;
 
@@ -65,6 +88,7 @@ struct Point {
   Precision precision;
   std::int64_t m, n, k;
   Axis swept;
+  std::int32_t batch = 1;  // > 1: one strided-batched call of `batch` matrices
 };
 
 // Extra N values from TCBENCH_ALIGNMENT_N ("33,100,1000"): a value that is not a positive
@@ -126,13 +150,37 @@ std::vector<Point> points(bool quick) {
           out.push_back({Variant::wmma, p, kBase, n, kBase, Axis::n});
     }
   }
+  for (Precision p : kCublasPrecisions) {
+    const std::span<const std::int64_t> ns =
+        quick ? std::span<const std::int64_t>(kQuickPair) : std::span<const std::int64_t>(kPairs);
+    for (std::int64_t n : ns) out.push_back({Variant::cublas, p, kBase, n, kBase, Axis::n});
+  }
+  for (Precision p : kBatchedPrecisions) {
+    if (quick && p != Precision::fp16) continue;
+    const std::span<const std::int32_t> heads =
+        quick ? std::span<const std::int32_t>(kQuickHeads) : std::span<const std::int32_t>(kHeads);
+    for (std::int64_t d : kHeadDims)
+      for (std::int32_t h : heads)
+        for (Variant v : {Variant::cublaslt, Variant::cublas}) {
+          out.push_back({v, p, kSequence, kSequence, d, Axis::k, h});              // S = Q K^T
+          if (!quick) out.push_back({v, p, kSequence, d, kSequence, Axis::n, h});  // O = P V
+        }
+  }
   return out;
 }
 
 GemmCase case_for(const Point& pt) {
   GemmCase c = GemmCase::for_precision(pt.precision, pt.m, pt.n, pt.k);
   if (pt.variant == Variant::cublaslt_bT) c.spec.problem.trans_b = true;  // B n x k, ldb = n
+  c.spec.batch_count = pt.batch;  // packed matrices (strides 0)
   return c;
+}
+
+std::string name_of(const Point& pt) {
+  const GemmCase c = case_for(pt);
+  BenchName name = BenchName(kTopic, variant_name(pt.variant), pt.precision).gemm(c.spec.problem);
+  if (pt.batch > 1) name.arg(Key::batch, pt.batch);
+  return name;
 }
 
 std::int64_t swept_value(const Point& pt) {
@@ -175,10 +223,10 @@ void report_model(benchmark::State& state, const Env& env, const Point& pt, cons
                       " stages " + tn::lt_stages_label(algo.stages_id) + " split-K " +
                       std::to_string(split);
   if (tile && gpu_rates(env.device().spec, pt.precision).flops_per_s > 0) {
-    const auto pred =
-        predict_on(env.device().spec, pt.precision,
-                   {spec.problem.m, spec.problem.n, spec.problem.k, spec.a_type, spec.d_type},
-                   *tile, static_cast<int>(split));
+    const auto pred = predict_on(env.device().spec, pt.precision,
+                                 {spec.problem.m, spec.problem.n, spec.problem.k, spec.a_type,
+                                  spec.d_type, spec.batch_count},
+                                 *tile, static_cast<int>(split));
     set_counter(state, counters::model_efficiency, pred.efficiency.predicted_relative_throughput);
     set_counter(state, counters::model_tflops, pred.flops_per_s / 1e12);
     set_counter(state, counters::model_waves, pred.efficiency.waves_exact);
@@ -204,16 +252,22 @@ void run_point(benchmark::State& state, const Env& env, const Point& pt) {
                         pt.precision == Precision::fp16
                             ? typed<Precision::fp16>(kernels::gemm_wmma<__half>)
                             : typed<Precision::bf16>(kernels::gemm_wmma<__nv_bfloat16>));
+  } else if (pt.variant == Variant::cublas) {
+    // cuBLAS does not say which kernel it chose, so the model (which needs the tile) is on the
+    // cuBLASLt row of the same problem; vs_cublaslt relates the two.
+    r = run_cublas_gemm(state, env, c);
   } else {
     r = run_cublaslt_gemm(state, env, c);
     if (r.algo) report_model(state, env, pt, c.spec, *r.algo);
   }
   report_alignment(state, c.spec);
 
-  // Per unit of the swept dimension, against the next multiple of 16 bytes (cuBLASLt, cached).
+  // Per unit of the swept dimension, against the next multiple of 16 bytes (cuBLASLt, cached):
+  // cuBLASLt's sweeps only (cuBLAS rows compare with cuBLASLt through vs_cublaslt, batched rows
+  // with each other).
   const Point aligned = aligned_point(pt);
   const std::int64_t v = swept_value(pt), va = swept_value(aligned);
-  if (pt.variant == Variant::wmma) return;
+  if (pt.variant == Variant::wmma || pt.variant == Variant::cublas || pt.batch > 1) return;
   if (va == v) {
     set_counter(state, counters::slowdown_vs_aligned, 1.0);
     return;
@@ -283,8 +337,7 @@ void run_padding(benchmark::State& state, const Env& env, Precision p, std::int6
 void register_topic(const Env& env) {
   std::set<std::string> seen;  // the M, K sweeps and the N list share the 4096^3 point
   for (const Point& pt : points(env.quick())) {
-    const std::string name =
-        BenchName(kTopic, variant_name(pt.variant), pt.precision).gemm(case_for(pt).spec.problem);
+    const std::string name = name_of(pt);
     if (!seen.insert(name).second) continue;
     register_gpu_benchmark(name,
                            [&env, pt](benchmark::State& state) { run_point(state, env, pt); });
