@@ -5,22 +5,31 @@
 // (fp16, bf16, tf32, int8, fp8 where the GPU has it) through cuBLASLt (layout:nn for the float
 // types, layout:tn for int8 and fp8, which need it); the same N sweep with B stored N-contiguous
 // (layout:nt, op_B = T, so ldb = N: the layout where N's alignment matters) and through our WMMA
-// kernel; and 33 run as 40 and 48, pad copy included.
+// kernel; and 33 run as 40 and 48, pad copy included. The headline pairs also run through
+// cuBLAS's cublasGemmEx (variant cublas: fp16, bf16, tf32, int8; FP8 is cuBLASLt-only), and the
+// batch question is asked in the batched sense too: 32, 33, 64 and 65 heads of S = Q K^T
+// (m:128/n:128/k:64 and k:65) and O = P V (m:128/n:64/k:128 and n:65), fp16 and bf16, one
+// strided-batched call each through cuBLASLt and cublasGemmStridedBatchedEx (names end with
+// /batch:<heads>).
 //
 // Counters per point: tflops|tops, pct_of_peak, waves (cuBLASLt's wavesCount), model_efficiency
 // and model_tflops (numerics/gemm_model with the tile cuBLASLt chose), tile_m, tile_n, split_k,
 // align_{m,n,k}_bytes (the largest power of two <= 128 dividing dim x element size), and
 // slowdown_vs_aligned (time per unit of the swept dimension over that of the next multiple of
-// 16 bytes of it). See docs/concepts/alignment.md for the predictions.
+// 16 bytes of it); cuBLAS rows carry vs_cublaslt (cuBLASLt's time on the same problem over
+// cuBLAS's) instead of the model and tile counters, which need the kernel cuBLAS does not name.
+// See docs/concepts/alignment.md for the predictions.
 //
-// --quick: the pairs for every precision, 32/33 through the nt layout and WMMA, and
-// fp16's padding: 46 benchmarks and about 20 cached baselines, each ~0.15 s of warm-up and
-// samples, estimated at 12-15 s on an H100-class GPU (not yet measured). The full run is ~1800
-// benchmarks, about 20 minutes.
+// --quick: the pairs for every precision, 32/33 through the nt layout, WMMA and cuBLAS, fp16's
+// padding and fp16's S = Q K^T at 32/33 heads of head dimension 64/65 through both APIs: 62
+// benchmarks and about 32 cached baselines, each ~0.15 s of warm-up and samples, estimated at
+// 15-20 s on an H100-class GPU (not yet measured). The full run is 1891 benchmarks, about 20
+// minutes.
 //
 //   build/release/bin/bench_alignment --quick
 //   build/release/bin/bench_alignment
 //   --benchmark_filter='alignment/cublaslt/fp16/m:4096/n:.*/layout:nn'
+//   --benchmark_filter='alignment/cublas(lt)?/fp16/m:128/.*/batch:'
 //   TCBENCH_ALIGNMENT_N=33,100,1000 build/release/bin/bench_alignment --benchmark_filter=/n:
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/gemm_prediction.hpp"
