@@ -297,7 +297,8 @@ void BlasGemm::run(cudaStream_t stream, const void* a, const void* b, const void
                    double alpha, double beta) const {
   if (auto why = why_cublas_call_invalid(spec_, a, b, c, d, alpha, beta))
     throw InvalidArgument(*why + " [" + describe() + "]");
-  if (!*handle_) throw InvalidArgument("a cuBLAS GEMM needs a live BlasHandle [" + describe() + "]");
+  if (!*handle_)
+    throw InvalidArgument("a cuBLAS GEMM needs a live BlasHandle [" + describe() + "]");
   const ScaleValue alpha_v = to_scale_value(alpha, spec_, "alpha");
   const ScaleValue beta_v = to_scale_value(beta, spec_, "beta");
   handle_->bind(stream, math_.math_mode);
