@@ -167,7 +167,7 @@ namespace {
 using namespace counters;
 constexpr std::array kCounterDefs = {
     &samples, &time_median_us, &time_p10_us, &time_p90_us, &spread_pct, &tflops, &tops, &gbps,
-    &pct_of_peak, &rel_error, &waves,
+    &pct_of_peak, &rel_error, &waves, &vs_cublaslt,
     // FP8
     &rel_error_unquantized, &amax_d, &recipe_us, &gemm_us, &overhead_pct, &time_us, &selected,
     &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget,

@@ -123,6 +123,7 @@ SPREAD_PCT = "spread_pct"
 PCT_OF_PEAK = "pct_of_peak"
 REL_ERROR = "rel_error"
 WAVES = "waves"
+VS_CUBLASLT = "vs_cublaslt"  # cuBLAS rows: cuBLASLt's time on the same problem / the cuBLAS time
 # bench_alignment
 ALIGN_M_BYTES = "align_m_bytes"
 ALIGN_N_BYTES = "align_n_bytes"
@@ -253,6 +254,7 @@ COUNTERS = (  # in the C++ order
     _fixed(PCT_OF_PEAK, "%", HIGHER, 0, False, 200),
     _fixed(REL_ERROR, "", LOWER, 0, True),
     _fixed(WAVES, "waves", NONE, 0, True),
+    _fixed(VS_CUBLASLT, "x", NONE, 0, False),
     # bench_fp8
     _fixed(REL_ERROR_UNQUANTIZED, "", LOWER, 0, True),
     _fixed(AMAX_D, "", NONE, 0, True),

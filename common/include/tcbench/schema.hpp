@@ -125,6 +125,7 @@ TCB_COUNTER_(gbps,           "GB/s",    higher, 0, false, kUnbounded, "bytes mov
 TCB_COUNTER_(pct_of_peak,    "%",       higher, 0, false, 200,        "rate / the GPU's dense peak for the precision (or DRAM bandwidth)")
 TCB_COUNTER_(rel_error,      "",        lower,  0, true,  kUnbounded, "relative Frobenius error vs the FP64 reference, before timing")
 TCB_COUNTER_(waves,          "waves",   none,   0, true,  kUnbounded, "cuBLASLt's wave count for the chosen algorithm")
+TCB_COUNTER_(vs_cublaslt,    "x",       none,   0, false, kUnbounded, "cuBLASLt's time on the very same problem / this cuBLAS time (> 1: cuBLAS faster)")
 // FP8 (bench_fp8).
 TCB_COUNTER_(rel_error_unquantized, "",  lower,  0, true,  kUnbounded, "error vs the FP32 product of the unquantized originals")
 TCB_COUNTER_(amax_d,         "",        none,   0, true,  kUnbounded, "max |D| before the output scale (FP8 output)")
