@@ -171,7 +171,8 @@ def test_the_tools_name_counters_only_through_schema_py():
     a literal would not follow a rename that the tests above make schema.py follow."""
     tools = REPO / "scripts" / "tcbench_tools"
     counter_names = {c.name for c in schema.COUNTERS if "<" not in c.name}
-    families = ("speedup_vs_", "accuracy_", "agreement_", "loss_at_", "scale_at_")
+    families = ("speedup_vs_", "accuracy_", "agreement_", "loss_at_", "scale_at_",
+                "tensor_active_pct_", "time_pct_")
     found = []
     for path in sorted(tools.rglob("*.py")):
         rel = path.relative_to(tools).as_posix()

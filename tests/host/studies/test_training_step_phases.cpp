@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tcbench/error.hpp"
+#include "tcbench/schema.hpp"
 #include "tcbench/studies/training_step_phases.hpp"
 
 namespace ts = tcbench::studies;
@@ -36,6 +38,18 @@ TEST(StepPhases, NamesAndGemmPhases) {
   EXPECT_TRUE(ts::has_gemms(StepPhase::backward));
   EXPECT_FALSE(ts::has_gemms(StepPhase::unscale));
   EXPECT_FALSE(ts::has_gemms(StepPhase::optimizer));
+}
+
+TEST(StepPhases, EveryPhaseNamesItsSchemaCounters) {
+  namespace c = tcbench::counters;
+  for (StepPhase p : ts::kStepPhases) {
+    EXPECT_EQ(c::tensor_active_in(ts::name(p)).name(),
+              "tensor_active_pct_" + std::string(ts::name(p)));
+    EXPECT_EQ(c::time_share(ts::name(p)).name(), "time_pct_" + std::string(ts::name(p)));
+  }
+  EXPECT_EQ(c::time_share("gaps").name(), "time_pct_gaps");
+  EXPECT_THROW((void)c::tensor_active_in("gaps"), tcbench::InvalidArgument);  // no pipe there
+  EXPECT_THROW((void)c::time_share("idle"), tcbench::InvalidArgument);
 }
 
 TEST(StepPhases, SharesAreRatiosOfTotalsWithTheGapsSeparate) {
