@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct ChipPasses {
   const char* chip;
   std::size_t config_passes;  // the full metric table, one level (CUPTI 13.0)
 };
+
+// Printed as its chip, so that the test's name (and CTest's) is stable.
+void PrintTo(const ChipPasses& p, std::ostream* os) {
+  *os << p.chip;
+}
 
 class StepPlan : public ::testing::TestWithParam<ChipPasses> {};
 

@@ -47,6 +47,9 @@ constexpr bool has_gemms(StepPhase p) {
 template <typename T>
 using PerPhase = std::array<T, kPhaseCount>;
 
+// What the time between phases is called where phases are named (the counter time_pct_gaps).
+inline constexpr std::string_view kGapsName = "gaps";
+
 // The two widths of the train_step rows: the loss-scaling topic's small MLP (TrainingConfig's
 // defaults: 32 -> 64 -> 8, batch 256) and a transformer-block-sized square one (width -> width
 // -> width over `tokens` tokens), with uniform targets (no host teacher at that size) of size 1
