@@ -90,7 +90,8 @@ GBENCH_ROW_FIELDS = {"name", "family_index", "per_family_instance_index", "run_n
                      "cpu_time", "time_unit", "label", "error_occurred", "error_message",
                      "aggregate_name", "aggregate_unit", "skipped", "skip_message",
                      "tcbench_binary"}
-ALL_FIXTURES = [*TCBENCH_FIXTURES, "plain.json", "tensor_util.json", "tensor_util_nocounters.json"]
+ALL_FIXTURES = [*TCBENCH_FIXTURES, "plain.json", "tensor_util.json", "tensor_util_nocounters.json",
+                "tensor_util_step_h.json", "tensor_util_step_a.json"]
 
 
 @pytest.fixture(scope="module")
