@@ -153,6 +153,12 @@ Counter loss_at(int point) {
 Counter scale_at(int point) {
   return family_member(scale_at_family, two_digits(point));
 }
+Counter tensor_active_in(std::string_view phase) {
+  return family_member(tensor_active_phase_family, phase);
+}
+Counter time_share(std::string_view phase) {
+  return family_member(time_pct_family, phase);
+}
 const CounterDef& rate(Precision p) {
   return is_integer(p) ? tops : tflops;
 }
@@ -167,7 +173,7 @@ namespace {
 using namespace counters;
 constexpr std::array kCounterDefs = {
     &samples, &time_median_us, &time_p10_us, &time_p90_us, &spread_pct, &tflops, &tops, &gbps,
-    &pct_of_peak, &rel_error, &waves,
+    &pct_of_peak, &rel_error, &waves, &vs_cublaslt,
     // FP8
     &rel_error_unquantized, &amax_d, &recipe_us, &gemm_us, &overhead_pct, &time_us, &selected,
     &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget,
@@ -189,67 +195,20 @@ constexpr std::array kCounterDefs = {
     &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &tensor_active_pct,
     &tensor_hmma_pct, &tensor_imma_pct, &tensor_dmma_pct, &tensor_hmma_hgmma_qgmma_pct,
     &sm_throughput_pct, &dram_throughput_pct,
+    // a whole training step
+    &step_tensor_mix_pct, &gemm_phases_ceiling_pct, &step_gflop,
     // host studies
     &top1_accuracy_pct, &top1_agreement_pct, &final_loss_vs_fp32, &saturated_steps,
     &worst_saturated_pct, &underflow_steps, &delayed_error_mean, &delayed_error_worst,
     &current_error_mean,
     // families
-    &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family};
-
-std::string_view better_name(Better b) {
-  switch (b) {
-    case Better::higher:
-      return "higher";
-    case Better::lower:
-      return "lower";
-    case Better::none:
-      break;
-  }
-  return "none";
-}
+    &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family,
+    &tensor_active_phase_family, &time_pct_family};
 
 }  // namespace
 
 std::span<const CounterDef* const> all_counter_defs() {
   return kCounterDefs;
-}
-
-std::string schema_json() {
-  std::string out = "{\n  \"schema_version\": 1,\n  \"names\": {\n";
-  out += "    \"grammar\": \"topic/variant/precision[/key:value]...\",\n    \"keys\": [";
-  for (std::size_t i = 0; i < kKeys.size(); ++i)
-    out += (i ? ", " : "") + json_string(kKeys[i].second);
-  out += "],\n    \"gemm_keys\": [";
-  for (std::size_t i = 0; i < std::size(kGemmKeys); ++i)
-    out += (i ? ", " : "") + json_string(key_name(kGemmKeys[i]));
-  out += "],\n    \"layouts\": [\"nn\", \"nt\", \"tn\", \"tt\"]\n  },\n  \"precisions\": [\n";
-  for (std::size_t i = 0; i < kNumPrecisions; ++i) {
-    const PrecisionInfo& p = kPrecisionTable[i];
-    out += "    {\"name\": " + json_string(p.name) +
-           ", \"integer\": " + (p.integer ? "true" : "false") +
-           ", \"rate_counter\": " + json_string(counters::rate(p.id).name) + "}" +
-           (i + 1 < kNumPrecisions ? ",\n" : "\n");
-  }
-  out += "  ],\n  \"counters\": [\n";
-  for (std::size_t i = 0; i < kCounterDefs.size(); ++i) {
-    const CounterDef& c = *kCounterDefs[i];
-    out += "    {\"name\": " + json_string(c.name) + ", \"pattern\": " + json_string(c.pattern) +
-           ", \"unit\": " + json_string(c.unit) +
-           ", \"better\": " + json_string(better_name(c.better)) +
-           ", \"low\": " + json_number(c.low) +
-           ", \"low_inclusive\": " + (c.low_inclusive ? "true" : "false") +
-           ", \"high\": " + json_number(c.high) + ", \"doc\": " + json_string(c.doc) + "}" +
-           (i + 1 < kCounterDefs.size() ? ",\n" : "\n");
-  }
-  out += "  ],\n  \"throttle_reasons\": [\n";
-  const auto reasons = throttle_reasons();
-  for (std::size_t i = 0; i < reasons.size(); ++i)
-    out += "    {\"name\": " + json_string(reasons[i].name) +
-           ", \"bit\": " + std::to_string(reasons[i].bit) +
-           ", \"doc\": " + json_string(reasons[i].doc) + "}" +
-           (i + 1 < reasons.size() ? ",\n" : "\n");
-  out += "  ]\n}\n";
-  return out;
 }
 
 }  // namespace tcbench

@@ -203,17 +203,31 @@ def unique_labels(sets: list[ResultSet], given: list[str] | None = None) -> list
 # The report
 
 
+def answers_first(doc: Doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
+    """The report's first section: the verdicts on the five questions (answers/section.py)."""
+    from tcbench_tools.answers import section
+
+    return list(section.render(doc, sets, labels, out_dir) or [])
+
+
 def build(sets: list[ResultSet], out_dir: Path,
           labels: list[str] | None = None) -> tuple[Doc, list[Path]]:
-    """The whole report: the general parts around one section per topic present."""
+    """The whole report: the verdicts first, the general parts around one section per topic
+    present."""
     from tcbench_tools import sections, summary  # matplotlib only when a report is made
     from tcbench_tools.sections import overview
 
+    from tcbench_tools.answers import evidence as answers_evidence
+
     labels = unique_labels(sets, labels)
-    best = [summary.best_results(rs) for rs in sets]
     doc = Doc()
     images: list[Path] = []
-    overview.render_intro(doc, sets)
+    # The host studies (tcbench_studies' studies.json) feed the verdicts only: they are not a GPU.
+    gpu = [i for i, rs in enumerate(sets) if not answers_evidence.is_host(rs)]
+    overview.render_intro(doc, [sets[i] for i in gpu])
+    images += answers_first(doc, sets, labels, out_dir)
+    sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
+    best = [summary.best_results(rs) for rs in sets]
     overview.render_gpus(doc, sets, labels)
     images += overview.render_peak_vs_achieved(doc, sets, labels, best, out_dir)
     overview.render_topic_tables(doc, sets, labels, best)

@@ -13,8 +13,9 @@
 namespace tcbench::bench {
 
 struct CommandLine {
-  bool quick = false;                             // --quick
-  bool list_tests = false;                        // --benchmark_list_tests[=true]
+  bool quick = false;       // --quick
+  bool list_tests = false;  // --benchmark_list_tests[=true]
+  bool plan = false;  // --plan: one line, the benchmarks a run would execute and their least time
   std::optional<double> min_time_seconds;         // --benchmark_min_time=X (seconds; "Xs" accepted)
   ClockPolicy clock_policy = ClockPolicy::as_is;  // --clock-policy=as-is|base|max
   std::optional<NameFilter> filter;               // --benchmark_filter=REGEX (not passed on)
