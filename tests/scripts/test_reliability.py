@@ -661,3 +661,36 @@ def test_the_wrapper_refuses_an_unknown_python_env_mode():
                           text=True, timeout=60, env=dict(os.environ, TCBENCH_PYTHON_ENV="sytem"))
     assert proc.returncode == 2
     assert "TCBENCH_PYTHON_ENV='sytem' is neither venv nor system" in proc.stderr
+
+
+def test_a_hung_host_studies_tool_is_stopped_at_its_limit_not_waited_for(tmp_path, monkeypatch):
+    """Before: tcbench_studies ran under subprocess.call without a limit, so a hung study hung
+    `tcbench run` after all its measurements (and on a machine without a GPU, for ever)."""
+    from tcbench_tools import studies
+    from tcbench_tools.errors import InputError
+
+    pid_file = tmp_path / "studies.pid"
+    tool = tmp_path / "tcbench_studies"
+    tool.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 300\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(studies, "STUDIES_TIMEOUT", 1.0)
+    monkeypatch.setattr("tcbench_tools.process.TIMEOUT_GRACE", 1.0)
+    begin = time.monotonic()
+    with pytest.raises(InputError, match="still running after 1 s and was stopped with its "
+                                         "process group: no host studies"):
+        studies.run_studies(tool, tmp_path / "out")
+    assert time.monotonic() - begin < 30
+    assert not _alive(int(pid_file.read_text()))
+    assert not (tmp_path / "out" / "studies.json").exists()
+
+
+def test_a_host_studies_tool_killed_by_a_signal_says_so(tmp_path):
+    from tcbench_tools import studies
+    from tcbench_tools.errors import InputError
+
+    tool = tmp_path / "tcbench_studies"
+    tool.write_text("#!/bin/sh\nkill -KILL $$\n")
+    tool.chmod(0o755)
+    with pytest.raises(InputError, match=r"tcbench_studies failed \(killed by signal 9 "
+                                         r"\(SIGKILL\)\)"):
+        studies.run_studies(tool, tmp_path / "out")
