@@ -694,3 +694,20 @@ def test_a_host_studies_tool_killed_by_a_signal_says_so(tmp_path):
     with pytest.raises(InputError, match=r"tcbench_studies failed \(killed by signal 9 "
                                          r"\(SIGKILL\)\)"):
         studies.run_studies(tool, tmp_path / "out")
+
+
+def test_a_gpu_probe_setting_that_is_neither_on_nor_off_is_a_usage_error(cli, tmp_path,
+                                                                         monkeypatch):
+    """Before: TCBENCH_GPU_PROBE=skpi (any value but skip, off, 0) silently probed."""
+    from tcbench_tools import gpu_probe
+
+    monkeypatch.setenv("TCBENCH_GPU_PROBE", "skpi")
+    code, out, err = cli("run", "--no-build", "--bin-dir", tmp_path, "--out", tmp_path / "o")
+    assert code == 2 and out == ""
+    assert err.strip() == ("tcbench: TCBENCH_GPU_PROBE='skpi' is neither on nor off (it takes "
+                           "skip, off, 0, no to skip the probe, or on, 1, yes or nothing to "
+                           "probe).")
+    assert gpu_probe.main() == 2
+    for value in ("skip", "OFF", "no"):
+        monkeypatch.setenv("TCBENCH_GPU_PROBE", value)
+        assert gpu_probe.probe().state == gpu_probe.SKIPPED
