@@ -239,10 +239,16 @@ def list_benchmarks(binary: Path, opts: RunOptions, env: dict) -> set[str] | Non
     return {n.removesuffix("/manual_time") for n in names} or None
 
 
+PROGRESS_LOG_LIMIT = 16 << 20  # bytes of a binary's console log read for its progress count
+
+
 def finished_benchmarks(out_log: Path, names: set[str]) -> int:
-    """How many of ``names`` Google Benchmark's console output already reports."""
+    """How many of ``names`` Google Benchmark's console output already reports (read from its
+    first 16 MiB only: a binary that floods its stdout must not make every progress tick read
+    the whole log)."""
     try:
-        text = out_log.read_text(errors="replace")
+        with open(out_log, "rb") as fh:
+            text = fh.read(PROGRESS_LOG_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return 0
     seen = set()

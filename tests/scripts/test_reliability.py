@@ -712,3 +712,15 @@ def test_a_gpu_probe_setting_that_is_neither_on_nor_off_is_a_usage_error(cli, tm
     for value in ("skip", "OFF", "no"):
         monkeypatch.setenv("TCBENCH_GPU_PROBE", value)
         assert gpu_probe.probe().state == gpu_probe.SKIPPED
+
+
+def test_the_progress_count_reads_a_bounded_part_of_a_flooding_binarys_log(tmp_path,
+                                                                          monkeypatch):
+    """Before: every 0.5 s tick read the whole stdout log, so a binary that floods its stdout
+    made tcbench read gigabytes per tick."""
+    from tcbench_tools import runner
+
+    monkeypatch.setattr(runner, "PROGRESS_LOG_LIMIT", 4096)
+    log = tmp_path / "bench_x.stdout.log"
+    log.write_text(f"{FP16}/manual_time 1.0 ms\n" + "x" * 8192 + f"\n{INT8}/manual_time 1.0 ms\n")
+    assert runner.finished_benchmarks(log, {FP16, INT8}) == 1
