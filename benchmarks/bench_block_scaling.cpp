@@ -208,7 +208,7 @@ constexpr QuantVariant kQuantVariants[] = {
 std::optional<std::string> first_difference(const char* what, const std::vector<std::uint8_t>& dev,
                                             const std::vector<std::uint8_t>& host) {
   if (dev.size() != host.size())
-    return std::string(what) + " has " + std::to_string(dev.size()) + " bytes, the host's " +
+    return std::string(what) + " bytes: " + std::to_string(dev.size()) + ", the host's " +
            std::to_string(host.size());
   for (std::size_t i = 0; i < host.size(); ++i)
     if (dev[i] != host[i])
@@ -247,11 +247,10 @@ void run_quantize(benchmark::State& state, const Env& env, const std::string& ke
   k.check = [&](cudaStream_t s) -> std::optional<std::string> {
     const tn::QuantizedMatrix q = tn::quantize(x, rows, cols, g, f);
     if (auto wrong =
-            first_difference("the codes'", codes.download(s),
+            first_difference("code", codes.download(s),
                              g == tn::Granularity::nvfp4 ? tn::pack_fp4(q.codes) : q.codes))
       return wrong;
-    if (auto wrong =
-            first_difference("the scale tensor's", scales.download(s), tn::to_cublas_scales(q)))
+    if (auto wrong = first_difference("scale tensor", scales.download(s), tn::to_cublas_scales(q)))
       return wrong;
     if (g == tn::Granularity::nvfp4) {
       const float got = tensor_scale.get(s);
