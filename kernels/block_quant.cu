@@ -9,8 +9,9 @@
 //                             one block (32, 8 or 4) reduce its amax with shuffles, one lane writes
 //                             the block's scale, every lane stores its four codes (one 32-bit
 //                             store for FP8, one 16-bit store for packed FP4).
-//   block_quant_128x128_kernel one CTA per 128x128 block: the block's amax (second read of the
-//                             64 KiB block comes from L2), one FP32 scale, then the cast.
+//   block_quant_128x128_kernel one CTA per 128x128 block, held in registers (16 float4 a
+//                             thread): the block's amax, one FP32 scale, then the cast; the
+//                             block is read from memory once.
 // NVFP4 needs the tensor amax first: fp8_scaling.cu's amax_reduce runs before the block pass.
 //
 // Conversions: E4M3/E5M2 from sm_89 on are one hardware cvt.rn.satfinite per element (SASS F2FP,

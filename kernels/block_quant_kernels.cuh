@@ -150,12 +150,14 @@ __device__ float cta_amax(float a) {
   return all;
 }
 
-// 128x128: thread (row group g = tid / 32, column quad q = tid % 32) covers rows g, g + 8, ...
-// of the block at columns 4q .. 4q + 3.
+// 128x128: thread (row group g = tid / 32, column quad q = tid % 32) holds rows g, g + 8, ...,
+// g + 120 of the block at columns 4q .. 4q + 3 in registers (16 float4), so the block is read
+// from memory once: its amax, then the cast from the registers.
 template <ElementFormat F>
 __global__ void __launch_bounds__(kThreads)
     block_quant_128x128_kernel(const float* __restrict__ x, Index rows, Index cols,
                                float* __restrict__ scales, std::uint8_t* __restrict__ codes) {
+  constexpr int kRowsPerThread = tn::kTile / kWarps;
   const Index block_rows = tn::ceil_div(rows, Index{tn::kTile});
   const Index block_cols = tn::ceil_div(cols, Index{tn::kTile});
   const int quad = static_cast<int>(threadIdx.x % 32);
@@ -164,22 +166,24 @@ __global__ void __launch_bounds__(kThreads)
     const Index p = blk / block_cols, b = blk - p * block_cols;
     const Index c = b * tn::kTile + 4 * quad;
     const bool inside = c < cols;
-    const Index r_end = p * tn::kTile + tn::kTile < rows ? p * tn::kTile + tn::kTile : rows;
+    const Index r0 = p * tn::kTile + group;
+    float4 v[kRowsPerThread];
     float a = 0.0f;
-    if (inside) {
-#pragma unroll 4
-      for (Index r = p * tn::kTile + group; r < r_end; r += kWarps)
-        a = amax4(a, load4(x, r * cols + c));
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {  // rows past the matrix read as zeros
+      const Index r = r0 + Index{i} * kWarps;
+      v[i] = inside && r < rows ? load4(x, r * cols + c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      a = amax4(a, v[i]);
     }
     const float s = tn::group_scale(cta_amax(a), F);
     if (threadIdx.x == 0) scales[tn::blk128_offset(p, b, cols)] = 1.0f / s;
-    if (inside) {
-#pragma unroll 4
-      for (Index r = p * tn::kTile + group; r < r_end; r += kWarps) {
-        const float4 v = load4(x, r * cols + c);
-        store4<8>(codes, r * cols + c, tn::group_encode(v.x, s, F), tn::group_encode(v.y, s, F),
-                  tn::group_encode(v.z, s, F), tn::group_encode(v.w, s, F));
-      }
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const Index r = r0 + Index{i} * kWarps;
+      if (inside && r < rows)
+        store4<8>(codes, r * cols + c, tn::group_encode(v[i].x, s, F),
+                  tn::group_encode(v[i].y, s, F), tn::group_encode(v[i].z, s, F),
+                  tn::group_encode(v[i].w, s, F));
     }
   }
 }
