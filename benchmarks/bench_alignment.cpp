@@ -32,6 +32,7 @@
 //   --benchmark_filter='alignment/cublas(lt)?/fp16/m:128/.*/batch:'
 //   TCBENCH_ALIGNMENT_N=33,100,1000 build/release/bin/bench_alignment --benchmark_filter=/n:
 #include "tcbench/bench/harness.hpp"
+#include "tcbench/environment.hpp"
 #include "tcbench/gemm_prediction.hpp"
 #include "tcbench/kernels/gemm_wmma.hpp"
 #include "tcbench/kernels/pad_copy.hpp"
@@ -41,7 +42,6 @@
 #include <cublasLt.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -100,27 +100,10 @@ struct Point {
   std::int32_t batch = 1;  // > 1: one strided-batched call of `batch` matrices
 };
 
-// Extra N values from TCBENCH_ALIGNMENT_N ("33,100,1000"): a value that is not a positive
-// integer is an error before anything runs; one too large for memory is skipped when it runs.
+// Extra N values from TCBENCH_ALIGNMENT_N ("33,100,1000"; tcbench/environment.hpp checks the value
+// before anything runs); one too large for memory is skipped when it runs.
 std::vector<std::int64_t> extra_n_values() {
-  const char* raw = std::getenv("TCBENCH_ALIGNMENT_N");
-  std::vector<std::int64_t> out;
-  if (raw == nullptr) return out;
-  const std::string text(raw);
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, comma - pos);
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (ec != std::errc() || end != item.data() + item.size() || v <= 0 || v > INT32_MAX)
-      throw InvalidArgument("TCBENCH_ALIGNMENT_N: '" + item +
-                            "' is not a positive dimension that fits in int32 (expected a "
-                            "comma-separated list such as 33,100,1000)");
-    out.push_back(v);
-    pos = comma + 1;
-  }
-  return out;
+  return environment::alignment_n();
 }
 
 std::vector<std::int64_t> n_sweep(bool quick) {

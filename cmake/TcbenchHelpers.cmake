@@ -57,6 +57,14 @@ function(tcbench_add_benchmark source)
     add_test(NAME usage.${name} COMMAND ${name} "--benchmark_filter=(")
     set_tests_properties(usage.${name} PROPERTIES WILL_FAIL TRUE LABELS list
                          FAIL_REGULAR_EXPRESSION "no CUDA GPU|nothing to measure")
+    # A filter that backtracks exponentially in std::regex is matched in linear time: listing
+    # with it ends at once (TIMEOUT 30 fails the test if it hangs), in exit 0.
+    add_test(NAME filter_bounded.${name} COMMAND ${name} --benchmark_list_tests "--benchmark_filter=(.*)*x")
+    set_tests_properties(filter_bounded.${name} PROPERTIES TIMEOUT 30 LABELS list)
+    # A TCBENCH_* variable with a value it does not take is exit 2 before the GPU check.
+    add_test(NAME bad_environment.${name}
+             COMMAND sh -c "TCBENCH_COUNTERS=maybe $<TARGET_FILE:${name}> --quick; test $? -eq 2")
+    set_tests_properties(bad_environment.${name} PROPERTIES LABELS list)
   endif()
   install(TARGETS ${name} RUNTIME DESTINATION bin)
 endfunction()

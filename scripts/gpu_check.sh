@@ -42,7 +42,8 @@
 # rewritten after every step. The whole check stays within TCBENCH_CHECK_BUDGET_S (480 s).
 # Exit codes: 0 everything passed; 1 a test, a benchmark, a step (timeout, crash) or the bundle
 # step failed, or steps did not fit the budget (a failed test is never hidden by a skip); 2 usage,
-# or a box that cannot run the bundle; 77 no GPU (and nothing failed); 128 + N killed by signal N.
+# an OUTDIR that cannot be created, an incomplete bundle (no MANIFEST.txt or bin/, or a file
+# MANIFEST.txt lists missing or of another size), or a box that cannot run the bundle; 77 no GPU (and nothing failed); 128 + N killed by signal N.
 set -uo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -569,10 +570,61 @@ preflight_refusal() {
   done
 }
 
+# Why the folder this script runs from is neither a source tree (CMakeLists.txt) nor a complete
+# bundle (MANIFEST.txt, bin/, and every file MANIFEST.txt lists, at its size), as one sentence;
+# nothing when it is one. A copy that lost its MANIFEST.txt is not taken for a source tree.
+bundle_problem() {
+  [ -f "${repo}/CMakeLists.txt" ] && return
+  local redo="copy again the whole folder that scripts/gpu_check.sh --bundle made"
+  if [ ! -f "${repo}/MANIFEST.txt" ]; then
+    echo "bundle incomplete: ${repo} has no MANIFEST.txt (and no CMakeLists.txt, so it is no source tree either): ${redo}"
+    return
+  fi
+  if [ ! -d "${repo}/bin" ]; then
+    echo "bundle incomplete: ${repo} has no bin/ folder: ${redo}"
+    return
+  fi
+  local sha bytes path size missing=0 short=0 first=""
+  while read -r sha bytes path; do
+    [ -n "${path}" ] || continue
+    if [ ! -f "${repo}/${path}" ]; then
+      missing=$((missing + 1)); [ -n "${first}" ] || first="${path} is missing"
+    else
+      size=$(stat -c %s "${repo}/${path}" 2>/dev/null || echo "?")
+      if [ "${size}" != "${bytes}" ]; then
+        short=$((short + 1)); [ -n "${first}" ] || first="${path} has ${size} bytes, not ${bytes}"
+      fi
+    fi
+  done < <(sed -n '/^files: /,$p' "${repo}/MANIFEST.txt" | tail -n +2)
+  if [ $((missing + short)) -gt 0 ]; then
+    echo "bundle incomplete: ${missing} file(s) MANIFEST.txt lists are missing and ${short} differ in size (first: ${first}): ${redo}"
+  fi
+}
+
+# Creates the output folder and its subfolders; one sentence when it cannot.
+make_out_dir() {
+  local err
+  if ! err=$(mkdir -p "$1" 2>&1) || [ ! -d "$1" ] || [ ! -w "$1" ] ||
+     ! err=$(mkdir -p "$1/logs" "$1/plan" "$1/results" "$1/device-tests" 2>&1); then
+    err="${err%%$'\n'*}"; err="${err##*: }"
+    echo "cannot create the output folder $1 (${err:-not a writable folder}): give an OUTDIR you can write"
+  fi
+}
+
 check() {
   out="${1:-${repo}/results/gpu-check-$(date +%Y%m%d-%H%M%S)}"
-  mkdir -p "${out}" && out="$(cd "${out}" && pwd)"
-  mkdir -p "${out}/logs" "${out}/plan" "${out}/results" "${out}/device-tests"
+  local refusal
+  refusal=$(bundle_problem)
+  if [ -n "${refusal}" ]; then
+    say "${refusal}; nothing was run."
+    return 2
+  fi
+  refusal=$(make_out_dir "${out}")
+  if [ -n "${refusal}" ]; then
+    say "${refusal}; nothing was run."
+    return 2
+  fi
+  out="$(cd "${out}" && pwd)"
   rm -f "${out}/steps.tsv" "${out}/summary.txt" "${out}/nvidia-smi-after.txt"
   check_begin=$(now_s)
   budget_s=${TCBENCH_CHECK_BUDGET_S:-480}
@@ -589,7 +641,7 @@ check() {
   done
   current_pid=""; current_step=""; sampler_pid=""; left_out=(); test_logs=(); torch_missing=""
   bundle=0
-  [ -f "${repo}/MANIFEST.txt" ] && [ -d "${repo}/bin" ] && [ ! -f "${repo}/CMakeLists.txt" ] && bundle=1
+  [ -f "${repo}/CMakeLists.txt" ] || bundle=1  # else bundle_problem refused it above
   if [ "${bundle}" -eq 1 ]; then
     where_from="bundle $(sed -n 's/^git_sha: //p' "${repo}/MANIFEST.txt"), built for $(sed -n 's/^cuda_architectures: //p' "${repo}/MANIFEST.txt")"
     bin_dir="${repo}/bin"

@@ -1,9 +1,16 @@
 #include "tcbench/bench/flags.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <regex>
 #include <string_view>
+
+// 1 when the linked Google Benchmark (>= 1.8) spells --benchmark_min_time with a unit ("0.5s");
+// 1.7 takes a plain number and rejects "0.5s". Set by CMake from the package's version.
+#ifndef TCBENCH_GBENCH_MIN_TIME_SUFFIX
+#define TCBENCH_GBENCH_MIN_TIME_SUFFIX 0
+#endif
 
 namespace tcbench::bench {
 namespace {
@@ -16,14 +23,24 @@ std::optional<std::string> flag_value(std::string_view arg, std::string_view fla
   return std::string(arg.substr(flag.size() + 1));
 }
 
-std::optional<double> parse_number(std::string s) {
-  if (!s.empty() && s.back() == 's') s.pop_back();  // Google Benchmark >= 1.8 spells "0.5s"
+// Seconds, written "0.5" or "0.5s" (Google Benchmark >= 1.8's spelling), from 0 to 1e6.
+std::optional<double> parse_seconds(std::string s) {
+  if (!s.empty() && s.back() == 's') s.pop_back();
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s.c_str(), &end);
-  if (errno != 0 || end != s.c_str() + s.size() || !(v >= 0) || v > 1e6) return std::nullopt;
+  if (errno != 0 || end != s.c_str() + s.size() || !(v >= 0) || v > kMaxMinTimeSeconds)
+    return std::nullopt;
   return v;
+}
+
+// --benchmark_min_time as the linked Google Benchmark reads it.
+std::string min_time_flag(double seconds) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, seconds);
+  std::string text(buf, ec == std::errc() ? end : buf);
+  return "--benchmark_min_time=" + text + (TCBENCH_GBENCH_MIN_TIME_SUFFIX ? "s" : "");
 }
 
 bool parse_bool(const std::string& v, bool& out) {
@@ -61,28 +78,42 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
       continue;  // tcbench's own flag: not for Google Benchmark
     }
     if ((v = flag_value(arg, "--benchmark_filter"))) {
-      try {
+      // Parsed (and bounded) first: std::regex's own compiler could take the machine's memory
+      // on "(a{1000}){1000}".
+      auto filter = NameFilter::parse(*v);
+      if (const auto* why = std::get_if<std::string>(&filter)) {
+        r.error = "--benchmark_filter='" + *v + "' is not a filter tcbench accepts: " + *why + ".";
+        return r;
+      }
+      try {  // and what Google Benchmark's std::regex would have refused, refused the same way
         std::regex re(*v, std::regex::extended);
       } catch (const std::regex_error& e) {
         r.error =
             "--benchmark_filter='" + *v + "' is not a valid regular expression (" + e.what() + ").";
         return r;
       }
+      r.line.filter = std::get<NameFilter>(std::move(filter));
+      continue;  // matched by tcbench at registration, never by Google Benchmark's backtracking
     } else if ((v = flag_value(arg, "--benchmark_repetitions"))) {
       char* end = nullptr;
+      errno = 0;
       const long n = std::strtol(v->c_str(), &end, 10);
-      if (v->empty() || end != v->c_str() + v->size() || n < 1 || n > 100000) {
-        r.error = "--benchmark_repetitions=" + *v + " must be a positive integer.";
+      if (v->empty() || errno != 0 || end != v->c_str() + v->size() || n < 1 ||
+          n > kMaxRepetitions) {
+        r.error = "--benchmark_repetitions=" + *v + " must be a whole number from 1 to " +
+                  std::to_string(kMaxRepetitions) + ".";
         return r;
       }
     } else if ((v = flag_value(arg, "--benchmark_min_time"))) {
-      const auto seconds = parse_number(*v);
+      const auto seconds = parse_seconds(*v);
       if (!seconds) {
         r.error = "--benchmark_min_time=" + *v +
-                  " must be a non-negative number of seconds (e.g. 0.5 or 0.5s).";
+                  " must be a number of seconds from 0 to 1000000, written like 0.5 or 0.5s.";
         return r;
       }
       r.line.min_time_seconds = *seconds;
+      r.line.passthrough.push_back(min_time_flag(*seconds));
+      continue;
     } else if ((v = flag_value(arg, "--benchmark_out_format"))) {
       if (*v != "console" && *v != "json" && *v != "csv") {
         r.error = "--benchmark_out_format=" + *v + " must be console, json or csv.";

@@ -3,6 +3,7 @@
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/clock_policy.hpp"
 #include "tcbench/device_info.hpp"
+#include "tcbench/environment.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -43,8 +44,22 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&gbench_argc, gbench_argv.data());  // --help works without a GPU
   if (benchmark::ReportUnrecognizedArguments(gbench_argc, gbench_argv.data())) return 2;
 
+  // Every TCBENCH_* variable a binary reads, checked before anything runs, GPU or not.
+  if (const auto why = environment::problem()) {
+    std::fprintf(stderr, "%s: %s.\n", program.c_str(), why->c_str());
+    return 2;
+  }
+  if (parsed.line.filter) bench::set_name_filter(*parsed.line.filter);
+
   const bench::RunOptions options = run_options(parsed.line);
   const ClockPolicy policy = parsed.line.clock_policy;
+  // Google Benchmark's own words (1.7) when the filter leaves nothing, then nothing to do.
+  const auto nothing_matched = [&] {
+    if (bench::registered_count() > 0 || !parsed.line.filter) return false;
+    std::fprintf(stderr, "Failed to match any benchmarks against regex: %s\n",
+                 parsed.line.filter->spec().c_str());
+    return true;
+  };
   try {
     if (parsed.line.plan) {
       // How long this run takes at least, by the harness's own minimums (warm-up by time, then at
@@ -73,7 +88,7 @@ int main(int argc, char** argv) {
       // Names only: no GPU needed, so users and CI can see and filter the suite anywhere.
       const bench::Env env(options);
       bench::register_topic(env);
-      benchmark::RunSpecifiedBenchmarks();
+      if (!nothing_matched()) benchmark::RunSpecifiedBenchmarks();
       benchmark::Shutdown();
       return 0;
     }
@@ -87,7 +102,7 @@ int main(int argc, char** argv) {
     for (const auto& [key, value] : run_context(env.device(), options.quick))
       benchmark::AddCustomContext(key, value);
     bench::register_topic(env);
-    benchmark::RunSpecifiedBenchmarks();
+    if (!nothing_matched()) benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
   } catch (const NoDevice& e) {
     std::fprintf(stderr, "%s: %s; nothing to measure.\n", program.c_str(), e.what());

@@ -11,6 +11,8 @@
 namespace tcbench::bench {
 namespace {
 std::atomic<int> g_errors{0};
+NameFilter g_filter;   // --benchmark_filter (set by the shared main before registration)
+int g_registered = 0;  // benchmarks registered under it
 std::mutex g_fatal_mutex;
 std::optional<std::string> g_fatal;  // set once the CUDA context is unusable
 
@@ -33,8 +35,19 @@ int error_count() {
   return g_errors.load();
 }
 
+void set_name_filter(NameFilter filter) {
+  g_filter = std::move(filter);
+}
+
+int registered_count() {
+  return g_registered;
+}
+
 benchmark::internal::Benchmark* register_gpu_benchmark(
     const std::string& name, std::function<void(benchmark::State&)> body) {
+  // The name Google Benchmark reports, and would have matched its filter against.
+  if (!g_filter.matches(name + "/manual_time")) return nullptr;
+  ++g_registered;
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [body, name](benchmark::State& state) {
     bench::detail::set_current_call(name, state.max_iterations);
     {

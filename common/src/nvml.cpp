@@ -139,8 +139,7 @@ void detail::DlTraits::destroy(void* handle) noexcept {
 }
 
 std::string library_path() {
-  const char* env = std::getenv(std::string(kLibraryEnv).c_str());
-  return env != nullptr && *env != '\0' ? std::string(env) : std::string(kDriverLibrary);
+  return environment::nvml_library().value_or(std::string(kDriverLibrary));
 }
 
 Library::Opened Library::open() {

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
 
 from tcbench_tools import __version__
-from tcbench_tools.arguments import positive_int, significance, threshold
+from tcbench_tools.arguments import positive_int, positive_seconds, significance, threshold
 from tcbench_tools.errors import (EXIT_FAIL, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
                                   InputError)
+from tcbench_tools.printable import printable
 
 # Commands that pass the arguments after '--' on (to the benchmark binaries or the profiled one).
 PASSTHROUGH = ("run", "fleet submit", "profile")
@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder with the bench_* binaries (default: build/<preset>/bin)")
     r.add_argument("--bench", metavar="NAME", action="append",
                    help="run only this binary (bench_<topic> or <topic>); repeatable")
+    r.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                   help="time limit per binary: one still running is stopped with its process "
+                        "group, recorded as TIMEOUT and counted as lost, and the run goes on "
+                        "(default: 900 s with --quick, 7200 s otherwise, times --repetitions)")
     r.set_defaults(func=cmd_run, passthrough=True)
 
     c = sub.add_parser(
@@ -212,20 +216,8 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"tcbench: no CUDA GPU is visible ({probe.sentence}): nothing was measured on a "
               f"GPU; the host studies are in {out}.", file=sys.stderr)
         return EXIT_NO_GPU
-    if should_build:
-        build.check_preset(args.preset, repo)
-        for title, cmd in (("configure", build.configure_args(args.preset)),
-                           ("build", ["cmake", "--build", "--preset", args.preset, "--parallel",
-                                      str(os.cpu_count() or 1)])):
-            print(f"tcbench run: {title} ({args.preset}) ...", flush=True)
-            try:
-                code = subprocess.call(cmd, cwd=repo)
-            except FileNotFoundError:
-                raise InputError("cmake is not installed or not on PATH.") from None
-            if code != 0:
-                print(f"tcbench: the {title} step failed (exit {code}): nothing was run.",
-                      file=sys.stderr)
-                return EXIT_FAIL
+    if should_build and (code := runner.build(args.preset, repo)) != EXIT_OK:
+        return code
     if args.parallel and args.device != "all":
         raise InputError("--parallel runs the GPUs of --device all at once; give --device all.")
     if args.device is not None and args.device != "all":
@@ -241,7 +233,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
         binaries = [b for b in binaries if b.name in wanted]
     opts = runner.RunOptions(out_dir=out, quick=args.quick, filter=args.filter,
                              repetitions=args.repetitions, device=args.device, extra_args=extra,
-                             clock_policy=args.clock_policy)
+                             clock_policy=args.clock_policy, timeout=args.timeout)
     if args.device == "all":
         from tcbench_tools import node
 
@@ -284,21 +276,30 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     baseline, candidate = load(args.baseline), load(args.candidate)
     comp = compare.compare(baseline, candidate, options)
     for warning in comp.warnings:
-        print(f"tcbench compare: warning: {warning}", file=sys.stderr)
+        print(printable(f"tcbench compare: warning: {warning}"), file=sys.stderr)
     print(compare.render_text(comp))
+    code = comp.exit_code
     if args.markdown:
         try:
             with open(args.markdown, "a" if _is_step_summary(args.markdown) else "w",
                       encoding="utf-8") as fh:
                 fh.write(compare.render_markdown(comp, args.baseline, args.candidate))
         except OSError as exc:
-            raise InputError(f"cannot write {args.markdown}: {exc.strerror or exc}.") from None
+            # The verdict stands (a regression stays 1); a pass whose summary is lost is exit 2.
+            why = f"cannot write the Markdown summary {args.markdown}: {exc.strerror or exc}"
+            if code == EXIT_OK:
+                why += "; the comparison passed, but its summary is lost"
+                code = EXIT_USAGE
+            else:
+                why += f"; the verdict stands: {comp.verdict} (exit {code})"
+            print(printable(f"tcbench: {why}."), file=sys.stderr)
     if comp.invalid:
         first = comp.invalid[0]
-        print(f"tcbench: {len(comp.invalid)} benchmark(s) hold values that are not finite "
-              f"numbers, which no statistic may use (first: {first.name}, {first.note}); fix or "
-              "regenerate the result files.", file=sys.stderr)
-    return comp.exit_code
+        print(printable(f"tcbench: {len(comp.invalid)} benchmark(s) hold values no measurement "
+                        "gives (not finite numbers, or outside their physical range), which no "
+                        f"statistic may use (first: {first.name}, {first.note}); fix or "
+                        "regenerate the result files."), file=sys.stderr)
+    return code
 
 
 def cmd_profile(args: argparse.Namespace, extra: list[str]) -> int:
@@ -353,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args, extra)
     except InputError as exc:
-        print(f"tcbench: {exc}", file=sys.stderr)
+        print(f"tcbench: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except ModuleNotFoundError as exc:  # TCBENCH_PYTHON_ENV=system with a bare interpreter
         print(f"tcbench: '{args.command}' needs the Python package {exc.name}, which "
@@ -368,18 +369,19 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + exc.signum
     except OSError as exc:  # the file system refused something no check above foresaw
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"tcbench: cannot access{where}: {exc.strerror or exc}.", file=sys.stderr)
+        print(printable(f"tcbench: cannot access{where}: {exc.strerror or exc}."),
+              file=sys.stderr)
         return EXIT_USAGE
     except RecursionError:
         print("tcbench: an input is nested too deeply to read.", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - never a traceback; 1 and 2 keep their meaning
-        print(f"tcbench: internal error ({type(exc).__name__}: {exc}); please report it with the "
-              "command line and input files.", file=sys.stderr)
+        print(printable(f"tcbench: internal error ({type(exc).__name__}: {exc}); please report "
+                        "it with the command line and input files."), file=sys.stderr)
         return EXIT_INTERNAL
 
 
 def runner_interrupted() -> type[Exception]:
-    from tcbench_tools.runner import Interrupted
+    from tcbench_tools.process import Interrupted
 
     return Interrupted

@@ -38,7 +38,10 @@ The gate (docs/ci.md, section 4, has the table) never passes silently:
   box than about the code. The clock ratio is printed beside every slowdown.
 * A candidate run that did not finish or lost a binary's results, and a comparison in which no
   benchmark was compared at all, always fail.
-* ``INVALID INPUT`` (a value that is not a finite number, in either file) makes the exit code 2.
+* ``INVALID INPUT`` (in either file, a value no measurement gives: not a finite number, a time
+  or throughput of zero or less, any counter outside its physical range as schema.py states it,
+  e.g. a pct_of_peak above 200 or a negative rel_error) makes the exit code 2; the row names the
+  benchmark, the field and the repetition.
 * Listed, never failing: improved, unchanged, noise, now runs (skipped or failed in the baseline,
   runs in the candidate: its value is shown), skipped (in the candidate after a baseline failure,
   or on both sides), failed on both, only in candidate, only in baseline (skipped or failed
@@ -56,13 +59,13 @@ from pathlib import Path
 
 from scipy import stats
 
-from tcbench_tools import arguments
-from tcbench_tools import power
-from tcbench_tools.errors import InputError
+from tcbench_tools import arguments, files, power, regex_guard
+from tcbench_tools.errors import InputError, exit_text
 from tcbench_tools.names import NAMES_V2_SINCE, upgrade_v1
 from tcbench_tools.results import IDENTITY_KEYS, Benchmark, ResultSet, Sample
 from tcbench_tools.schema import HIGHER, PCT_OF_PEAK, SPREAD_PCT, counter
-from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, markdown_table, text_table
+from tcbench_tools.printable import printable_lines
+from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, markdown_table, md_code, text_table
 
 MIN_REPETITIONS_UTEST = 5
 NOISE_FACTOR = 2.0
@@ -189,11 +192,14 @@ def load_config(path: str, options: Options) -> None:
     """
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the config file {path}: {getattr(exc, 'strerror', None) or exc}.") from None
+        text = files.read_text(file, files.CONFIG_LIMIT, "config file")
+    except InputError as exc:
+        raise InputError(f"cannot read the config file: {exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"cannot read the config file {path}: it is not UTF-8 text.") from None
     try:
-        doc = tomllib.loads(text) if file.suffix == ".toml" else json.loads(text)
+        # The extension decides, in any case (thresholds.TOML is TOML too).
+        doc = tomllib.loads(text) if file.suffix.lower() == ".toml" else json.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path} is not valid TOML ({exc}).") from None
     except json.JSONDecodeError as exc:
@@ -232,6 +238,14 @@ def load_config(path: str, options: Options) -> None:
         except Exception as exc:  # noqa: BLE001 - OverflowError, RecursionError: still bad input
             raise InputError(f"{path}: {regex[:60]!r} is not a usable regular expression "
                              f"({type(exc).__name__}: {exc}).") from None
+        # re backtracks: a pattern such as (a+)+ could hang the gate on a benchmark name.
+        try:
+            costly = regex_guard.cost_problem(regex)
+        except RecursionError:
+            costly = "it is nested too deeply"
+        if costly:
+            raise InputError(f"{path}: the threshold pattern {regex[:60]!r} is refused: {costly}; "
+                             "write a simpler one (e.g. literal text between single .* ).")
         options.overrides.append((regex, pattern, parse_percent(value, f"{path}: {regex!r}")))
 
 
@@ -332,7 +346,7 @@ def _missing_note(b: Benchmark, candidate: ResultSet) -> str:
         return "not in the candidate"
     if binary in candidate.context_list("tcbench_lost_binaries"):
         code = _exit_codes(candidate).get(binary, "?")
-        return f"{binary} wrote no usable results in the candidate run (exit {code})"
+        return f"{binary} wrote no usable results in the candidate run ({exit_text(code)})"
     if binary not in candidate.context_list("tcbench_binaries"):
         return f"{binary} did not run in the candidate run"
     return "not in the candidate"
@@ -347,7 +361,7 @@ def _run_problems(candidate: ResultSet) -> list[str]:
     codes = _exit_codes(candidate)
     for binary in candidate.context_list("tcbench_lost_binaries"):
         problems.append(f"binary {binary} failed in the candidate run without usable results "
-                        f"(exit {codes.get(binary, '?')})")
+                        f"({exit_text(codes.get(binary, '?'))})")
     return problems
 
 
@@ -378,9 +392,22 @@ def _renames(baseline: ResultSet, candidate: ResultSet) -> dict[str, tuple[str, 
     return found
 
 
+def _impossible(bench: Benchmark, metric: str) -> str | None:
+    """The first impossible value of a benchmark, the compared metric's first."""
+    defect = bench.defect(metric) if bench.ok else None
+    return defect.reason if defect is not None and defect.invalid else bench.impossible()
+
+
 def _row(name: str, b: Benchmark | None, c: Benchmark | None, candidate: ResultSet,
          options: Options, metric: str) -> Row:
     """The one row of a benchmark, from its two sides (either may be absent)."""
+    impossible = [f"{side}: {why}" for side, bench in (("baseline", b), ("candidate", c))
+                  if bench is not None and (why := _impossible(bench, metric)) is not None]
+    if impossible:
+        # A value no measurement gives (a time or rate <= 0, a counter outside its physical
+        # range) says the file is corrupt: never folded into a verdict, whatever the row.
+        return Row(name, INVALID, threshold=options.threshold_for(name),
+                   note="; ".join(impossible))
     if b is None:
         return Row(name, ONLY_CAND, note=c.error or "")
     if c is None and not b.ok:
@@ -560,13 +587,14 @@ def render_text(comp: Comparison) -> str:
         out += [f"  {problem}" for problem in comp.problems]
     out.append("")
     out.append(summary_line(comp))
-    return "\n".join(out)
+    # Names and notes come from the result files: no line may hold a control character.
+    return printable_lines("\n".join(out))
 
 
 def render_markdown(comp: Comparison, baseline: str, candidate: str) -> str:
     headers, rows = _table(comp)
     lines = ["## tcbench compare", "",
-             f"Baseline `{baseline}`, candidate `{candidate}`; metric: "
+             f"Baseline {md_code(baseline)}, candidate {md_code(candidate)}; metric: "
              + ("real time per iteration (lower is better)." if comp.metric == "time"
                 else "% of the card's peak (higher is better)."), "",
              f"**{summary_line(comp)}**", ""]
@@ -577,9 +605,9 @@ def render_markdown(comp: Comparison, baseline: str, candidate: str) -> str:
     if comp.failing or comp.problems:
         lines.append("Regressions and failures:")
         lines.append("")
-        lines += [f"- `{r.name}`: {_failure_detail(r)}" for r in comp.failing]
+        lines += [f"- {md_code(r.name)}: {_failure_detail(r)}" for r in comp.failing]
         lines += [f"- {problem}" for problem in comp.problems]
         lines.append("")
     lines.append(markdown_table(headers, rows, right={1, 2, 3, 4, 5}))
     lines.append("")
-    return "\n".join(lines)
+    return printable_lines("\n".join(lines))

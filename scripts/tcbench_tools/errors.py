@@ -9,3 +9,28 @@ EXIT_NO_GPU = 77  # the benchmark binaries' "no CUDA device" code (CTest SKIP_RE
 
 class InputError(Exception):
     """A user-facing problem with arguments or input files, stated in one sentence."""
+
+# How tcbench run records a binary it stopped because it ran past --timeout, in
+# tcbench_failed_binaries ("bench_x:timeout"), beside exit codes and -N for "killed by signal N".
+TIMEOUT_CODE = "timeout"
+
+
+def exit_text(code: object) -> str:
+    """A recorded exit of a binary in words: "exit 1", "killed by signal 9 (SIGKILL)", "stopped
+    at its time limit (--timeout)"."""
+    import signal
+
+    text = str(code)
+    if text == TIMEOUT_CODE:
+        return "stopped at its time limit (--timeout)"
+    try:
+        value = int(text)
+    except ValueError:
+        return f"exit {text}"
+    if value < 0:
+        try:
+            name = signal.Signals(-value).name
+        except ValueError:
+            name = "unknown signal"
+        return f"killed by signal {-value} ({name})"
+    return f"exit {value}"

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 from dataclasses import dataclass
 
-from tcbench_tools.errors import EXIT_NO_GPU
+from tcbench_tools.errors import EXIT_NO_GPU, EXIT_USAGE, InputError
+from tcbench_tools.printable import printable
 
 CUDA_SUCCESS = 0
 CUDA_ERROR_DEVICE_UNAVAILABLE = 46
@@ -78,10 +80,22 @@ def classify(status: int, driver_version: int, devices: int) -> Probe:
                                              f"{status})"), devices, driver_version)
 
 
+# TCBENCH_GPU_PROBE's values: probe (unset, empty or one of PROBE_ON) or skip (PROBE_OFF).
+PROBE_OFF = ("skip", "off", "0", "no")
+PROBE_ON = ("", "on", "1", "yes")
+
+
 def probe() -> Probe:
-    """Ask the driver, once. Never raises: a library that cannot be loaded is "no driver"."""
-    if os.environ.get("TCBENCH_GPU_PROBE", "").lower() in ("skip", "off", "0"):
+    """Ask the driver, once. A library that cannot be loaded is "no driver"; the one error raised
+    (InputError) is a TCBENCH_GPU_PROBE that is neither on nor off, so that a typo never reads as
+    either."""
+    setting = os.environ.get("TCBENCH_GPU_PROBE", "")
+    if setting.lower() in PROBE_OFF:
         return Probe(SKIPPED)
+    if setting.lower() not in PROBE_ON:
+        raise InputError(f"TCBENCH_GPU_PROBE={printable(setting)!r} is neither on nor off "
+                         f"(it takes {', '.join(PROBE_OFF)} to skip the probe, or "
+                         f"{', '.join(v for v in PROBE_ON if v)} or nothing to probe).")
     name = os.environ.get("TCBENCH_LIBCUDA") or "libcuda.so.1"
     try:
         lib = ctypes.CDLL(name)
@@ -106,7 +120,11 @@ def main() -> int:
     """``python -m tcbench_tools.gpu_probe``: one line, and exit 0 (a GPU, or not probed), 77 (no
     GPU) or 1 (a GPU that cannot be used). scripts/tcbench asks it before it builds the Python
     environment: without a GPU, ``run`` needs nothing outside the standard library."""
-    p = probe()
+    try:
+        p = probe()
+    except InputError as exc:
+        print(f"tcbench: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if p.state == GPU:
         print(f"gpu: {p.devices} device(s), driver CUDA {version_text(p.driver_version)}")
     else:

@@ -82,6 +82,8 @@ def _child_command(opts: RunOptions, bin_dir: Path, gpu: Gpu, out: Path,
         cmd += ["--repetitions", str(opts.repetitions)]
     if opts.clock_policy:
         cmd += ["--clock-policy", opts.clock_policy]
+    if opts.timeout is not None:
+        cmd += ["--timeout", repr(opts.timeout)]
     if opts.extra_args:
         cmd += ["--", *opts.extra_args]
     return cmd

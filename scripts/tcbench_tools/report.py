@@ -20,7 +20,8 @@ from pathlib import Path
 
 from tcbench_tools import power_report
 from tcbench_tools.errors import InputError
-from tcbench_tools.results import ResultSet
+from tcbench_tools.printable import printable
+from tcbench_tools.results import ResultSet, without_invalid
 from tcbench_tools.tables import markdown_table
 
 # ---------------------------------------------------------------------------------------------
@@ -40,10 +41,10 @@ class Heading:
     text: str
 
     def markdown(self) -> str:
-        return "#" * self.level + " " + self.text
+        return "#" * self.level + " " + printable(self.text)
 
     def html(self) -> str:
-        return f"<h{self.level}>{html.escape(self.text)}</h{self.level}>"
+        return f"<h{self.level}>{html.escape(printable(self.text))}</h{self.level}>"
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,10 @@ class Paragraph:
     text: str
 
     def markdown(self) -> str:
-        return self.text
+        return printable(self.text)
 
     def html(self) -> str:
-        return f"<p>{_inline_code(html.escape(self.text))}</p>"
+        return f"<p>{_inline_code(html.escape(printable(self.text)))}</p>"
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,10 @@ class Table:
         def cls(i: int) -> str:
             return ' class="num"' if i in self.right else ""
 
-        head = "".join(f"<th{cls(i)}>{esc(h)}</th>" for i, h in enumerate(self.headers))
-        body = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(c)}</td>" for i, c in enumerate(r))
+        head = "".join(f"<th{cls(i)}>{esc(printable(h))}</th>"
+                       for i, h in enumerate(self.headers))
+        body = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(printable(c))}</td>"
+                                        for i, c in enumerate(r))
                        + "</tr>" for r in self.rows)
         # Wide tables (many GPUs, long paths) scroll inside their own box (style below).
         return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
@@ -87,12 +90,14 @@ class Image:
     caption: bool  # False when a heading right above already says what the image shows
 
     def markdown(self) -> str:
-        return f"![{self.alt}]({self.path.name})"
+        alt = printable(self.alt).replace("[", "\\[").replace("]", "\\]")
+        return f"![{alt}]({self.path.name})"
 
     def html(self) -> str:
         data = base64.b64encode(self.path.read_bytes()).decode("ascii")
-        caption = f"<figcaption>{html.escape(self.alt)}</figcaption>" if self.caption else ""
-        return (f'<figure><img alt="{html.escape(self.alt)}" src="data:image/png;base64,{data}">'
+        alt = html.escape(printable(self.alt))
+        caption = f"<figcaption>{alt}</figcaption>" if self.caption else ""
+        return (f'<figure><img alt="{alt}" src="data:image/png;base64,{data}">'
                 f"{caption}</figure>")
 
 
@@ -101,11 +106,11 @@ class Bullets:
     items: list[str]
 
     def markdown(self) -> str:
-        return "\n".join(f"- {item}" for item in self.items)
+        return "\n".join(f"- {printable(item)}" for item in self.items)
 
     def html(self) -> str:
-        return ("<ul>" + "".join(f"<li>{_inline_code(html.escape(i))}</li>" for i in self.items)
-                + "</ul>")
+        return ("<ul>" + "".join(f"<li>{_inline_code(html.escape(printable(i)))}</li>"
+                                 for i in self.items) + "</ul>")
 
 
 Block = Heading | Paragraph | Table | Image | Bullets
@@ -241,7 +246,9 @@ def build(sets: list[ResultSet], out_dir: Path,
 def write(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,
           appendix: Doc | None = None) -> tuple[Path, Path, list[Path]]:
     """Write report.md, its PNGs and report.html into ``out_dir``; ``appendix`` (e.g. fleet's
-    task list) goes at the end."""
+    task list) goes at the end. Benchmarks holding a value no measurement gives are left out of
+    every table and plot and listed under "Skipped and failed" (results.without_invalid)."""
+    sets = [without_invalid(rs) for rs in sets]
     for rs in sets:
         if not rs.has_tcbench_context:
             print(f"tcbench report: warning: {rs.path} has no tcbench context: labelled "

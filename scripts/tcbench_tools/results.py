@@ -9,10 +9,16 @@ tcbench adds its own context keys (GPU, versions, peaks); plain Google Benchmark
 loads too.
 
 Nothing here folds a bad value into statistics: a metric whose values are not finite numbers, or
-outside the counter's physical range (schema.py: a negative TFLOP/s, an accuracy above 100 %), or
-whose time unit is unknown, has a ``Defect`` that says why, and ``sample()`` returns None for it.
-Two rows for the same repetition of one benchmark in a file (two runs concatenated) are an input
-error, as are folders that mix GPUs or a ``results.json`` older than the per-binary files it merged.
+outside their physical range (a real_time of zero or less; schema.py for the counters: a negative
+TFLOP/s, a pct_of_peak above 200, an accuracy above 100 %), or whose time unit is unknown, has a
+``Defect`` that says why, and ``sample()`` returns None for it; ``Benchmark.impossible`` names the
+first impossible value of any metric of a benchmark (the gate's INVALID INPUT, the rows the report
+leaves out). A field of the wrong JSON type (``"error_occurred": "false"``, a string repetition
+index), two rows for the same repetition of one benchmark in a file (two runs concatenated),
+folders that mix GPUs and a ``results.json`` older than the per-binary files it merged are input
+errors. Only regular files of at most 256 MiB are read (files.py), and every string a file brings
+(names, messages, labels, context values) is loaded with its control characters escaped
+(printable.py), so no result file can write terminal escapes or extra lines into an output.
 """
 
 from __future__ import annotations
@@ -20,14 +26,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import stat
 import statistics
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from tcbench_tools import schema
+from tcbench_tools import files, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.names import ParsedName, parse, strip_time_suffix
+from tcbench_tools.printable import printable
 
 # Context keys that say which GPU produced a result: a folder may not mix files that differ in them.
 GPU_KEYS = ("gpu_name", "compute_capability")
@@ -50,6 +58,18 @@ GBENCH_FIELDS = frozenset((
 # Seconds per unit of Google Benchmark's "time_unit".
 TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 SKIP_PREFIX = "skipped:"
+# The JSON type each of Google Benchmark's own fields must have when present; a value of another
+# type is an input error (a string "false" must not read as a failure, nor any other
+# non-boolean as a success).
+BOOL_FIELDS = ("error_occurred", "skipped")
+STRING_FIELDS = ("run_name", "run_type", "aggregate_name", "aggregate_unit", "error_message",
+                 "skip_message", "label", "time_unit", "tcbench_binary", "big_o")
+COUNT_FIELDS = ("family_index", "per_family_instance_index", "repetitions", "repetition_index",
+                "threads", "iterations")
+RUN_TYPES = ("iteration", "aggregate")
+# The aggregates that stand for a benchmark's centre (checked like a repetition when a file has
+# no repetitions); stddev and cv are spreads, not values of the metric.
+CENTER_AGGREGATES = ("median", "mean")
 
 
 def pct_of_peak(achieved: float | None, peak: float | None) -> float | None:
@@ -187,9 +207,52 @@ class Benchmark:
             value = number(row[field_name])
             if value is None or not math.isfinite(value):
                 return Defect(True, f"{field_name} of {where} is {_describe(row[field_name])}")
-            impossible = schema.out_of_range(metric, value) if metric != "time" else None
+            impossible = (schema.out_of_range(metric, value) if metric != "time"
+                          else None if value > 0 else "outside its physical range (> 0)")
             if impossible:
-                return Defect(True, f"{field_name} of {where} is {value:g}, {impossible}")
+                shown = f"{value:g} {row.get('time_unit', 'ns')}" if metric == "time" else f"{value:g}"
+                return Defect(True, f"{field_name} of {where} is {shown}, {impossible}")
+        return None
+
+    def impossible(self) -> str | None:
+        """The first value of this benchmark that no correct measurement gives, as "<field> of
+        repetition <i> is <value>, <why>": a real_time that is not a number greater than zero, a
+        counter of the schema that is not a finite number or lies outside its physical range
+        (schema.py; other programs' counters only need to be finite). The repetitions are
+        checked, else the median and mean aggregates; a counter absent from a row is not a value
+        and is not checked here. None when every value is possible (or it did not run)."""
+        if not self.ok:
+            return None
+        if self.iterations:
+            rows = [(f"repetition {row.get('repetition_index', i)}", row)
+                    for i, row in enumerate(self.iterations)]
+        else:
+            rows = [(f"the {a} aggregate", self.aggregates[a]) for a in CENTER_AGGREGATES
+                    if a in self.aggregates]
+        fields = {key for _, row in rows for key in row
+                  if key == "real_time" or key not in GBENCH_FIELDS}
+        first = ("real_time", *schema.THROUGHPUT, schema.PCT_OF_PEAK)  # then the rest, by name
+        for key in sorted(fields, key=lambda k: (first.index(k) if k in first else 99, k)):
+            known = key == "real_time" or schema.counter(key) is not None
+            for where, row in rows:
+                if key not in row:
+                    continue
+                value = number(row[key])
+                if value is None:
+                    if known:
+                        return f"{key} of {where} is {_describe(row[key])}"
+                    continue
+                if not math.isfinite(value):
+                    return f"{key} of {where} is {_describe(row[key])}"
+                if key == "real_time":
+                    if value > 0:
+                        continue
+                    why, shown = "outside its physical range (> 0)", \
+                        f"{value:g} {row.get('time_unit', 'ns')}"
+                else:
+                    why, shown = schema.out_of_range(key, value), f"{value:g}"
+                if why:
+                    return f"{key} of {where} is {shown}, {why}"
         return None
 
     def sample(self, metric: str = "time") -> Sample | None:
@@ -244,6 +307,8 @@ class ResultSet:
     path: str
     context: dict
     benchmarks: dict[str, Benchmark]
+    # Benchmarks left out because they hold impossible values (without_invalid): name -> why.
+    invalid: dict[str, str] = field(default_factory=dict)
 
     @property
     def has_tcbench_context(self) -> bool:
@@ -278,13 +343,25 @@ class ResultSet:
             return False
 
 
+def without_invalid(rs: ResultSet) -> ResultSet:
+    """``rs`` without the benchmarks that hold an impossible value (``Benchmark.impossible``),
+    which are listed in ``invalid`` instead: the report leaves them out of every table and plot
+    rather than showing, say, a negative TFLOP/s as a card's best."""
+    keep, invalid = {}, dict(rs.invalid)
+    for name, bench in rs.benchmarks.items():
+        why = bench.impossible()
+        if why is None:
+            keep[name] = bench
+        else:
+            invalid[name] = why
+    return ResultSet(rs.path, rs.context, keep, invalid)
+
+
 def _read_json(path: Path) -> object:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = files.read_text(path, files.RESULTS_LIMIT, "result file")
     except UnicodeDecodeError:
         raise InputError(f"{path} is not JSON (it is not UTF-8 text).") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}.") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -295,6 +372,51 @@ def _read_json(path: Path) -> object:
                          "deeply to read).") from None
     except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
         raise InputError(f"{path} is not usable JSON ({str(exc).split(':')[0]}).") from None
+
+
+def _json_text(raw: object) -> str:
+    return printable(json.dumps(raw)[:40])
+
+
+def _check_types(path: Path, index: int, row: dict) -> None:
+    """Google Benchmark's own fields must have its JSON types (BOOL_FIELDS, ...)."""
+    where = f"{path}: entry {index} of 'benchmarks' ({printable(row['name'][:80])!r})"
+    for key in BOOL_FIELDS:
+        if key in row and not isinstance(row[key], bool):
+            raise InputError(f"{where} has {key} {_json_text(row[key])}, which must be true or "
+                             "false (a JSON boolean).")
+    for key in STRING_FIELDS:
+        if key in row and not isinstance(row[key], str):
+            raise InputError(f"{where} has {key} {_json_text(row[key])}, which must be a "
+                             "string.")
+    for key in COUNT_FIELDS:
+        value = row.get(key)
+        if key in row and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise InputError(f"{where} has {key} {_json_text(value)}, which must be a whole "
+                             "number of 0 or more.")
+    if row.get("run_type", "iteration") not in RUN_TYPES:
+        raise InputError(f"{where} has run_type {_json_text(row['run_type'])}, which must be "
+                         "\"iteration\" or \"aggregate\".")
+
+
+def _clean_strings(row: dict) -> None:
+    """Control characters of a row's strings escaped (printable.py), in place."""
+    for key, value in row.items():
+        if isinstance(value, str) and not value.isprintable():
+            row[key] = printable(value)
+
+
+def _clean_context(path: Path, context: dict) -> dict:
+    """The context with its keys and string values made printable; tcbench's own keys (the run's
+    bookkeeping, the GPU's identity) must be strings."""
+    out = {}
+    for key, value in context.items():
+        name = printable(key)
+        if (name.startswith("tcbench_") or name in GPU_KEYS) and not isinstance(value, str):
+            raise InputError(f"{path}: the context's {name} is {_json_text(value)}, which must be "
+                             "a string.")
+        out[name] = printable(value) if isinstance(value, str) else value
+    return out
 
 
 def _duplicate(path: Path, key: str, what: str) -> InputError:
@@ -309,6 +431,8 @@ def _group(path: Path, rows: list) -> dict[str, Benchmark]:
         if not isinstance(row, dict) or not isinstance(row.get("name"), str):
             raise InputError(f"{path} is not Google Benchmark output "
                              f"(entry {index} of 'benchmarks' has no name).")
+        _check_types(path, index, row)
+        _clean_strings(row)
         run_type = row.get("run_type", "iteration")
         run_name = row.get("run_name")
         if not isinstance(run_name, str):
@@ -328,9 +452,9 @@ def _group(path: Path, rows: list) -> dict[str, Benchmark]:
         if token in seen:
             raise _duplicate(path, key, what)
         seen.add(token)
-        if row.get("error_occurred") or row.get("skipped") is True:
+        if row.get("error_occurred") is True or row.get("skipped") is True:
             if bench.error is None:
-                if row.get("error_occurred"):
+                if row.get("error_occurred") is True:
                     bench.error = str(row.get("error_message") or "error (no message)")
                 else:  # Google Benchmark >= 1.8: SkipWithMessage
                     bench.error = f"{SKIP_PREFIX} {row.get('skip_message') or 'no reason given'}"
@@ -359,22 +483,22 @@ def parse_doc(doc: object, path: str | Path = "<memory>") -> ResultSet:
         raise InputError(f"{path} is not Google Benchmark output (no 'context' object).")
     if not doc["benchmarks"]:
         raise InputError(f"{path} holds no benchmarks (its 'benchmarks' list is empty).")
-    return ResultSet(str(path), context, _group(path, doc["benchmarks"]))
+    return ResultSet(str(path), _clean_context(path, context), _group(path, doc["benchmarks"]))
 
 
 def files_in(path: Path) -> list[Path]:
-    """A file is itself; a folder means its results.json, or else every *.json in it."""
+    """A file is itself; a folder means its results.json, or else every *.json in it. Anything
+    else (a FIFO, a device, a symbolic link loop) is refused when it is read (files.py)."""
+    st = files.path_stat(path)
     try:
-        if path.is_dir():
+        if stat.S_ISDIR(st.st_mode):
             merged = path / "results.json"
-            if merged.is_file():
+            if merged.exists() or merged.is_symlink():
                 return [merged]
-            found = sorted(p for p in path.glob("*.json") if p.is_file())
+            found = sorted(p for p in path.glob("*.json"))
             if not found:
                 raise InputError(f"{path} is a folder with no results.json and no *.json files.")
             return found
-        if not path.exists():
-            raise InputError(f"{path}: no such file or folder.")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}.") from None
     return [path]
@@ -382,7 +506,7 @@ def files_in(path: Path) -> list[Path]:
 
 def fingerprint(path: Path) -> str:
     """A short content hash; ``tcbench run`` records one per merged file (``tcbench_sources``)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return hashlib.sha256(files.read_bytes(path, files.RESULTS_LIMIT, "result file")).hexdigest()[:16]
 
 
 def check_fresh(rs: ResultSet, file: Path) -> None:

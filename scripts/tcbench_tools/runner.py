@@ -12,9 +12,18 @@ no usable results (``tcbench_lost_binaries``), a hash of every file it merged
 ``compare`` never mistakes a partial run for a pass.
 
 A run first removes every file it owns in its output folder (results.json, bench_*.json,
-logs/bench_*.log): a rerun that produces nothing leaves nothing stale behind. SIGINT, SIGTERM and
-SIGHUP are forwarded to the running binary; the run waits for it, merges what finished and exits
-128 + the signal number (130, 143).
+logs/bench_*.log): a rerun that produces nothing leaves nothing stale behind. Each binary runs in
+its own process group (process.py): SIGINT, SIGTERM and SIGHUP are forwarded to it; the run
+waits for it, merges what finished and exits 128 + the signal number (130, 143). A binary still
+running after ``--timeout`` seconds is stopped with its group, recorded as TIMEOUT with its last
+output line, and the run goes on; the build step (``build()``) runs the same way, so an interrupt
+stops ninja too.
+
+Nothing is skipped in silence, and exit 0 means every binary ran: a ``bench_*`` that is not
+executable or is a dangling link, a binary killed by a signal or stopped at its time limit, one
+whose JSON holds no usable rows, and a merged file that cannot be read back are each named, count
+as lost (their benchmarks too, when the binary could list them) and make the run exit 1. A run
+measures one GPU: binaries whose context names different GPUs are refused in the merge.
 """
 
 from __future__ import annotations
@@ -26,104 +35,62 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
+import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from tcbench_tools import summary
-from tcbench_tools.errors import EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, InputError
-from tcbench_tools.results import fingerprint, load_file
+from tcbench_tools import files, process, summary
+from tcbench_tools.errors import (EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, TIMEOUT_CODE,
+                                  InputError, exit_text)
+from tcbench_tools.printable import printable
+from tcbench_tools.process import Interrupted, forward_signals  # noqa: F401 - cli, node use them
+from tcbench_tools.results import fingerprint, load_file, parse_doc
 
 QUICK_MIN_TIME = "0.05"  # seconds; Google Benchmark 1.7 takes a plain number
 NO_MATCH = "no benchmark matched the filter"
-STOP_GRACE = 10.0  # seconds a signalled binary gets to exit before it is killed
-FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# --timeout's default per binary, in seconds, times --repetitions: generous (a full alignment
+# sweep takes about half an hour per repetition on a fast GPU), so that only a hang reaches it.
+DEFAULT_TIMEOUT_QUICK = 15 * 60.0
+DEFAULT_TIMEOUT_FULL = 2 * 3600.0
+# Context keys that tell two GPUs (or two MIG instances of one) apart: a run measures one.
+ONE_GPU_KEYS = ("gpu_name", "compute_capability", "gpu_uuid", "gpu_mig_mode", "sm_count")
+EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND = 126, 127  # the shell's codes for these
 
 
-class Interrupted(Exception):
-    """A signal asked the run to stop; raised by the run itself at a point where no child is
-    left behind (never from inside the signal handler, which could land in the middle of
-    subprocess' own bookkeeping)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+def default_timeout(quick: bool, repetitions: int | None) -> float:
+    """--timeout when it is not given (seconds per binary)."""
+    return (DEFAULT_TIMEOUT_QUICK if quick else DEFAULT_TIMEOUT_FULL) * max(1, repetitions or 1)
 
 
-@dataclass
-class _StopRequest:
-    """The first signal received (and when), and the child process running now: the handler
-    forwards the signal to it at once, and SIGKILLs it on a second signal."""
+def build(preset: str, repo: Path) -> int:
+    """Configure and build ``preset`` for ``tcbench run``: each step in its own process group,
+    SIGINT, SIGTERM and SIGHUP passed on to it (ninja stops compiling when the run is
+    interrupted). EXIT_OK, or the code to exit with: 1 a step failed, 128 + N interrupted by
+    signal N (nothing was run)."""
+    from tcbench_tools import build as cmake
 
-    signum: int | None = None
-    at: float = 0.0
-    child: subprocess.Popen | None = None
-
-    def check(self) -> None:
-        if self.signum is not None:
-            raise Interrupted(self.signum)
-
-
-_stop = _StopRequest()
-
-
-def _kill(proc: subprocess.Popen, signum: int) -> None:
-    if proc.returncode is None:
-        try:
-            os.kill(proc.pid, signum)
-        except OSError:
-            pass  # it has just exited
-
-
-def _on_signal(signum: int, _frame) -> None:
-    first = _stop.signum is None
-    if first:
-        _stop.signum, _stop.at = signum, time.monotonic()
-    if _stop.child is not None:
-        _kill(_stop.child, signum if first else signal.SIGKILL)
-
-
-@contextmanager
-def forward_signals() -> Iterator[None]:
-    """While the suite runs, SIGINT, SIGTERM and SIGHUP go on to the running binary instead of
-    killing tcbench alone (which would orphan the binary, still holding the GPU and writing into
-    the output folder); the run then stops at the next safe point with ``Interrupted``."""
-    _stop.signum, _stop.child = None, None
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, _on_signal) for sig in FORWARDED_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-@contextmanager
-def _watched(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
-    """Make ``proc`` the child a signal is forwarded to (also one that came while it started)."""
-    _stop.child = proc
-    try:
-        if _stop.signum is not None:
-            _kill(proc, _stop.signum)
-        yield proc
-    finally:
-        _stop.child = None
-
-
-def _wait(proc: subprocess.Popen, timeout: float) -> int | None:
-    """Wait up to ``timeout`` s; a binary still alive STOP_GRACE s after a signal is killed."""
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        if _stop.signum is not None and time.monotonic() - _stop.at > STOP_GRACE:
-            proc.kill()
-        return None
+    cmake.check_preset(preset, repo)
+    steps = (("configure", cmake.configure_args(preset)),
+             ("build", ["cmake", "--build", "--preset", preset, "--parallel",
+                        str(os.cpu_count() or 1)]))
+    with forward_signals():
+        for title, cmd in steps:
+            print(f"tcbench run: {title} ({preset}) ...", flush=True)
+            try:
+                done = process.supervise(cmd, cwd=repo)
+            except FileNotFoundError:
+                raise InputError("cmake is not installed or not on PATH.") from None
+            except Interrupted as stop:
+                print(f"tcbench: interrupted by {signal.Signals(stop.signum).name} during the "
+                      f"{title} step: nothing was run.", file=sys.stderr)
+                return 128 + stop.signum
+            if done.code != 0:
+                print(f"tcbench: the {title} step failed ({exit_text(done.code)}): nothing was "
+                      "run.", file=sys.stderr)
+                return EXIT_FAIL
+    return EXIT_OK
 
 
 _UUID = r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
@@ -165,29 +132,62 @@ class RunOptions:
     device: str | None = None
     extra_args: list[str] = field(default_factory=list)
     clock_policy: str | None = None  # as-is, base, max (--clock-policy of every binary)
+    timeout: float | None = None  # seconds per binary; None: default_timeout()
+
+    def time_limit(self) -> float:
+        return self.timeout if self.timeout is not None else default_timeout(self.quick,
+                                                                              self.repetitions)
 
 
 @dataclass
 class Outcome:
     binary: str
-    code: int
+    code: int | str  # exit status, -N killed by signal N, TIMEOUT_CODE past --timeout
     seconds: float
     json_path: Path | None = None
-    message: str = ""  # last stderr line on failure
+    message: str = ""  # why it failed: its last output line, the signal, the time limit
+    expected: int | None = None  # how many benchmarks it listed (None: it could not list them)
+
+    @property
+    def killed(self) -> bool:
+        """Stopped by a signal or at its time limit: whatever it wrote is not a result."""
+        return self.code == TIMEOUT_CODE or (isinstance(self.code, int) and self.code < 0)
 
 
 def discover(bin_dir: Path) -> list[Path]:
-    """Executable files named bench_* in bin_dir, sorted by name; bench_test_* are the harness's
-    host tests (GoogleTest), not benchmarks."""
+    """The bench_<topic> entries of bin_dir, sorted by name: names without an extension (a topic
+    has none; bench_x.json or notes.txt beside them are not programs); bench_test_* are the
+    harness's host tests (GoogleTest), not benchmarks. An entry that cannot run (not executable,
+    a dangling link, a folder) is kept: run_one names it and counts it as lost, never skips it
+    in silence."""
     if not bin_dir.is_dir():
         raise InputError(f"{bin_dir} does not exist: build first (tcbench run builds unless "
                          "--no-build) or point --bin-dir at the folder with the bench_* binaries.")
     found = sorted(p for p in bin_dir.glob("bench_*")
-                   if p.is_file() and os.access(p, os.X_OK) and p.suffix not in (".json", ".log")
-                   and not p.name.startswith("bench_test_"))
+                   if not p.suffix and not p.name.startswith("bench_test_"))
     if not found:
         raise InputError(f"{bin_dir} holds no benchmark binaries (bench_*).")
     return found
+
+
+def not_runnable(binary: Path) -> tuple[int, str] | None:
+    """(exit code, why) when ``binary`` cannot be run at all; None when it can."""
+    if binary.is_symlink() and not binary.exists():
+        try:
+            target = os.readlink(binary)
+        except OSError:
+            target = "?"
+        return EXIT_NOT_FOUND, f"it is a dangling symbolic link (to {target}): not run"
+    if binary.is_dir():
+        return EXIT_NOT_EXECUTABLE, "it is a folder, not a program: not run"
+    if not binary.is_file():
+        return EXIT_NOT_EXECUTABLE, "it is not a regular file: not run"
+    if not os.access(binary, os.X_OK):
+        mode = binary.stat().st_mode & 0o777
+        return EXIT_NOT_EXECUTABLE, (f"it is not executable (mode {mode:03o}; an artifact "
+                                     f"download may have dropped the bit: chmod +x {binary}): "
+                                     "not run")
+    return None
 
 
 def command(binary: Path, opts: RunOptions, json_path: Path) -> list[str]:
@@ -208,12 +208,7 @@ def _clock(seconds: float) -> str:
     return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
 
 
-def _last_line(path: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return lines[-1] if lines else ""
+_last_line = files.last_line  # a log's last non-empty line (fleet's state.py uses it too)
 
 
 LIST_TIMEOUT = 120  # seconds for --benchmark_list_tests (device init and registration only)
@@ -228,37 +223,32 @@ def list_benchmarks(binary: Path, opts: RunOptions, env: dict) -> set[str] | Non
         cmd.append(f"--benchmark_filter={opts.filter}")
     if opts.quick:
         cmd.append("--quick")
-    _stop.check()
-    try:
-        proc = subprocess.Popen(cmd + opts.extra_args, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
-                                env=env)
-    except OSError:
-        return None
-    deadline = time.monotonic() + LIST_TIMEOUT
-    with _watched(proc):
-        while True:
-            try:
-                stdout, _ = proc.communicate(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                late = _stop.signum is not None and time.monotonic() - _stop.at > STOP_GRACE
-                if late or time.monotonic() > deadline:
-                    proc.kill()
-                    proc.communicate()
-                    stdout = None
-                    break
-    _stop.check()
-    if proc.returncode != 0 or stdout is None:
-        return None
-    names = {line.strip() for line in stdout.splitlines() if line.strip()}
+    # A file, not a pipe: a long list must not fill a pipe nobody reads while we wait.
+    with tempfile.TemporaryFile() as listing:
+        try:
+            done = process.supervise(cmd + opts.extra_args, timeout=LIST_TIMEOUT, stdout=listing,
+                                     stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                     env=env)
+        except OSError:
+            return None
+        if done.code != 0 or done.timed_out:
+            return None
+        listing.seek(0)
+        stdout = listing.read(16 << 20).decode("utf-8", errors="replace")
+    names = {printable(line.strip()) for line in stdout.splitlines() if line.strip()}
     return {n.removesuffix("/manual_time") for n in names} or None
 
 
+PROGRESS_LOG_LIMIT = 16 << 20  # bytes of a binary's console log read for its progress count
+
+
 def finished_benchmarks(out_log: Path, names: set[str]) -> int:
-    """How many of ``names`` Google Benchmark's console output already reports."""
+    """How many of ``names`` Google Benchmark's console output already reports (read from its
+    first 16 MiB only: a binary that floods its stdout must not make every progress tick read
+    the whole log)."""
     try:
-        text = out_log.read_text(errors="replace")
+        with open(out_log, "rb") as fh:
+            text = fh.read(PROGRESS_LOG_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return 0
     seen = set()
@@ -321,26 +311,39 @@ def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> O
         env["CUDA_VISIBLE_DEVICES"] = opts.device
     progress.start(index, name)
     progress.last_line = 0.0
+    refused = not_runnable(binary)
+    if refused is not None:
+        return Outcome(name, refused[0], 0.0, message=refused[1])
     names = list_benchmarks(binary, opts, env)
-    begin = time.monotonic()
+    expected = len(names) if names else None
     out_log, err_log = logs / f"{name}.stdout.log", logs / f"{name}.stderr.log"
-    _stop.check()
+    limit = opts.time_limit()
+
+    def tick(seconds: float) -> None:
+        done = finished_benchmarks(out_log, names) if names else None
+        progress.tick(index, name, seconds, done, expected)
+
     with open(out_log, "wb") as out, open(err_log, "wb") as err:
         try:
-            proc = subprocess.Popen(command(binary, opts, json_path), stdout=out, stderr=err,
-                                    stdin=subprocess.DEVNULL, env=env)
+            done = process.supervise(command(binary, opts, json_path), timeout=limit,
+                                     on_tick=tick, stdout=out, stderr=err,
+                                     stdin=subprocess.DEVNULL, env=env)
         except OSError as exc:
-            return Outcome(name, 126, 0.0, message=f"cannot start: {exc.strerror or exc}")
-        with _watched(proc):
-            while (code := _wait(proc, 0.5)) is None:
-                if _stop.signum is None:
-                    done = finished_benchmarks(out_log, names) if names else None
-                    progress.tick(index, name, time.monotonic() - begin, done,
-                                  len(names) if names else None)
-    if _stop.signum is not None:
-        json_path.unlink(missing_ok=True)  # written by a binary cut short: not a result
-        _stop.check()
-    outcome = Outcome(name, code, time.monotonic() - begin)
+            return Outcome(name, EXIT_NOT_EXECUTABLE, 0.0, message=f"cannot start: "
+                           f"{exc.strerror or exc}", expected=expected)
+        except Interrupted:
+            json_path.unlink(missing_ok=True)  # written by a binary cut short: not a result
+            raise
+    code = TIMEOUT_CODE if done.timed_out else done.code
+    outcome = Outcome(name, code, done.seconds, expected=expected)
+    last = _last_line(err_log) or _last_line(out_log)
+    if outcome.killed:
+        # Cut short: what it wrote is not a result, whatever its last line says.
+        json_path.unlink(missing_ok=True)
+        what = (f"TIMEOUT: still running after {limit:g} s (--timeout), stopped with its "
+                "process group" if done.timed_out else exit_text(code))
+        outcome.message = what + (f"; last output: {last}" if last else "")
+        return outcome
     # Kept whatever the exit code: merge() drops it if it does not parse.
     if json_path.is_file() and json_path.stat().st_size > 0:
         outcome.json_path = json_path
@@ -348,7 +351,7 @@ def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> O
         # Google Benchmark 1.7 leaves an empty --benchmark_out file when the filter matches nothing.
         json_path.unlink(missing_ok=True)
     if code != 0:
-        outcome.message = _last_line(err_log) or _last_line(out_log) or f"exit code {code}"
+        outcome.message = last or f"exit code {code}"
     elif outcome.json_path is None:
         outcome.message = (NO_MATCH if opts.filter else "exited 0 but wrote no JSON")
     return outcome
@@ -359,26 +362,63 @@ def _lost(o: Outcome) -> bool:
     return o.json_path is None and not (o.code == 0 and o.message == NO_MATCH)
 
 
+class MixedGpus(Exception):
+    """The binaries of one run saw different GPUs: the merge is refused (a sentence)."""
+
+
+def _gpu_text(context: dict) -> str:
+    name = context.get("gpu_name", "an unnamed GPU")
+    more = [f"compute capability {context['compute_capability']}"
+            if "compute_capability" in context else "",
+            *(f"{key} {context[key]}" for key in ONE_GPU_KEYS[2:] if key in context)]
+    return f"{name!r} (" + ", ".join(filter(None, more)) + ")"
+
+
+def _check_one_gpu(first: tuple[str, dict], binary: str, context: dict) -> None:
+    """A run measures one GPU: ``binary``'s context must name the GPU the first binary saw."""
+    name, seen = first
+    differ = [key for key in ONE_GPU_KEYS
+              if key in seen and key in context and str(seen[key]) != str(context[key])]
+    if differ:
+        raise MixedGpus(f"the binaries of this run saw different GPUs ({', '.join(differ)} "
+                        f"differ): {name} ran on {_gpu_text(seen)}, {binary} on "
+                        f"{_gpu_text(context)}; a run measures one GPU (was a device lost, MIG "
+                        "reconfigured or CUDA_VISIBLE_DEVICES changed between binaries?)")
+
+
+def _usable(o: Outcome) -> dict | None:
+    """The binary's JSON document when it is usable Google Benchmark output with at least one
+    row (results.parse_doc, the loader compare uses); else None, with the reason in o.message."""
+    try:
+        doc = json.loads(files.read_text(o.json_path, files.RESULTS_LIMIT, "result file"))
+        parse_doc(doc, o.json_path)  # escapes the rows' control characters in place
+    except (InputError, ValueError, RecursionError) as exc:
+        why = str(exc).rstrip(".")
+        o.message = "; ".join(filter(None, [o.message, f"its JSON output is unusable ({why})"]))
+        o.json_path = None
+        return None
+    return doc
+
+
 def merge(outcomes: list[Outcome], out_path: Path, incomplete: str | None = None) -> Path | None:
     """One Google Benchmark file: the first binary's context, every binary's benchmarks, and what
-    the run knows about its own failures (see the module docstring)."""
+    the run knows about its own failures (see the module docstring). MixedGpus when two binaries
+    saw different GPUs (nothing is written then)."""
     context, rows, binaries, sources = None, [], [], []
+    first: tuple[str, dict] | None = None
     for o in outcomes:
         if o.json_path is None:
             continue
-        try:
-            doc = json.loads(o.json_path.read_text())
-        except (OSError, ValueError, RecursionError) as exc:
-            o.message = "; ".join(filter(None, [o.message, f"its JSON output is unreadable ({exc})"]))
-            o.json_path = None
+        doc = _usable(o)
+        if doc is None:
             continue
-        if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
-            o.message = "; ".join(filter(None, [o.message, "its JSON output is not Google "
-                                                           "Benchmark output"]))
-            o.json_path = None
-            continue
+        own = doc.get("context") if isinstance(doc.get("context"), dict) else {}
+        if first is None:
+            first = (o.binary, own)
+        else:
+            _check_one_gpu(first, o.binary, own)
         if context is None:
-            context = dict(doc.get("context") or {})
+            context = dict(own)
         binaries.append(o.binary)
         sources.append(f"{o.json_path.name}:{fingerprint(o.json_path)}")
         for row in doc["benchmarks"]:
@@ -421,11 +461,28 @@ def prepare_out_dir(out_dir: Path) -> None:
 def _stopped_early(outcomes: list[Outcome], opts: RunOptions, total: int, why: str) -> str:
     """Merge what finished before the run stopped; the sentence that says where it is."""
     measured = [o for o in outcomes if o.json_path]
-    merged = merge(outcomes, opts.out_dir / "results.json", incomplete=why) if measured else None
+    try:
+        merged = merge(outcomes, opts.out_dir / "results.json", incomplete=why) if measured else None
+    except MixedGpus as exc:
+        return f"{exc}; no results.json was written"
     if merged is None:
         return "nothing was measured"
     return (f"stopped after {len(measured)} of {total} binaries; partial results in {merged}, "
             "marked incomplete")
+
+
+def _failure_detail(o: Outcome) -> str:
+    """How a failed binary reads in its progress line."""
+    if o.code == TIMEOUT_CODE or (isinstance(o.code, int) and o.code < 0):
+        return f"FAILED ({o.message})"
+    kept = "; results kept" if o.json_path else ""
+    return f"FAILED (exit {o.code}: {o.message}){kept}"
+
+
+def _lost_benchmarks(o: Outcome) -> str:
+    if o.expected:
+        return f"its {o.expected} benchmark{'s' if o.expected != 1 else ''} are lost"
+    return "it left no usable results"
 
 
 def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = None) -> int:
@@ -437,7 +494,7 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
         current = None
         try:
             for index, binary in enumerate(binaries, start=1):
-                _stop.check()
+                process.check_stop()
                 current = binary.name
                 outcome = run_one(binary, opts, progress, index)
                 current = None
@@ -469,9 +526,7 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
                 elif outcome.code == 0:
                     progress.done(index, outcome, outcome.message)
                 else:
-                    kept = "; results kept" if outcome.json_path else ""
-                    progress.done(index, outcome,
-                                  f"FAILED (exit {outcome.code}: {outcome.message}){kept}")
+                    progress.done(index, outcome, _failure_detail(outcome))
         except Interrupted as stop:
             name = signal.Signals(stop.signum).name
             stream.write("\n")
@@ -481,27 +536,39 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
                   + f": {where}.", file=sys.stderr)
             return 128 + stop.signum
 
-    merged = merge(outcomes, opts.out_dir / "results.json")
-    if merged is None and all(o.message == NO_MATCH for o in outcomes):
+    try:
+        merged = merge(outcomes, opts.out_dir / "results.json")
+    except MixedGpus as exc:
+        stream.write("\n")
+        print(f"tcbench: {exc}: no results.json was written (the per-binary files and logs are "
+              f"in {opts.out_dir}); run again on one GPU.", file=sys.stderr)
+        return EXIT_FAIL
+    if merged is None and outcomes and all(o.message == NO_MATCH for o in outcomes):
         print(f"tcbench: the filter {opts.filter!r} matched no benchmark in any binary.",
               file=sys.stderr)
         return EXIT_USAGE
     failed = [o for o in outcomes if o.code != 0 or _lost(o)]
     stream.write("\n")
-    bench_failures = 0
+    bench_failures, unreadable = 0, None
     if merged is not None:
         try:
             rs = load_file(merged)
         except InputError as exc:
-            rs = None
-            stream.write(f"(no summary: {exc})\n")
+            rs, unreadable = None, str(exc).rstrip(".")
+            stream.write(f"(no summary: the merged file cannot be read back: {unreadable})\n")
         if rs is not None:
             stream.write(summary.render(rs) + "\n")
             bench_failures = sum(1 for b in rs.benchmarks.values() if b.failed)
+    lost_benchmarks = 0
     for o in failed:
-        kept = "its results are kept" if o.json_path else "it left no usable results"
-        stream.write(f"binary {o.binary} FAILED (exit {o.code}): {o.message}; {kept}; "
-                     f"log: {opts.out_dir / 'logs' / (o.binary + '.stderr.log')}\n")
+        if _lost(o):
+            lost_benchmarks += o.expected or 0
+            kept = _lost_benchmarks(o)
+        else:
+            kept = "its results are kept"
+        why = f": {o.message}" if o.killed else f" ({exit_text(o.code)}): {o.message}"
+        stream.write(printable(f"binary {o.binary} FAILED{why}; {kept}; log: "
+                               f"{opts.out_dir / 'logs' / (o.binary + '.stderr.log')}") + "\n")
     stream.write("\n")
     if merged is not None:
         stream.write(f"Results: {merged} (one file per binary beside it, logs in "
@@ -509,8 +576,13 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
     else:
         stream.write(f"No results were written; logs in {opts.out_dir / 'logs'}.\n")
     stream.flush()
+    if unreadable is not None:
+        print(f"tcbench run: failed: the merged {merged} cannot be read back ({unreadable}), so "
+              "compare would lose every binary's results.", file=sys.stderr)
+        return EXIT_FAIL
     if failed or bench_failures:
+        lost = f", {lost_benchmarks} benchmarks lost" if lost_benchmarks else ""
         print(f"tcbench run: failed: {len(failed)} of {len(outcomes)} binaries, "
-              f"{bench_failures} benchmarks.", file=sys.stderr)
+              f"{bench_failures} benchmarks{lost}.", file=sys.stderr)
         return EXIT_FAIL
     return EXIT_OK

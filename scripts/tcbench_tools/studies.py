@@ -14,9 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tcbench_tools import answers
+from tcbench_tools import answers, process
 from tcbench_tools.answers import render
-from tcbench_tools.errors import InputError
+from tcbench_tools.errors import InputError, exit_text
 
 PRESET = "studies"
 TOOL = "tcbench_studies"
@@ -57,13 +57,26 @@ def build_tool(repo: Path, configure_args: list[str]) -> Path:
     return tool
 
 
+# Seconds tcbench_studies may run (a few minutes on two cores): past it, it is stopped with its
+# process group, so that a hung study cannot hang `tcbench run` after its measurements.
+STUDIES_TIMEOUT = 3600.0
+
+
 def run_studies(tool: Path, out_dir: Path) -> Path:
-    """Runs every study (progress on stderr, one line per study) into out_dir/studies.json."""
+    """Runs every study (progress on stderr, one line per study) into out_dir/studies.json, in
+    its own process group under STUDIES_TIMEOUT, with SIGINT, SIGTERM and SIGHUP passed on
+    (process.py; an interrupt raises process.Interrupted)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / answers.STUDIES_FILE
-    code = subprocess.call([str(tool), "--out", str(path)])
-    if code != 0:
-        raise InputError(f"{tool.name} failed (exit {code}); see its message above.")
+    with process.forward_signals():
+        done = process.supervise([str(tool), "--out", str(path)], timeout=STUDIES_TIMEOUT,
+                                 stdin=subprocess.DEVNULL)
+    if done.timed_out:
+        path.unlink(missing_ok=True)
+        raise InputError(f"{tool.name} was still running after {STUDIES_TIMEOUT:g} s and was "
+                         "stopped with its process group: no host studies.")
+    if done.code != 0:
+        raise InputError(f"{tool.name} failed ({exit_text(done.code)}); see its message above.")
     return path
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from tcbench_tools import results
 from tcbench_tools import power
 from tcbench_tools.names import precision_order
+from tcbench_tools.printable import printable_lines
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
 from tcbench_tools.schema import GBPS, PCT_OF_PEAK
 from tcbench_tools.tables import fmt_num, markdown_table, text_table
@@ -40,8 +41,8 @@ def best_results(rs: ResultSet) -> dict[tuple[str, str, str], Best]:
     best: dict[tuple[str, str, str], Best] = {}
     for name, bench in rs.benchmarks.items():
         metric = bench.throughput_metric()
-        if metric is None or not bench.ok:
-            continue
+        if metric is None or not bench.ok or bench.impossible() is not None:
+            continue  # an impossible value anywhere: listed by invalid(), never a card's best
         sample = bench.sample(metric)
         if sample is None:
             continue
@@ -61,14 +62,15 @@ def problems(rs: ResultSet) -> tuple[list[tuple[str, str]], Counter]:
 
 
 def invalid(rs: ResultSet) -> list[tuple[str, str]]:
-    """[(benchmark, why)] for benchmarks whose throughput counter holds a value that is not a
-    finite number: left out of every best-of and plot rather than hiding the real best."""
-    out = []
+    """[(benchmark, why)] for benchmarks that hold a value no measurement gives (a time or rate of
+    zero or less, a counter outside its physical range, not a finite number), naming the field and
+    the repetition: those the report already left out (results.without_invalid), then any still in
+    the set, which every best-of and plot skips rather than show them."""
+    out = list(rs.invalid.items())
     for name, bench in rs.benchmarks.items():
-        metric = bench.throughput_metric()
-        defect = bench.defect(metric) if metric and bench.ok else None
-        if defect is not None and defect.invalid:
-            out.append((name, defect.reason))
+        why = bench.impossible()
+        if why is not None:
+            out.append((name, why))
     return out
 
 
@@ -98,4 +100,4 @@ def render(rs: ResultSet, markdown: bool = False) -> str:
         out.append(f"  FAILED {name}: {message}")
     for name, why in invalid(rs):
         out.append(f"  INVALID {name}: {why} (left out of the table)")
-    return "\n".join(out)
+    return printable_lines("\n".join(out))

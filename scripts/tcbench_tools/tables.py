@@ -1,13 +1,22 @@
-"""Plain-text and Markdown tables, and the number formats every command uses."""
+"""Plain-text and Markdown tables, and the number formats every command uses.
+
+Every cell is escaped (printable.py) before it is measured and written: a cell can neither move
+the cursor of a terminal nor add a line to a log or a Markdown table.
+"""
 
 from __future__ import annotations
 
 import math
+import re
+
+from tcbench_tools.printable import printable
 
 
 def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
     """Columns padded to width; columns in ``right`` are right-aligned (numbers)."""
     right = right or set()
+    headers = [printable(h) for h in headers]
+    rows = [[printable(c) for c in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
@@ -22,7 +31,16 @@ def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return printable(text).replace("|", "\\|")
+
+
+def md_code(text: str) -> str:
+    """``text`` as a Markdown code span whose fence is longer than any run of backticks in it
+    (a name with a backtick cannot close the span early), control characters escaped."""
+    text = printable(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown_table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:

@@ -213,3 +213,40 @@ def fake_nvidia_smi(tmp_path, monkeypatch) -> str:
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
     return uuid
+
+
+# A stand-in cmake on PATH: records each call's argv (one JSON line per call) in CMAKE_CALLS and
+# exits with the code FAKE_CMAKE_<STEP> gives (configure: --preset, build: --build), 0 otherwise.
+# With FAKE_CMAKE_SLEEP_BUILD set, the build step starts a grandchild (as ninja starts
+# compilers) that writes its pid to that file and sleeps.
+FAKE_CMAKE = '''#!{python}
+import json, os, subprocess, sys, time
+with open(os.environ["CMAKE_CALLS"], "a") as fh:
+    fh.write(json.dumps(sys.argv[1:]) + "\\n")
+step = "BUILD" if "--build" in sys.argv else "CONFIGURE"
+pid_file = os.environ.get("FAKE_CMAKE_SLEEP_BUILD")
+if step == "BUILD" and pid_file:
+    child = subprocess.Popen([sys.executable, "-c",
+                              "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); "
+                              "time.sleep(120)", pid_file])
+    child.wait()
+sys.exit(int(os.environ.get("FAKE_CMAKE_" + step, "0")))
+'''
+
+
+@pytest.fixture
+def fake_cmake(tmp_path, monkeypatch) -> Path:
+    """A cmake on PATH (FAKE_CMAKE above); returns the file its calls are recorded in."""
+    tools = tmp_path / "cmake_bin"
+    tools.mkdir()
+    script = tools / "cmake"
+    script.write_text(FAKE_CMAKE.format(python=sys.executable))
+    script.chmod(0o755)
+    calls = tmp_path / "cmake_calls.jsonl"
+    monkeypatch.setenv("CMAKE_CALLS", str(calls))
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    return calls
+
+
+def cmake_calls(path: Path) -> list[list[str]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, make_fake
+from conftest import REPO, cmake_calls, make_fake
 
 from tcbench_tools import build
 from tcbench_tools.errors import InputError
@@ -83,19 +83,19 @@ def test_test_fails_when_pytest_fails(calls, capsys):
     assert "FAILED: pytest (exit 1)" in capsys.readouterr().out
 
 
-def test_run_builds_the_release_preset_then_runs_its_binaries(calls, cli, tmp_path):
-    record, _ = calls
+def test_run_builds_the_release_preset_then_runs_its_binaries(checkout, fake_cmake, cli,
+                                                               tmp_path):
     make_fake(tmp_path / "build" / "release" / "bin", "bench_int8_gemm", topic="int8_gemm")
     code, out, err = cli("run", "--out", tmp_path / "o")
     assert code == 0, err
-    assert record[0][:3] == ["cmake", "--preset", "release"]
-    assert record[1][:4] == ["cmake", "--build", "--preset", "release"]
+    record = cmake_calls(fake_cmake)
+    assert record[0][:2] == ["--preset", "release"]
+    assert record[1][:3] == ["--build", "--preset", "release"]
     assert "[1/1] bench_int8_gemm: done" in out
 
 
-def test_run_stops_when_the_build_fails(calls, cli, tmp_path):
-    _, codes = calls
-    codes["cmake --build"] = 2
+def test_run_stops_when_the_build_fails(checkout, fake_cmake, cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_CMAKE_BUILD", "2")
     code, _, err = cli("run", "--out", tmp_path / "o")
     assert code == 1
     assert "the build step failed (exit 2): nothing was run." in err

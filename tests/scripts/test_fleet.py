@@ -71,7 +71,7 @@ def test_status_and_collect_need_a_fleet_folder(cli, tmp_path):
     (tmp_path / "_fleet").mkdir()
     (tmp_path / "_fleet" / "manifest.json").write_text("{\"version\": 1, \"jobs\": 3}")
     code, out, err = cli("fleet", "status", tmp_path)
-    assert code == 2 and "is unreadable or not a fleet manifest" in err
+    assert code == 2 and "jobs must be a list of 1 to 100 partition jobs (it is 3)" in err
 
 
 def test_status_without_squeue(cli, no_slurm, tmp_path):

@@ -517,6 +517,11 @@ def test_check_on_a_stand_in_gpu_passes_and_compares_with_torch(moved_bundle: Pa
     bench.write_text(FAKE_BENCH.format(python=sys.executable,
                                        fixture=str(REPO / "tests/scripts/fixtures/gpu_b.json")))
     bench.chmod(0o755)
+    # The stand-ins replace files MANIFEST.txt lists (the check refuses a bundle whose listed files
+    # are missing or changed in size: "bundle incomplete"), so the listing goes with them.
+    manifest = moved_bundle / "MANIFEST.txt"
+    text = manifest.read_text()
+    manifest.write_text(text[:text.index("\nfiles: ") + 1] + "files: sha256 bytes path\n")
     fake_site = tmp_path / "fake-torch"
     (fake_site / "torch").mkdir(parents=True)
     (fake_site / "torch" / "__init__.py").write_text(FAKE_TORCH_MODULE)

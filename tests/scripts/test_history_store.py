@@ -208,7 +208,7 @@ def _nan_counter(tmp_path: Path) -> Path:
     (lambda t: fixture("plain.json"), "has no tcbench provenance"),
     (_no_quick, "quick or a full run is unknown"),
     (_nan_time, "is NaN"),
-    (_zero_time, "has a real_time of zero or less"),
+    (_zero_time, "is 0 us, outside its physical range (> 0)"),
     (_nan_counter, "tflops of repetition 1 is +Inf"),
     (lambda t: t / "nothing-here", "no such file or folder"),
     (lambda t: (t / "empty-dir").mkdir() or t / "empty-dir", "no results.json and no *.json"),

@@ -9,6 +9,7 @@
 // and the status (NVML_ERROR_NO_PERMISSION ...), never a silent zero.
 #pragma once
 
+#include "tcbench/environment.hpp"
 #include "tcbench/unique_handle.hpp"
 
 #include <memory>
@@ -20,7 +21,7 @@ struct nvmlDevice_st;  // nvml.h's opaque device (nvmlDevice_t is a pointer to i
 
 namespace tcbench::nvml {
 
-inline constexpr std::string_view kLibraryEnv = "TCBENCH_NVML_LIBRARY";
+inline constexpr std::string_view kLibraryEnv = environment::kNvmlLibrary;
 inline constexpr std::string_view kDriverLibrary = "libnvidia-ml.so.1";
 
 // The outcome of one NVML call: code 0 (NVML_SUCCESS) or the nvmlReturn_t it returned.

@@ -50,12 +50,9 @@ CUptiResult available(CUptiResult status) {
 }
 
 std::optional<std::string> disabled_by_environment() {
-  const char* value = std::getenv(std::string(kCountersEnv).c_str());
-  if (value == nullptr) return std::nullopt;
-  const std::string v = value;
-  if (v == "off" || v == "0" || v == "no")
-    return "in-process counters are turned off (" + std::string(kCountersEnv) + "=" + v + ")";
-  return std::nullopt;
+  if (environment::counters_enabled()) return std::nullopt;
+  return "in-process counters are turned off (" + std::string(kCountersEnv) + "=" +
+         environment::value(kCountersEnv).value_or("") + ")";
 }
 
 std::string unknown_chip_reason(std::string_view chip) {

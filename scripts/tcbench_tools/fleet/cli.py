@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from tcbench_tools.arguments import positive_seconds, whole_number
+from tcbench_tools.fleet.state import MAX_TASKS
 
 EPILOG = ("Exit codes: 0 ok; 1 a task failed, was cancelled or left no files; 2 usage or input "
           "error; 75 tasks still pending or running; 77 no task found a GPU. See docs/fleet.md.")
@@ -35,7 +36,8 @@ def add_parser(sub) -> None:
                    help="partitions to measure, one job array each (one per GPU type)")
     s.add_argument("--gres", default="gpu:1",
                    help="GRES each task requests (default: gpu:1; 'none' for no request)")
-    s.add_argument("--nodes-per-partition", type=whole_number(1, 1000), default=1, metavar="N",
+    s.add_argument("--nodes-per-partition", type=whole_number(1, MAX_TASKS), default=1,
+                   metavar="N",
                    help="array tasks per partition (default: 1)")
     s.add_argument("--quick", action="store_true", help="the quick suite (tcbench run --quick)")
     s.add_argument("--out", type=Path, default=Path("fleet"),

@@ -15,11 +15,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tcbench_tools import report
+from tcbench_tools import files, report
 from tcbench_tools.errors import EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, InputError
 from tcbench_tools.fleet.state import (ACTIVE, DONE, FAILED, NO_GPU, PROBLEMS, Manifest, Task,
                                        count_text, fill_gpu_names, gather, load_manifest)
-from tcbench_tools.results import ResultSet, load
+from tcbench_tools.results import ResultSet, files_in, load
 from tcbench_tools.tables import text_table
 
 EXIT_NOT_FINISHED = 75  # sysexits EX_TEMPFAIL: tasks still pending or running, try again later
@@ -117,7 +117,12 @@ def collect(root: Path, out: Path | None, history: str | None = None) -> int:
         if t.state != DONE:
             continue
         try:
-            done.append((t, load(root / t.folder)))
+            folder = root / t.folder
+            outside = [f for f in files_in(folder) if not files.inside(root, f)]
+            if outside:
+                raise InputError(f"{outside[0]} leads outside the fleet folder {root} (a "
+                                 "symbolic link): no file outside it is read.")
+            done.append((t, load(folder)))
         except InputError as exc:
             t.state, t.detail = FAILED, f"its results are unusable: {exc}"
     labels: dict[str, str] = {}

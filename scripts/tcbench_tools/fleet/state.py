@@ -7,21 +7,37 @@ the task writes when it starts (partition, node, gpu, gpu_name, folder) and ``ex
 tasks not finished, then sacct, then scontrol) says the rest: pending, running, cancelled, timed
 out, node failure. A task Slurm says has ended but that left no files means the folder is not on
 a file system the compute nodes share.
+
+Neither file is trusted: the manifest's every field is checked for type and range (one sentence,
+exit 2), a task's folder must lie inside the fleet folder (``folder=../elsewhere``, an absolute
+path or a symbolic link out of it fails that task with a sentence, and no file outside is read),
+both are read with a size bound, and a record's values are printed with their control characters
+escaped.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcbench_tools import files
 from tcbench_tools.fleet import slurm
 from tcbench_tools.errors import EXIT_NO_GPU, InputError
-from tcbench_tools.runner import _last_line as last_line  # a log's last non-empty line
+from tcbench_tools.files import last_line  # a log's last non-empty line
+from tcbench_tools.printable import printable
 
 FLEET_DIR = "_fleet"
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
+MAX_TASKS = 1000  # array tasks per partition (fleet submit --nodes-per-partition)
+MAX_JOBS = 100  # partitions in one fleet
+PARTITION_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # a Slurm partition name (submit checks it too)
+# The settings submit records, with the JSON types each must have.
+SETTINGS_TYPES = {"submitted": (str,), "gres": (str, type(None)), "quick": (bool,),
+                  "extra_args": (list,), "tcbench": (str,), "bin_dir": (str,),
+                  "sbatch_args": (list,)}
 
 # Task states, in the order status lists them.
 DONE, NO_GPU, FAILED, CANCELLED, NO_FILES, LOST, RUNNING, PENDING = (
@@ -58,23 +74,70 @@ def manifest_path(root: Path) -> Path:
     return root / FLEET_DIR / MANIFEST
 
 
+def _shown(value: object) -> str:
+    return printable(json.dumps(value)[:60])
+
+
+def _check_job(path: Path, index: int, job: object) -> PartitionJob:
+    where = f"{path}: jobs[{index}]"
+    if not isinstance(job, dict):
+        raise InputError(f"{where} is {_shown(job)}, not an object with partition, job_id and "
+                         "tasks.")
+    for key in ("partition", "job_id", "tasks"):
+        if key not in job:
+            raise InputError(f"{where} has no {key}.")
+    partition, job_id, tasks = job["partition"], job["job_id"], job["tasks"]
+    if not isinstance(partition, str) or not PARTITION_NAME.match(partition) \
+            or partition in (FLEET_DIR, "report"):
+        raise InputError(f"{where}: partition {_shown(partition)} is not a Slurm partition name.")
+    if isinstance(job_id, int) and not isinstance(job_id, bool):
+        job_id = str(job_id)
+    if not isinstance(job_id, str) or not job_id.isdigit():
+        raise InputError(f"{where}: job_id {_shown(job_id)} is not a Slurm job id (digits).")
+    if isinstance(tasks, bool) or not isinstance(tasks, int) or not 1 <= tasks <= MAX_TASKS:
+        raise InputError(f"{where}: tasks {_shown(tasks)} must be a whole number from 1 to "
+                         f"{MAX_TASKS} (fleet submit's limit).")
+    return PartitionJob(partition, job_id, tasks)
+
+
 def load_manifest(root: Path) -> Manifest:
+    """The manifest, every field checked for its type and range (an InputError naming it)."""
     path = manifest_path(root)
     if not root.is_dir():
         raise InputError(f"{root} is not a folder (give the --out folder of `tcbench fleet submit`).")
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"{root} is not a fleet folder: it has no {FLEET_DIR}/{MANIFEST} "
                          "(give the --out folder of `tcbench fleet submit`).")
     try:
-        doc = json.loads(path.read_text())
-        jobs = [PartitionJob(str(j["partition"]), str(j["job_id"]), int(j["tasks"]))
-                for j in doc["jobs"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{path} is unreadable or not a fleet manifest ({exc}).") from None
-    if doc.get("version") != MANIFEST_VERSION or not jobs:
+        doc = json.loads(files.read_text(path, files.RECORD_LIMIT, "fleet manifest"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InputError(f"{path} is not a fleet manifest (not JSON: "
+                         f"{str(exc).split(':')[0]}).") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path} is not a fleet manifest (it is not a JSON object).")
+    if doc.get("version") != MANIFEST_VERSION or isinstance(doc.get("version"), bool):
         raise InputError(f"{path} is not a fleet manifest of this tcbench (version "
-                         f"{doc.get('version')!r}, {len(jobs)} jobs).")
-    return Manifest(root, jobs, doc.get("settings", {}))
+                         f"{_shown(doc.get('version'))}; this tcbench reads version "
+                         f"{MANIFEST_VERSION}).")
+    settings = doc.get("settings", {})
+    if not isinstance(settings, dict):
+        raise InputError(f"{path}: settings is {_shown(settings)}, not an object.")
+    for key, types in SETTINGS_TYPES.items():
+        if key in settings and not isinstance(settings[key], types):
+            raise InputError(f"{path}: settings.{key} is {_shown(settings[key])}, which must be "
+                             f"{' or '.join('null' if t is type(None) else t.__name__ for t in types)}.")
+    for key in ("extra_args", "sbatch_args"):
+        if not all(isinstance(a, str) for a in settings.get(key, [])):
+            raise InputError(f"{path}: settings.{key} must be a list of strings.")
+    jobs = doc.get("jobs")
+    if not isinstance(jobs, list) or not jobs or len(jobs) > MAX_JOBS:
+        raise InputError(f"{path}: jobs must be a list of 1 to {MAX_JOBS} partition jobs (it is "
+                         f"{_shown(jobs)}).")
+    checked = [_check_job(path, i, j) for i, j in enumerate(jobs)]
+    ids = [j.job_id for j in checked]
+    if len(set(ids)) != len(ids):
+        raise InputError(f"{path}: a job id appears twice in jobs.")
+    return Manifest(root, checked, settings)
 
 
 def write_manifest(root: Path, jobs: list[PartitionJob], settings: dict) -> Path:
@@ -88,11 +151,29 @@ def write_manifest(root: Path, jobs: list[PartitionJob], settings: dict) -> Path
 
 
 def read_marker(path: Path) -> dict[str, str]:
+    """A task's ``key=value`` record (at most 1 MiB, values made printable); {} when absent or
+    unreadable."""
     try:
-        text = path.read_text(errors="replace")
-    except OSError:
+        text = files.read_text(path, files.RECORD_LIMIT, "task record", errors="replace")
+    except InputError:
         return {}
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {key: printable(value) for key, value in
+            (line.split("=", 1) for line in text.splitlines() if "=" in line)}
+
+
+def folder_problem(m: Manifest, partition: str, folder: str) -> str | None:
+    """Why a task's recorded results folder cannot be read (a sentence without its full stop),
+    or None: it must be <partition>/<node>-<gpu> inside the fleet folder, links resolved."""
+    where = f"its record names the results folder {folder!r}"
+    parts = Path(folder).parts
+    if not folder or Path(folder).is_absolute() or ".." in parts or len(parts) != 2 \
+            or parts[0] != partition:
+        return (f"{where}, which is not {partition}/<node>-<gpu> inside the fleet folder "
+                f"{m.root}: no file outside it is read")
+    if (m.root / folder).exists() and not files.inside(m.root, m.root / folder):
+        return (f"{where}, which leads outside the fleet folder {m.root} (a symbolic link): no "
+                "file outside it is read")
+    return None
 
 
 @dataclass
@@ -144,7 +225,9 @@ def resolve(m: Manifest, job: PartitionJob, index: int, marker: dict[str, str],
     killed = own is not None and own > SIGNAL_BASE and (queued is not None or final is not None)
     if "exit" in marker and not killed:  # the task itself recorded how `tcbench run` ended
         t.exit_code = own
-        if t.exit_code == 0:
+        if t.exit_code == 0 and (why := folder_problem(m, t.partition, t.folder)):
+            t.state, t.detail = FAILED, why
+        elif t.exit_code == 0:
             t.state = DONE
             if not (m.root / t.folder / "results.json").is_file():
                 t.state, t.detail = NO_FILES, (f"it exited 0 but {t.folder}/results.json is "
@@ -225,9 +308,10 @@ def fill_gpu_names(m: Manifest, tasks: list[Task]) -> None:
     for t in tasks:
         if t.state == DONE and not t.gpu_name:
             try:
-                doc = json.loads((m.root / t.folder / "results.json").read_text())
-                t.gpu_name = str(doc.get("context", {}).get("gpu_name") or "")
-            except (OSError, ValueError, AttributeError):
+                doc = json.loads(files.read_text(m.root / t.folder / "results.json",
+                                                 files.RESULTS_LIMIT, "result file"))
+                t.gpu_name = printable(doc.get("context", {}).get("gpu_name") or "")
+            except (InputError, UnicodeDecodeError, ValueError, RecursionError, AttributeError):
                 pass
 
 

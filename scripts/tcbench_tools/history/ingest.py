@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tcbench_tools import files
 from tcbench_tools.errors import InputError
 from tcbench_tools.history import store
 from tcbench_tools.results import Benchmark, ResultSet, load
@@ -73,8 +74,9 @@ def _gpu_state(folder: Path) -> dict[str, dict[str, str]]:
     """The CSV table gpu_check.sh recorded with nvidia-smi --query-gpu, one dict per GPU row
     (header names with their units, as nvidia-smi writes them); {} when absent or unreadable."""
     try:
-        lines = (folder / _GPU_STATE).read_text(errors="replace").splitlines()
-    except OSError:
+        lines = files.read_text(folder / _GPU_STATE, files.RECORD_LIMIT, "nvidia-smi table",
+                                errors="replace").splitlines()
+    except InputError:
         return {}
     for i, line in enumerate(lines):
         if line.startswith("index, name, pci.bus_id"):
@@ -114,8 +116,9 @@ def _smi_values(row: dict[str, str]) -> dict[str, float]:
 def result_sets(path: Path) -> list[tuple[ResultSet, dict[str, float]]]:
     """The runs a path holds, each with the extra numeric values its folder recorded."""
     if path.is_dir() and (path / _FLEET_MANIFEST).is_file():
+        # Task folders inside the fleet folder only: a link out of it is not this fleet's run.
         folders = sorted({f.parent for f in path.glob("*/*/results.json")
-                          if f.parent.parent.name != "_fleet"})
+                          if f.parent.parent.name != "_fleet" and files.inside(path, f)})
         if not folders:
             raise InputError(f"{path} is a fleet folder with no finished task: no "
                              "<partition>/<node>-<gpu>/results.json in it yet.")
@@ -186,7 +189,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def _invalid(rs: ResultSet, name: str, reason: str) -> InputError:
     return InputError(f"{rs.path}: benchmark {name!r}: {reason}; history keeps no value that "
-                      "is not a finite number (fix or regenerate the file).")
+                      "no measurement gives (fix or regenerate the file).")
 
 
 def _result(rs: ResultSet, bench: Benchmark) -> Result:
@@ -199,10 +202,7 @@ def _result(rs: ResultSet, bench: Benchmark) -> Result:
         if defect.invalid:
             raise _invalid(rs, bench.name, defect.reason)
         return Result(bench.name, "unusable", message=defect.reason)
-    sample = bench.sample("time")
-    if min(sample.values or [sample.center]) <= 0:
-        raise InputError(f"{rs.path}: benchmark {bench.name!r} has a real_time of zero or less, "
-                         "which no measurement gives (fix or regenerate the file).")
+    sample = bench.sample("time")  # every repetition > 0 (defect checks the physical range)
     out = Result(bench.name, "ok", sample.center, repetitions=sample.count, cv=sample.cv)
     if sample.values:
         out.p10, out.p90 = _percentile(sample.values, 0.1), _percentile(sample.values, 0.9)

@@ -3,6 +3,7 @@
 // machine with or without a GPU, before anything is measured.
 #pragma once
 
+#include "tcbench/bench/name_filter.hpp"
 #include "tcbench/clock_policy.hpp"
 
 #include <optional>
@@ -17,14 +18,21 @@ struct CommandLine {
   bool plan = false;  // --plan: one line, the benchmarks a run would execute and their least time
   std::optional<double> min_time_seconds;         // --benchmark_min_time=X (seconds; "Xs" accepted)
   ClockPolicy clock_policy = ClockPolicy::as_is;  // --clock-policy=as-is|base|max
+  std::optional<NameFilter> filter;               // --benchmark_filter=REGEX (not passed on)
   std::vector<std::string> passthrough;  // everything for benchmark::Initialize, argv[0] first
 };
 
+// The limits a usage error states.
+inline constexpr long kMaxRepetitions = 100000;
+inline constexpr double kMaxMinTimeSeconds = 1e6;
+
 // Parses `args` (argv[0] first). Returns the usage error as a sentence, or the command line.
-// Checked here: --benchmark_filter compiles as a regular expression, --benchmark_repetitions is
-// a positive integer, --benchmark_min_time a non-negative number of seconds, the output formats
-// are console, json or csv, --clock-policy is as-is, base or max. Unknown flags are left to Google
-// Benchmark, which rejects them.
+// Checked here: --benchmark_filter is a POSIX extended regular expression tcbench can match in
+// linear time (NameFilter; it is taken out of Google Benchmark's argv, whose std::regex matcher
+// backtracks), --benchmark_repetitions a whole number from 1 to 100000, --benchmark_min_time a
+// number of seconds from 0 to 1e6 ("0.5" or "0.5s"; passed on in the form the linked Google
+// Benchmark takes), the output formats are console, json or csv, --clock-policy is as-is, base or
+// max. Unknown flags are left to Google Benchmark, which rejects them.
 struct ParseResult {
   std::optional<std::string> error;
   CommandLine line;

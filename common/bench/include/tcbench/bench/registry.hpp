@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tcbench/bench/env.hpp"
+#include "tcbench/bench/name_filter.hpp"
 #include "tcbench/error.hpp"
 
 #include <benchmark/benchmark.h>
@@ -21,8 +22,16 @@ namespace tcbench::bench {
 // the binary exit 1 at the end, after the other benchmarks have run). After an error that leaves
 // the CUDA context unusable (an illegal address, say), it is reported once and every later
 // benchmark is skipped with that reason instead of failing again.
+// Only a name --benchmark_filter matches is registered (name_filter.hpp: tcbench matches the
+// filter itself, in linear time; Google Benchmark never sees it); for any other name this returns
+// nullptr and `body` never runs.
 benchmark::internal::Benchmark* register_gpu_benchmark(const std::string& name,
                                                        std::function<void(benchmark::State&)> body);
+
+// The filter register_gpu_benchmark applies (the shared main sets it from the command line before
+// any topic registers), and how many benchmarks it let through so far.
+void set_name_filter(NameFilter filter);
+int registered_count();
 
 // Throws Skipped unless `bytes` fit in the device's free memory with 10% headroom.
 void require_memory(const Env& env, std::size_t bytes, std::string_view what);

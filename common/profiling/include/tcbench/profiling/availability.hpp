@@ -6,6 +6,7 @@
 // tcbench::Error like every other API check.
 #pragma once
 
+#include "tcbench/environment.hpp"
 #include "tcbench/error.hpp"
 
 #include <cupti_result.h>
@@ -31,7 +32,7 @@ CUptiResult available(CUptiResult status);
 
 // The environment variable that turns in-process counters off (`tcbench profile` sets it so
 // that ncu, not tcbench, owns the counters). nullopt when collection is allowed.
-inline constexpr std::string_view kCountersEnv = "TCBENCH_COUNTERS";
+inline constexpr std::string_view kCountersEnv = environment::kCounters;
 std::optional<std::string> disabled_by_environment();
 
 // The sentence for a chip the metric table does not know.
