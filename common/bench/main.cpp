@@ -1,6 +1,7 @@
 // The main() of every benchmark binary (compiled into each bench_<topic>).
 #include "tcbench/bench/flags.hpp"
 #include "tcbench/bench/harness.hpp"
+#include "tcbench/bench/help.hpp"
 #include "tcbench/clock_policy.hpp"
 #include "tcbench/device_info.hpp"
 
@@ -34,11 +35,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), parsed.error->c_str());
     return 2;
   }
+  if (parsed.line.help) {
+    // tcbench's part first; then Google Benchmark prints its flags for the --help passed on.
+    std::fputs(bench::help_text(program, bench::topic_help()).c_str(), stdout);
+    std::fflush(stdout);
+  }
   std::vector<std::string> args = parsed.line.passthrough;
   std::vector<char*> gbench_argv;
   for (std::string& a : args) gbench_argv.push_back(a.data());
   int gbench_argc = static_cast<int>(gbench_argv.size());
   benchmark::Initialize(&gbench_argc, gbench_argv.data());  // --help works without a GPU
+  if (parsed.line.help) return 0;  // Google Benchmark 1.7 exits itself after its usage
   if (benchmark::ReportUnrecognizedArguments(gbench_argc, gbench_argv.data())) return 2;
 
   const bench::RunOptions options = run_options(parsed.line);

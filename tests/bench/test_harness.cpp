@@ -3,11 +3,13 @@
 // listing without a GPU.
 #include "tcbench/bench/flags.hpp"
 #include "tcbench/bench/harness.hpp"
+#include "tcbench/bench/help.hpp"
 #include "tcbench/gemm_types.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <type_traits>
 
 namespace tcbench::bench {
@@ -24,8 +26,11 @@ TEST(CommandLine, TcbenchFlagsAreTakenOutAndTheRestPassedOn) {
   EXPECT_TRUE(r.line.quick);
   ASSERT_TRUE(r.line.min_time_seconds);
   EXPECT_DOUBLE_EQ(*r.line.min_time_seconds, 0.25);
+  // Google Benchmark 1.7 takes a plain number: "0.25s" reached it and was rejected there.
   EXPECT_EQ(r.line.passthrough, (std::vector<std::string>{"bench_x", "--benchmark_filter=fp16",
-                                                          "--benchmark_min_time=0.25s"}));
+                                                          "--benchmark_min_time=0.25"}));
+  EXPECT_EQ(parse({"--benchmark_min_time=2"}).line.passthrough,
+            (std::vector<std::string>{"bench_x", "--benchmark_min_time=2"}));
   EXPECT_TRUE(parse({"--benchmark_list_tests"}).line.list_tests);
   EXPECT_TRUE(parse({"--benchmark_list_tests=true"}).line.list_tests);
   EXPECT_FALSE(parse({"--benchmark_list_tests=false"}).line.list_tests);
@@ -47,12 +52,18 @@ TEST(CommandLine, ClockPolicyIsTcbenchsOwnFlag) {
 TEST(CommandLine, UsageErrorsAreOneSentence) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"--benchmark_filter=(", "regular expression"},
-      {"--benchmark_repetitions=-3", "positive integer"},
-      {"--benchmark_repetitions=abc", "positive integer"},
+      {"--benchmark_repetitions=-3", "integer from 1 to 100000"},
+      {"--benchmark_repetitions=abc", "integer from 1 to 100000"},
+      {"--benchmark_repetitions=100001", "integer from 1 to 100000"},
       {"--benchmark_out_format=xml", "console, json or csv"},
       {"--benchmark_format=yaml", "console, json or csv"},
-      {"--benchmark_min_time=-1", "non-negative"},
-      {"--benchmark_min_time=fast", "non-negative"},
+      {"--benchmark_min_time=-1", "from 0 to 1e6, written 0.5 or 0.5s"},
+      {"--benchmark_min_time=fast", "from 0 to 1e6"},
+      {"--benchmark_min_time=2e6", "from 0 to 1e6"},
+      {"--benchmark_min_time=10x", "from 0 to 1e6"},
+      // Google Benchmark 1.7 printed its whole usage and exited 0 on an unknown unit.
+      {"--benchmark_time_unit=fortnight", "ns, us, ms or s"},
+      {"--benchmark_time_unit=", "ns, us, ms or s"},
       {"--benchmark_list_tests=maybe", "true or false"},
       {"--clock-policy=turbo", "as-is, base or max"},
       {"--clock-policy", "as-is, base or max"}};
@@ -62,6 +73,54 @@ TEST(CommandLine, UsageErrorsAreOneSentence) {
     EXPECT_NE(r.error->find(words), std::string::npos) << *r.error;
     EXPECT_EQ(r.error->back(), '.') << *r.error;
   }
+}
+
+TEST(CommandLine, TimeUnitsGoogleBenchmarkKnowsArePassedOn) {
+  for (const char* unit : {"ns", "us", "ms", "s"}) {
+    const ParseResult r = parse({std::string("--benchmark_time_unit=") + unit});
+    ASSERT_FALSE(r.error) << *r.error;
+    EXPECT_EQ(r.line.passthrough.back(), std::string("--benchmark_time_unit=") + unit);
+  }
+}
+
+TEST(CommandLine, HelpWinsOverEveryOtherArgument) {
+  for (const char* flag : {"--help", "-h"}) {
+    const ParseResult r = parse({"--benchmark_filter=(", flag, "--bogus"});
+    ASSERT_FALSE(r.error) << *r.error;
+    EXPECT_TRUE(r.line.help);
+    // Google Benchmark gets --help alone (it prints its usage), whatever was beside it.
+    EXPECT_EQ(r.line.passthrough, (std::vector<std::string>{"bench_x", "--help"}));
+  }
+  EXPECT_FALSE(parse({"--quick"}).line.help);
+}
+
+TEST(Help, TheTcbenchPartSaysWhatTheBinaryIsFor) {
+  const TopicHelp topic{
+      "What a made-up topic shows, in a paragraph long enough to be wrapped "
+      "at one hundred columns by the help text, with a last word.",
+      "docs/concepts/made-up.md", "TCBENCH_MADE_UP=1,2  extra values to time"};
+  const std::string text = help_text("build/dev/bin/bench_made_up", topic);
+  EXPECT_EQ(text.rfind("bench_made_up (tcbench)\n", 0), 0u) << text;  // the binary's own name
+  for (const char* needle :
+       {"in a paragraph", "with a last word.", "docs/concepts/made-up.md", "--quick",
+        "--clock-policy=as-is|base|max", "--benchmark_min_time=S", "TCBENCH_NVML_LIBRARY",
+        "TCBENCH_MADE_UP=1,2", "extra values to time", "Exit codes: 0", "1 a benchmark failed",
+        "2 usage error", "77 no CUDA GPU"})
+    EXPECT_NE(text.find(needle), std::string::npos) << needle;
+  // The topic's variable sits in the same column as the common ones.
+  std::map<std::string, std::size_t> column;
+  std::istringstream entries(text);
+  for (std::string line; std::getline(entries, line);) {
+    if (line.rfind("  TCBENCH_MADE_UP=1,2 ", 0) == 0) column["topic"] = line.find("extra values");
+    if (line.rfind("  TCBENCH_NVML_LIBRARY=PATH ", 0) == 0) column["nvml"] = line.find("the NVML");
+  }
+  EXPECT_EQ(column, (std::map<std::string, std::size_t>{{"nvml", 29}, {"topic", 29}})) << text;
+  // It ends by announcing Google Benchmark's flags, which follow it.
+  const std::string tail = "\nGoogle Benchmark's own flags:\n";
+  ASSERT_GT(text.size(), tail.size());
+  EXPECT_EQ(text.substr(text.size() - tail.size()), tail);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
 }
 
 TEST(Sampling, AtLeastTenSamplesEvenWhenOneExceedsTheBudget) {

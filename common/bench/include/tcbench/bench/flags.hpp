@@ -13,17 +13,21 @@ namespace tcbench::bench {
 
 struct CommandLine {
   bool quick = false;                             // --quick
+  bool help = false;                              // --help or -h: tcbench's part, then GBench's
   bool list_tests = false;                        // --benchmark_list_tests[=true]
-  std::optional<double> min_time_seconds;         // --benchmark_min_time=X (seconds; "Xs" accepted)
+  std::optional<double> min_time_seconds;         // --benchmark_min_time=X or Xs (seconds)
   ClockPolicy clock_policy = ClockPolicy::as_is;  // --clock-policy=as-is|base|max
   std::vector<std::string> passthrough;  // everything for benchmark::Initialize, argv[0] first
 };
 
 // Parses `args` (argv[0] first). Returns the usage error as a sentence, or the command line.
 // Checked here: --benchmark_filter compiles as a regular expression, --benchmark_repetitions is
-// a positive integer, --benchmark_min_time a non-negative number of seconds, the output formats
-// are console, json or csv, --clock-policy is as-is, base or max. Unknown flags are left to Google
-// Benchmark, which rejects them.
+// an integer from 1 to 100000, --benchmark_min_time a number of seconds from 0 to 1e6 (written X
+// or Xs, the form Google Benchmark 1.8 uses; passed on as the plain X that the bundled 1.7
+// takes), --benchmark_time_unit is ns, us, ms or s (1.7 prints its usage and exits 0 on any other),
+// the output formats are console, json or csv, --clock-policy is as-is, base or max. --help or -h
+// anywhere wins over every other argument. Unknown flags are left to Google Benchmark, which
+// rejects them.
 struct ParseResult {
   std::optional<std::string> error;
   CommandLine line;
