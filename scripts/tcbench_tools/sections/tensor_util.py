@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcbench_tools import plot_style
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import Benchmark, ResultSet
 from tcbench_tools.schema import (CLOCK_MHZ_ATTRIBUTE, CLOCK_MHZ_MEASURED, GBPS, PCT_OF_CLOCK_MODEL,
@@ -141,11 +142,11 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
             label="pipe busy exactly as often as peak is reached")
     library = [p for p in pts if p.name.startswith("cublaslt")]
     own = [p for p in pts if not p.name.startswith("cublaslt")]
-    for group, color, name in ((library, "tab:blue", "cuBLASLt"),
-                               (own, "tab:orange", "tcbench kernels")):
+    for group, style, name in ((library, plot_style.series_style(0), "cuBLASLt"),
+                               (own, plot_style.series_style(6), "tcbench kernels")):
         if group:
             ax.scatter([p.pct_of_peak for p in group], [p.tensor_active for p in group],
-                       color=color, zorder=3, label=name)
+                       color=style.color, marker=style.marker, zorder=3, label=name)
     # Labels in two columns (points right of 60% labelled to their left, the rest to their
     # right), pushed apart vertically and tied to their point by a thin line, so that the
     # cluster of library GEMMs near the diagonal stays readable.
