@@ -44,8 +44,10 @@ std::string_view base_name(std::string_view program) {
 std::string help_text(std::string_view program, const TopicHelp& topic) {
   std::string out = std::string(base_name(program)) + " (tcbench)\n";
   out += wrap(topic.shows, "  ");
-  out += "  Concept page: " + std::string(topic.concept_page) +
-         " in the tcbench repository (what to expect, and why).\n\n";
+  out += wrap("Concept page: " + std::string(topic.concept_page) +
+                  " in the tcbench repository: what to expect, and why.",
+              "  ") +
+         "\n";
   out +=
       "tcbench flags (taken out before Google Benchmark sees the command line):\n"
       "  --quick                    the quick suite: a few sizes per question, 0.1 s per "
