@@ -74,8 +74,9 @@ void add_peak(const Env& env, PeakInstr instr) {
     da.upload(a, env.stream());
     db.upload(b, env.stream());
 
-    // Correctness first: a short loop whose every accumulator is known exactly.
-    const kernels::PeakLaunch check_launch{blocks, 1000};
+    // Correctness first: a short loop whose every accumulator is known exactly (and stays inside
+    // its accumulator's exact range: check_peak_output refuses a launch that would not).
+    const kernels::PeakLaunch check_launch{blocks, kernels::kPeakCheckTrips};
     {
       DeviceBuffer<std::uint8_t> out(kernels::peak_out_bytes(instr, check_launch));
       TCB_CUDA(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), env.stream()));  // NaN

@@ -23,27 +23,29 @@ if(TCBENCH_BUILD_TESTS)
   include(GoogleTest)
 endif()
 
-# nvml.h: the declarations (types, enums, reason bits) of the NVML entry points tcbench loads at
-# run time with dlopen (NVML is never linked: listing benchmarks works without a driver). From the
-# pinned nvidia-nvml-dev wheel of the Python environment (scripts/requirements.txt: the Python
-# that configures, or the checkout's .venv), else from a CUDA toolkit that ships one
-# (cuda-nvml-dev), else the system's (Debian's libnvidia-ml-dev).
-set(tcbench_nvml_hints)
-if(Python3_EXECUTABLE)
-  execute_process(COMMAND ${Python3_EXECUTABLE} -c
-                          "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-                  OUTPUT_VARIABLE tcbench_purelib OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  if(tcbench_purelib)
-    list(APPEND tcbench_nvml_hints ${tcbench_purelib}/nvidia/cu13/include)
+if(NOT TCBENCH_HOST_STUDIES_ONLY)  # the host studies read no clocks
+  # nvml.h: the declarations (types, enums, reason bits) of the NVML entry points tcbench loads
+  # at run time with dlopen (NVML is never linked: listing benchmarks works without a driver).
+  # From the pinned nvidia-nvml-dev wheel of the Python environment (scripts/requirements.txt:
+  # the Python that configures, or the checkout's .venv), else from a CUDA toolkit that ships one
+  # (cuda-nvml-dev), else the system's (Debian's libnvidia-ml-dev).
+  set(tcbench_nvml_hints)
+  if(Python3_EXECUTABLE)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c
+                            "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+                    OUTPUT_VARIABLE tcbench_purelib OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(tcbench_purelib)
+      list(APPEND tcbench_nvml_hints ${tcbench_purelib}/nvidia/cu13/include)
+    endif()
   endif()
+  file(GLOB tcbench_venv_nvml ${PROJECT_SOURCE_DIR}/.venv/lib/python3*/site-packages/nvidia/cu13/include)
+  list(APPEND tcbench_nvml_hints ${tcbench_venv_nvml} ${CUDAToolkit_INCLUDE_DIRS})
+  find_path(TCBENCH_NVML_INCLUDE_DIR nvml.h HINTS ${tcbench_nvml_hints}
+            DOC "folder holding nvml.h (the NVML header)")
+  if(NOT TCBENCH_NVML_INCLUDE_DIR)
+    message(FATAL_ERROR "tcbench: nvml.h not found (looked in: ${tcbench_nvml_hints}). Install "
+                        "the pinned nvidia-nvml-dev wheel (scripts/tcbench test does, from "
+                        "scripts/requirements.txt) or pass -DTCBENCH_NVML_INCLUDE_DIR=<folder>.")
+  endif()
+  message(STATUS "tcbench: nvml.h from ${TCBENCH_NVML_INCLUDE_DIR}")
 endif()
-file(GLOB tcbench_venv_nvml ${PROJECT_SOURCE_DIR}/.venv/lib/python3*/site-packages/nvidia/cu13/include)
-list(APPEND tcbench_nvml_hints ${tcbench_venv_nvml} ${CUDAToolkit_INCLUDE_DIRS})
-find_path(TCBENCH_NVML_INCLUDE_DIR nvml.h HINTS ${tcbench_nvml_hints}
-          DOC "folder holding nvml.h (the NVML header)")
-if(NOT TCBENCH_NVML_INCLUDE_DIR)
-  message(FATAL_ERROR "tcbench: nvml.h not found (looked in: ${tcbench_nvml_hints}). Install "
-                      "the pinned nvidia-nvml-dev wheel (scripts/tcbench test does, from "
-                      "scripts/requirements.txt) or pass -DTCBENCH_NVML_INCLUDE_DIR=<folder>.")
-endif()
-message(STATUS "tcbench: nvml.h from ${TCBENCH_NVML_INCLUDE_DIR}")

@@ -48,6 +48,11 @@ function(tcbench_add_benchmark source)
     set_tests_properties(list.${name} PROPERTIES PASS_REGULAR_EXPRESSION "/" LABELS list)
     add_test(NAME list_quick.${name} COMMAND ${name} --quick --benchmark_list_tests)
     set_tests_properties(list_quick.${name} PROPERTIES PASS_REGULAR_EXPRESSION "/" LABELS list)
+    # --plan (scripts/gpu_check.sh's budget): the count and the least time, without a GPU; a
+    # count of 0 would mean the quick list is empty.
+    add_test(NAME plan.${name} COMMAND ${name} --quick --benchmark_min_time=0.05 --plan)
+    set_tests_properties(plan.${name} PROPERTIES LABELS list PASS_REGULAR_EXPRESSION
+      "^plan: [1-9][0-9]* benchmarks; the harness spends at least [0-9.]+ s on each \\([0-9.]+ s warm-up \\+ 0\\.05 s of samples\\): at least [0-9.]+ s")
     # A usage error is exit 2 with one sentence, before (and without) any GPU check.
     add_test(NAME usage.${name} COMMAND ${name} "--benchmark_filter=(")
     set_tests_properties(usage.${name} PROPERTIES WILL_FAIL TRUE LABELS list

@@ -42,7 +42,8 @@ function(tcbench_install_runtime_dependencies)
   endif()
 endfunction()
 
-install(PROGRAMS scripts/tcbench scripts/gpu_check.sh scripts/gpu_check_torch.py DESTINATION scripts)
+install(PROGRAMS scripts/tcbench scripts/gpu_check.sh scripts/gpu_check_torch.py
+                 scripts/gpu_check_summary.py DESTINATION scripts)
 install(FILES scripts/requirements.txt DESTINATION scripts)
 install(DIRECTORY scripts/tcbench_tools DESTINATION scripts
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)

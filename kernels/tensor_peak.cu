@@ -4,6 +4,7 @@
 #include "tcbench/gemm_spec.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
 #include "tcbench/numerics/mma_fragments.hpp"
+#include "tcbench/numerics/tensor_accumulator.hpp"
 #include "tensor_peak_detail.hpp"
 
 #include <cuda_bf16.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace tcbench::kernels {
@@ -20,27 +22,33 @@ namespace {
 
 using P = Precision;
 
+// Columns: variant, PTX, precision, m, n, k, wgmma, integer accumulate, alternate, chains,
+// threads per block, accumulator fraction bits (tensor_accumulator.hpp; 0 for s32, unused).
+// Every floating-point accumulator alternates +B/-B, so |acc| <= k = 32 at most: far below the
+// exact limit of its model (FP8 on Hopper: 2^13), whatever the loop's length.
 constexpr std::array<PeakInstrInfo, 10> kInfo{{
-    {"mma_m16n8k16", "mma.sync.m16n8k16.f32.f16.f16.f32", P::fp16, 16, 8, 16, false, false, false,
-     8, 128},
+    {"mma_m16n8k16", "mma.sync.m16n8k16.f32.f16.f16.f32", P::fp16, 16, 8, 16, false, false, true, 8,
+     128, 23},
     {"mma_m16n8k16", "mma.sync.m16n8k16.f16.f16.f16.f16", P::fp16_acc16, 16, 8, 16, false, false,
-     true, 8, 128},
-    {"mma_m16n8k16", "mma.sync.m16n8k16.f32.bf16.bf16.f32", P::bf16, 16, 8, 16, false, false, false,
-     8, 128},
-    {"mma_m16n8k8", "mma.sync.m16n8k8.f32.tf32.tf32.f32", P::tf32, 16, 8, 8, false, false, false, 8,
-     128},
+     true, 8, 128, 10},
+    {"mma_m16n8k16", "mma.sync.m16n8k16.f32.bf16.bf16.f32", P::bf16, 16, 8, 16, false, false, true,
+     8, 128, 23},
+    {"mma_m16n8k8", "mma.sync.m16n8k8.f32.tf32.tf32.f32", P::tf32, 16, 8, 8, false, false, true, 8,
+     128, 23},
     {"mma_m16n8k32", "mma.sync.m16n8k32.s32.s8.s8.s32", P::int8, 16, 8, 32, false, true, false, 8,
-     128},
-    {"mma_m16n8k32", "mma.sync.m16n8k32.f32.e4m3.e4m3.f32", P::fp8, 16, 8, 32, false, false, false,
-     8, 128},
-    {"wgmma_m64n256k16", "wgmma.m64n256k16.f32.f16.f16", P::fp16, 64, 256, 16, true, false, false,
-     1, 128},
-    {"wgmma_m64n256k16", "wgmma.m64n256k16.f32.bf16.bf16", P::bf16, 64, 256, 16, true, false, false,
-     1, 128},
-    {"wgmma_m64n256k32", "wgmma.m64n256k32.f32.e4m3.e4m3", P::fp8, 64, 256, 32, true, false, false,
-     1, 128},
+     128, 0},
+    // Ada and GeForce Blackwell (QMMA): the accumulator width is unpublished; Hopper's 13 bits
+    // is the narrowest measured for e4m3, so it is the model here too.
+    {"mma_m16n8k32", "mma.sync.m16n8k32.f32.e4m3.e4m3.f32", P::fp8, 16, 8, 32, false, false, true,
+     8, 128, 13},
+    {"wgmma_m64n256k16", "wgmma.m64n256k16.f32.f16.f16", P::fp16, 64, 256, 16, true, false, true, 1,
+     128, 23},
+    {"wgmma_m64n256k16", "wgmma.m64n256k16.f32.bf16.bf16", P::bf16, 64, 256, 16, true, false, true,
+     1, 128, 23},
+    {"wgmma_m64n256k32", "wgmma.m64n256k32.f32.e4m3.e4m3", P::fp8, 64, 256, 32, true, false, true,
+     1, 128, 13},
     {"wgmma_m64n256k32", "wgmma.m64n256k32.s32.s8.s8", P::int8, 64, 256, 32, true, true, false, 1,
-     128},
+     128, 0},
 }};
 
 // Bytes per input element: tf32 is stored as FP32 bits, s8/e4m3 as one byte.
@@ -122,6 +130,14 @@ std::optional<std::string> peak_unsupported_reason(PeakInstr instr, int cc_major
   if (i.precision == P::fp8 && cc < 89)
     return "FP8 (e4m3) mma.sync needs compute capability 8.9 or newer; this GPU is " +
            cc_text(cc_major, cc_minor);
+  // Native QMMA on 8.9 and 12.x; in between ptxas emulates it (tests/sass/sass_rules.json).
+  if (i.precision == P::fp8 && cc_major == 9)
+    return "FP8 mma.sync is emulated through FP16 on compute capability " +
+           cc_text(cc_major, cc_minor) + "; Hopper's FP8 tensor path is wgmma";
+  if (i.precision == P::fp8 && (cc_major == 10 || cc_major == 11))
+    return "FP8 mma.sync is emulated through FP16 on compute capability " +
+           cc_text(cc_major, cc_minor) +
+           "; Blackwell's FP8 tensor path is tcgen05, which tcbench does not measure yet";
   if (cc < 80)
     return "tcbench's mma.sync peak kernels use the sm_80 shapes (m16n8k16, m16n8k8 tf32, "
            "m16n8k32); this GPU is " +
@@ -139,6 +155,19 @@ int peak_blocks_per_sm(PeakInstr instr) {
 double peak_instructions(PeakInstr instr, const PeakLaunch& launch) {
   return static_cast<double>(units(instr, launch)) * info(instr).chains *
          (2.0 * static_cast<double>(launch.iterations) + 1.0);
+}
+
+double peak_check_magnitude(PeakInstr instr, const PeakLaunch& launch) {
+  const PeakInstrInfo& i = info(instr);
+  const double per_instruction = i.k;  // k products of magnitude <= 1
+  return i.alternate ? per_instruction
+                     : (2.0 * static_cast<double>(launch.iterations) + 1.0) * per_instruction;
+}
+
+double peak_exact_limit(PeakInstr instr) {
+  const PeakInstrInfo& i = info(instr);
+  if (i.integer_accumulate) return static_cast<double>(std::numeric_limits<std::int32_t>::max());
+  return numerics::exact_check_limit(i.acc_fraction_bits);
 }
 
 double peak_ops(PeakInstr instr, const PeakLaunch& launch) {
@@ -203,6 +232,12 @@ PeakCheck check_peak_output(PeakInstr instr, const PeakLaunch& launch,
   if (out.size() != tiles * tile * sizeof(double))
     throw InvalidArgument("check_peak_output: " + std::to_string(out.size()) + " bytes, expected " +
                           std::to_string(tiles * tile * sizeof(double)));
+  if (peak_check_magnitude(instr, launch) > peak_exact_limit(instr))
+    throw InvalidArgument(
+        "check_peak_output: " + std::string(i.ptx) + " after " + std::to_string(launch.iterations) +
+        " trips could reach |acc| = " + std::to_string(peak_check_magnitude(instr, launch)) +
+        ", beyond the exact range of its accumulator (" + std::to_string(peak_exact_limit(instr)) +
+        ")");
   std::vector<double> expected(tile);
   for (int r = 0; r < i.m; ++r)
     for (int c = 0; c < i.n; ++c)

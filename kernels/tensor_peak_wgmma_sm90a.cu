@@ -1,7 +1,7 @@
 // Tensor-peak kernels, wgmma family (Hopper, sm_90a only): one warpgroup per block issues
 // wgmma.mma_async m64n256k16 (f16, bf16) or m64n256k32 (e4m3, s8) with both operands in shared
 // memory (descriptors, no swizzle) into one 64x256 accumulator held in 128 registers per thread.
-// Nothing else runs in the loop.
+// Nothing else runs in the loop but the wgmma.fence/commit/wait each trip needs.
 //
 // Why wgmma: on Hopper only the warpgroup-level instructions reach the tensor cores' full rate;
 // Luo et al. measured 96.4% of dense FP16 peak with wgmma m64n256k16 on an H800 versus about 65%
@@ -124,10 +124,13 @@ __device__ inline void wgmma_wait() {
 // One Op per instruction: its input width, accumulator type and PTX, with both operands from
 // shared-memory descriptors and the accumulator always added to (scale-d = 1). `tail` holds the
 // immediates after scale-d: scale-a/b and transpose flags for f16/bf16, scale-a/b for e4m3,
-// nothing for s8.
-#define TCB_WGMMA_OP(Name, bytes, AccType, D_OPERANDS, shape_types, tail)               \
+// nothing for s8. kAlternate: the loop's second instruction reads -B (floating-point
+// accumulators, whose exact range is narrow: tensor_accumulator.hpp), from a tile whose every
+// element has its sign bit (the top bit of its last byte) flipped.
+#define TCB_WGMMA_OP(Name, bytes, alternate, AccType, D_OPERANDS, shape_types, tail)    \
   struct Name {                                                                         \
     static constexpr int kBytes = bytes;                                                \
+    static constexpr bool kAlternate = alternate;                                       \
     using Acc = AccType;                                                                \
     __device__ static void mma(AccType (&d)[128], std::uint64_t da, std::uint64_t db) { \
       TCB_WGMMA_BODY(                                                                   \
@@ -139,18 +142,25 @@ __device__ inline void wgmma_wait() {
     }                                                                                   \
   }
 
-TCB_WGMMA_OP(WgmmaF16, 2, float, TCB_WGMMA_D_F32, "m64n256k16.f32.f16.f16", ", 1, 1, 0, 0");
-TCB_WGMMA_OP(WgmmaBf16, 2, float, TCB_WGMMA_D_F32, "m64n256k16.f32.bf16.bf16", ", 1, 1, 0, 0");
-TCB_WGMMA_OP(WgmmaE4m3, 1, float, TCB_WGMMA_D_F32, "m64n256k32.f32.e4m3.e4m3", ", 1, 1");
-TCB_WGMMA_OP(WgmmaS8, 1, int, TCB_WGMMA_D_S32, "m64n256k32.s32.s8.s8", "");
+TCB_WGMMA_OP(WgmmaF16, 2, true, float, TCB_WGMMA_D_F32, "m64n256k16.f32.f16.f16", ", 1, 1, 0, 0");
+TCB_WGMMA_OP(WgmmaBf16, 2, true, float, TCB_WGMMA_D_F32, "m64n256k16.f32.bf16.bf16",
+             ", 1, 1, 0, 0");
+TCB_WGMMA_OP(WgmmaE4m3, 1, true, float, TCB_WGMMA_D_F32, "m64n256k32.f32.e4m3.e4m3", ", 1, 1");
+TCB_WGMMA_OP(WgmmaS8, 1, false, int, TCB_WGMMA_D_S32, "m64n256k32.s32.s8.s8", "");
 
-// Fills a tile: byte o belongs to core-matrix row (o / 16) % 8, whose value is values[row].
+// Fills a tile: byte o belongs to core-matrix row (o / 16) % 8, whose value is values[row];
+// `negate` flips each element's sign bit.
 template <class Op>
-__device__ inline void fill_tile(std::uint8_t* tile, int bytes, const std::uint8_t* values) {
+__device__ inline void fill_tile(std::uint8_t* tile, int bytes, const std::uint8_t* values,
+                                 bool negate = false) {
   for (int o = threadIdx.x * Op::kBytes; o < bytes; o += kThreads * Op::kBytes) {
     const int row = (o / 16) % 8;
 #pragma unroll
-    for (int i = 0; i < Op::kBytes; ++i) tile[o + i] = values[row * Op::kBytes + i];
+    for (int i = 0; i < Op::kBytes; ++i) {
+      const bool sign_byte = negate && i == Op::kBytes - 1;
+      tile[o + i] =
+          static_cast<std::uint8_t>(values[row * Op::kBytes + i] ^ (sign_byte ? 0x80 : 0));
+    }
   }
 }
 
@@ -163,8 +173,12 @@ __global__ void __launch_bounds__(kThreads)
   // target ever contains a wgmma instruction.
   __shared__ __align__(128) std::uint8_t a_tile[kSmemA];
   __shared__ __align__(128) std::uint8_t b_tile[kSmemB];
+  __shared__ __align__(128) std::uint8_t b_negated_tile[Op::kAlternate ? kSmemB : 128];
   fill_tile<Op>(a_tile, kSmemA, a_values);
   fill_tile<Op>(b_tile, kSmemB, b_values);
+  if constexpr (Op::kAlternate) {
+    fill_tile<Op>(b_negated_tile, kSmemB, b_values, true);
+  }
   // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
 #if TCB_HAS_WGMMA
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -174,6 +188,7 @@ __global__ void __launch_bounds__(kThreads)
   // K-major, no swizzle: core matrix (i, j) at (2 i + j) * 128 bytes, i along M (N), j along K.
   const std::uint64_t da = smem_descriptor(a_tile, 128, 256);
   const std::uint64_t db = smem_descriptor(b_tile, 128, 256);
+  const std::uint64_t db_second = Op::kAlternate ? smem_descriptor(b_negated_tile, 128, 256) : db;
   typename Op::Acc d[128] = {};
 
   long long cycles0 = 0, nanos0 = 0;
@@ -181,15 +196,22 @@ __global__ void __launch_bounds__(kThreads)
     cycles0 = clock64();
     nanos0 = global_nanos();
   }
-  wgmma_fence();
+  // One trip per loop body, as in the mma.sync kernels (the SASS test counts one trip).
+#pragma unroll 1
   for (long long it = 0; it < iterations; ++it) {
+    // wgmma.fence before each trip's wgmmas, as CUTLASS's mainloops call warpgroup_arrive()
+    // before each k-block: the PTX ISA requires it between other accesses to the accumulator
+    // registers and a wgmma; without it ptxas injects one (C7519) or serializes the wgmmas
+    // (C751x, which the build refuses: cmake/ptxas_guard.sh).
+    wgmma_fence();
     // Two instructions per trip on the same accumulator: same-shape wgmmas are ordered by the
     // hardware, so the next group issues while this one runs (wait for all but one group).
     Op::mma(d, da, db);
-    Op::mma(d, da, db);
+    Op::mma(d, da, db_second);
     wgmma_commit();
     wgmma_wait<1>();
   }
+  wgmma_fence();
   Op::mma(d, da, db);
   wgmma_commit();
   wgmma_wait<0>();
@@ -209,7 +231,11 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <class Op>
-void launch(const PeakLaunch& l, const PeakBuffers& buf, cudaStream_t s) {
+void launch(const PeakLaunch& l, const PeakBuffers& buf, bool alternate, cudaStream_t s) {
+  if (alternate != Op::kAlternate)
+    throw InvalidArgument(
+        "launch_wgmma_peak: the instruction table and the kernel disagree on "
+        "whether its loop alternates +B/-B");
   tensor_peak_wgmma_kernel<Op><<<l.blocks, kThreads, 0, s>>>(
       static_cast<const std::uint8_t*>(buf.a), static_cast<const std::uint8_t*>(buf.b),
       static_cast<double*>(buf.out), buf.clocks, l.iterations);
@@ -227,15 +253,16 @@ int blocks_per_sm() {
 
 void launch_wgmma_peak(PeakInstr instr, const PeakLaunch& l, const PeakBuffers& buf,
                        cudaStream_t s) {
+  const bool alt = info(instr).alternate;
   switch (instr) {
     case PeakInstr::wgmma_f16_f32:
-      return launch<WgmmaF16>(l, buf, s);
+      return launch<WgmmaF16>(l, buf, alt, s);
     case PeakInstr::wgmma_bf16_f32:
-      return launch<WgmmaBf16>(l, buf, s);
+      return launch<WgmmaBf16>(l, buf, alt, s);
     case PeakInstr::wgmma_e4m3_f32:
-      return launch<WgmmaE4m3>(l, buf, s);
+      return launch<WgmmaE4m3>(l, buf, alt, s);
     case PeakInstr::wgmma_s8_s32:
-      return launch<WgmmaS8>(l, buf, s);
+      return launch<WgmmaS8>(l, buf, alt, s);
     default:
       throw InvalidArgument("launch_wgmma_peak: not a wgmma instruction");
   }

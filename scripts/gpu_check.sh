@@ -20,29 +20,32 @@
 #      share/doc/ README and docs;  MANIFEST.txt: what was built, how, and every file's sha256
 #    It fails (exit 1) when the bundle is over 60 MiB or a library would be missing.
 #
-# 2. On the GPU box, DIR/scripts/gpu_check.sh [OUTDIR] (no install, no network): runs every
-#    device test binary, the whole suite in quick mode (scripts/tcbench run, which needs only
-#    Python >= 3.11's standard library: without a .venv it uses the box's Python as it is; with no
-#    such Python the binaries still run and write their JSON), and, when PyTorch with CUDA is
-#    there (TCBENCH_TORCH_PYTHON, default python3), torch.matmul
-#    bf16/fp16 at 8192^3 beside tcbench's cuBLASLt as a ratio (target >= 0.99x).
+# 2. On the GPU box, DIR/scripts/gpu_check.sh [OUTDIR] (no install, no network): refuses at
+#    once, with one sentence, a box whose glibc is older than the binaries need or that cannot
+#    load them; then runs, each as a step under its own time limit (see "Step 2" below), every
+#    device test binary, every benchmark binary in quick mode (their JSON in results/), and,
+#    when PyTorch with CUDA is there (TCBENCH_TORCH_PYTHON, default python3), torch.matmul
+#    bf16/fp16 at 8192^3 beside tcbench's cuBLASLt as a ratio (target >= 0.99x); the wgmma and
+#    CUPTI binaries last. Python >= 3.11 (the box's own, standard library only) makes the tables.
 #    From a source tree (not a bundle), the tests step is `tcbench test --preset release`
-#    instead, which needs the build dependencies.
+#    instead, which needs the build dependencies (and is not part of the time budget).
 #
 # OUTDIR (default results/gpu-check-<stamp>/) gets nvidia-smi-before.txt and -after.txt (clocks,
-# throttle reasons, power, PCI bus id, UUID), tests.log, device-tests/ (one GoogleTest XML per
-# binary), run.log, results/ (one JSON per binary, merged results.json), torch/ and summary.txt,
-# which says how long each step took. The whole check is meant to end in under 8 minutes on an
-# H100-class GPU; the summary flags a longer one.
-# Exit codes: 0 everything passed; 1 a test, a benchmark or the bundle step failed (a failed test
-# is never hidden by a skip); 2 usage; 77 no GPU (and nothing failed).
+# throttle reasons, power, PCI bus id, UUID), gpu-samples.csv (SM clock and power once a second),
+# logs/ (one per step), device-tests/ (one GoogleTest XML per binary), plan/ (each benchmark
+# binary's quick list), results/ (one JSON per benchmark binary: compare and report take the
+# folder), torch/, steps.tsv and summary.txt: the plan (benchmark counts and least times), every
+# step with its seconds and outcome, then per topic run / verified / skipped / failed, the torch
+# ratios, the peaks' % of the datasheet and the clock and power during the heaviest step. It is
+# rewritten after every step. The whole check stays within TCBENCH_CHECK_BUDGET_S (480 s).
+# Exit codes: 0 everything passed; 1 a test, a benchmark, a step (timeout, crash) or the bundle
+# step failed, or steps did not fit the budget (a failed test is never hidden by a skip); 2 usage,
+# or a box that cannot run the bundle; 77 no GPU (and nothing failed); 128 + N killed by signal N.
 set -uo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "${script_dir}/.." && pwd)"
 bundle_limit_bytes=$((60 * 1024 * 1024))
-check_budget_s=480
-torch_size=8192
 
 say() { printf 'gpu_check: %s\n' "$*" >&2; }
 
@@ -177,6 +180,19 @@ make_bundle() {
   say "on the GPU box: copy ${dest} there and run $(basename "${dest}")/scripts/gpu_check.sh [OUTDIR]"
 }
 
+build_glibc_version() {
+  getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}' ||
+    ldd --version 2>/dev/null | head -n 1 | awk '{print $NF}'
+}
+
+# The newest GLIBC_x.y version any ELF file of DEST needs (readelf's version-needs section).
+needed_glibc() {
+  local file
+  for file in "$1"/bin/* "$1"/lib/*; do
+    is_elf "${file}" && readelf -V --wide "${file}" 2>/dev/null
+  done | grep -o 'Name: GLIBC_[0-9.]*' | sed 's/Name: GLIBC_//' | sort -V | tail -n 1
+}
+
 write_manifest() {
   local dest="$1" build="$2" archs="$3" nvcc="$4" version sha
   version=$(sed -n 's/^project(tcbench VERSION \([0-9.]*\).*/\1/p' "${repo}/CMakeLists.txt")
@@ -193,6 +209,10 @@ write_manifest() {
     echo "cuda_architectures: ${archs}"
     echo "nvcc: $("${nvcc}" --version 2>/dev/null | grep -o 'release [0-9.]*, V[0-9.]*' | head -n 1)"
     echo "cmake: $(cmake --version | head -n 1)"
+    # The box must have a glibc at least as new as the newest symbol version the binaries use
+    # (the check refuses an older one); the build machine's own version is the upper bound.
+    echo "glibc: $(build_glibc_version) (the build machine's)"
+    echo "needs_glibc: $(needed_glibc "${dest}") (the newest GLIBC_ symbol version the bundled binaries use)"
     echo "needs_on_the_box: NVIDIA driver for CUDA 13 (R580+); CUDA 13 libcudart, libcublas, libcublasLt (and libcupti, libnvperf_* for profiling) on the loader path or in /usr/local/cuda; Python >= 3.11 for the summary (optional)"
     echo "files: sha256 bytes path"  # regular files; lib/ also holds the SONAME links to them
     (cd "${dest}" && find . -type f ! -name MANIFEST.txt -printf '%P\n' | LC_ALL=C sort |
@@ -205,18 +225,69 @@ write_manifest() {
 # ---------------------------------------------------------------------------------------------
 # Step 2: the check on a GPU machine
 # ---------------------------------------------------------------------------------------------
+#
+# The check is a list of steps, planned first and run in order: cheap and safe ones first, the
+# code most likely to hang or fault on its first GPU last (risky_binaries: the wgmma kernels and
+# CUPTI profiling). Every step runs under `timeout` in its own process group with a time limit
+# (TCBENCH_STEP_TIMEOUT_S, default 120 s; 30 s for nvidia-smi), so a hang costs one step: the
+# group is sent SIGTERM at the limit and SIGKILL kill_grace_s later, the step is recorded as
+# TIMEOUT with its last output, and the check goes on. A step starts only when its least
+# duration fits in what is left of the overall budget (TCBENCH_CHECK_BUDGET_S, default 480 s),
+# and runs at most until the budget's end; steps that do not fit are named as not started.
+# summary.txt is rewritten (atomically) when each step starts and ends, so a check killed from
+# outside leaves a true partial summary; SIGINT/SIGTERM/SIGHUP stop the running step's group,
+# record it as INTERRUPTED and end the check with 128 + the signal.
 
-step_names=()
-step_seconds=()
-step_notes=()
-record_step() { step_names+=("$1"); step_seconds+=("$2"); step_notes+=("$3"); }
+# Run last, in this order (a name not listed is safe): wgmma device tests, CUPTI, then the two
+# benchmarks that use both.
+risky_binaries="device_test_tensor_peak device_profiling_test_range_profiler bench_tensor_util bench_tensor_peak"
+kill_grace_s=10
+state_limit_s=30
+reserve_s=15  # kept back from the budget for the last nvidia-smi record
+
+# One row per planned step (parallel arrays).
+plan_name=()    # what the summary calls it
+plan_kind=()    # state | tests | device | bench | cublaslt | torch
+plan_target=()  # binary path, or the state file
+plan_status=()  # pending | RUNNING | ok | skipped | FAILED ... | TIMEOUT ... | NOT STARTED ...
+plan_seconds=()
+plan_note=()
+
+plan_step() {  # KIND NAME TARGET
+  plan_kind+=("$1"); plan_name+=("$2"); plan_target+=("$3")
+  plan_status+=(pending); plan_seconds+=(""); plan_note+=("")
+}
+
+is_risky() { case " ${risky_binaries} " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# Binaries of BIN_DIR matching PREFIX*, safe ones first (by name), then risky ones in the order
+# of risky_binaries.
+ordered_binaries() {
+  local bin_dir="$1" prefix="$2" binary name
+  for binary in "${bin_dir}/${prefix}"*; do
+    [ -f "${binary}" ] && [ -x "${binary}" ] || continue
+    name=$(basename "${binary}")
+    case "${name}" in bench_test_* | *.json | *.log) continue ;; esac
+    is_risky "${name}" || echo "${binary}"
+  done
+  for name in ${risky_binaries}; do
+    case "${name}" in "${prefix}"*) [ -x "${bin_dir}/${name}" ] && echo "${bin_dir}/${name}" ;; esac
+  done
+}
+
+# A step's log file name: its name with every run of other characters than [A-Za-z0-9_.^-]
+# made one '-' ("GPU state before" -> GPU-state-before; binaries keep their names).
+step_file() { printf '%s' "$1" | tr -c 'A-Za-z0-9_.^-' '-' | tr -s '-'; }
+
+now_s() { date +%s; }
+elapsed_s() { echo $(( $(now_s) - check_begin )); }
 
 # nvidia-smi: the GPU's identity, clocks, throttle reasons and power at one moment.
 record_gpu_state() {
   local file="$1"
   if ! command -v nvidia-smi >/dev/null 2>&1; then
     echo "nvidia-smi not found" >"${file}"
-    return
+    return 0
   fi
   {
     echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -239,77 +310,296 @@ record_gpu_state() {
 # The CSV line of a recorded state (header and values), for the summary.
 gpu_state_csv() { grep -A1 '^index, name, pci.bus_id' "$1" 2>/dev/null | head -n 2; }
 
-# Runs every device_* binary of BIN_DIR; sets tests_rc (0 all passed or skipped, 1 a failure)
-# and tests_note.
-run_device_tests() {
-  local bin_dir="$1" log="$2" xml_dir="$3" binary name rc passed=0 failed=0 skipped=0 n=0
-  mkdir -p "${xml_dir}"
-  : >"${log}"
-  tests_rc=0
-  for binary in "${bin_dir}"/device_*; do
-    [ -x "${binary}" ] || continue
+# Samples the SM clock and power once a second into FILE while the check runs (one nvidia-smi
+# call per sample, so it ends with the check: it stops when the check's shell is gone).
+start_sampler() {
+  local file="$1" parent=$$ gpu="${CUDA_VISIBLE_DEVICES:-0}"
+  gpu="${gpu%%,*}"  # the device the binaries use first (an index or a UUID nvidia-smi takes)
+  command -v nvidia-smi >/dev/null 2>&1 || return 0
+  echo "epoch_s, clocks.sm [MHz], power.draw [W], power.limit [W], temperature.gpu, utilization.gpu [%]" >"${file}"
+  (
+    trap - INT TERM HUP
+    while kill -0 "${parent}" 2>/dev/null; do
+      line=$(timeout 5 nvidia-smi --query-gpu=clocks.sm,power.draw,power.limit,temperature.gpu,utilization.gpu \
+        --format=csv,noheader,nounits -i "${gpu}" 2>/dev/null | head -n 1)
+      [ -n "${line}" ] && printf '%s, %s\n' "$(date +%s)" "${line}" >>"${file}"
+      sleep 1
+    done
+  ) </dev/null >/dev/null 2>&1 &
+  sampler_pid=$!
+}
+
+# The last lines of a step's log, on one line, for the summary.
+last_output() {
+  local text
+  text=$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | tail -n "${2:-3}" | tr '\n' ' ' | tr -s ' ')
+  printf '%s' "${text:0:300}"
+}
+
+# GoogleTest's totals in a device test's log: "P passed, F failed, S skipped".
+gtest_counts() {
+  local log="$1" p f s
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "${log}" | awk '{s += $1} END {print s + 0}')
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "${log}" | awk '{s += $1} END {print s + 0}')
+  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "${log}" | awk '{s += $1} END {print s + 0}')
+  echo "${p} passed, ${f} failed, ${s} skipped"
+}
+
+signal_name() { kill -l "$1" 2>/dev/null || echo "signal $1"; }
+
+# Runs plan step I: "${@:2}" under a time limit in its own process group (coreutils timeout
+# without --foreground), output to LOG. Sets step_rc and the step's status and seconds.
+run_limited() {
+  local i="$1" log="$2" limit="$3" cut="$4"
+  shift 4
+  local begin
+  begin=$(now_s)
+  plan_status[i]=RUNNING
+  plan_note[i]="started $(date -u +%H:%M:%SZ), limit ${limit} s"
+  write_summary
+  timeout --signal=TERM --kill-after="${kill_grace_s}" "${limit}" "$@" >"${log}" 2>&1 </dev/null &
+  current_pid=$!
+  current_step=${i}
+  wait "${current_pid}"
+  step_rc=$?
+  current_pid=""
+  current_step=""
+  local seconds=$(( $(now_s) - begin ))
+  plan_seconds[i]=${seconds}
+  # When each step ran, for the clock and power of the heaviest one (gpu_check_summary.py).
+  printf '%s\t%s\t%s\n' "${plan_name[i]}" "${begin}" "$(now_s)" >>"${out}/steps.tsv"
+  if [ "${step_rc}" -eq 124 ] || { [ "${step_rc}" -eq 137 ] && [ "${seconds}" -ge "${limit}" ]; }; then
+    plan_status[i]="TIMEOUT"
+    local why="its ${limit} s limit"
+    [ "${cut}" -eq 1 ] && why="the end of the ${budget_s} s budget (${limit} s left)"
+    plan_note[i]="killed with its process group at ${why}; last output: $(last_output "${log}")"
+    step_rc=124
+  elif [ "${step_rc}" -gt 128 ]; then
+    plan_status[i]="CRASHED"
+    plan_note[i]="died of SIG$(signal_name $((step_rc - 128))); last output: $(last_output "${log}")"
+  fi
+}
+
+# Whether plan step I may start with a least duration of ESTIMATE s; sets step_limit (the
+# step's limit, cut to the budget left) and step_cut (1 when the budget cut it).
+fits_budget() {
+  local i="$1" estimate="$2" own_limit="$3" left
+  left=$(( budget_s - $(elapsed_s) - reserve_s ))
+  if [ "${left}" -lt "${estimate}" ] || [ "${left}" -lt 1 ]; then
+    plan_status[i]="NOT STARTED"
+    plan_note[i]="would not fit: needs at least ${estimate} s, ${left} s of the ${budget_s} s budget left"
+    left_out+=("${plan_name[i]}")
+    return 1
+  fi
+  step_limit=${own_limit}
+  step_cut=0
+  if [ "${left}" -lt "${own_limit}" ]; then step_limit=${left}; step_cut=1; fi
+  return 0
+}
+
+# The quick suite's plan: each benchmark binary's count and least time, from the harness
+# itself (--plan: its warm-up and sampling minimums). Fills bench_count/bench_least per binary
+# and plan/<binary>.txt (the names, so a binary cut short says how far it got).
+declare -A bench_count bench_least
+plan_benchmarks() {
+  local binary name line
+  bench_total=0; bench_least_total=0
+  for binary in $(ordered_binaries "${bin_dir}" bench_); do
     name=$(basename "${binary}")
-    n=$((n + 1))
-    echo "=== ${name}" >>"${log}"
-    "${binary}" --gtest_output="xml:${xml_dir}/${name}.xml" >>"${log}" 2>&1
-    rc=$?
-    echo "=== ${name}: exit ${rc}" >>"${log}"
-    [ "${rc}" -ne 0 ] && tests_rc=1
+    timeout 20 "${binary}" --quick --benchmark_min_time="${quick_min_time}" --benchmark_list_tests \
+      >"${out}/plan/${name}.txt" 2>/dev/null </dev/null
+    line=$(timeout 20 "${binary}" --quick --benchmark_min_time="${quick_min_time}" --plan 2>/dev/null </dev/null | tail -n 1)
+    if [[ "${line}" =~ ^plan:\ ([0-9]+)\ benchmarks.*\ at\ least\ ([0-9.]+)\ s ]]; then
+      bench_count[${name}]=${BASH_REMATCH[1]}
+      bench_least[${name}]=${BASH_REMATCH[2]}
+    else
+      bench_count[${name}]=$(grep -c / "${out}/plan/${name}.txt" 2>/dev/null || echo 0)
+      bench_least[${name}]="?"
+    fi
+    bench_total=$((bench_total + ${bench_count[${name}]:-0}))
+    [ "${bench_least[${name}]}" != "?" ] &&
+      bench_least_total=$(awk -v a="${bench_least_total}" -v b="${bench_least[${name}]}" 'BEGIN {print a + b}')
   done
-  if [ "${n}" -eq 0 ]; then
-    tests_rc=1
-    tests_note="no device_* binary in ${bin_dir}"
+}
+
+# Whole seconds, rounded up, of a decimal number of seconds ("?" -> a default).
+ceil_s() { awk -v x="$1" -v d="${2:-10}" 'BEGIN { if (x == "?") print d; else { y = int(x); if (y < x) y++; print y } }'; }
+
+# Python >= 3.11 for the summary's tables (the box's own; no packages needed), or "".
+summary_python() {
+  local py
+  for py in "${repo}/.venv/bin/python" "${TCBENCH_PYTHON:-python3}"; do
+    if [ -x "${py}" ] || command -v "${py}" >/dev/null 2>&1; then
+      if timeout 20 "${py}" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then
+        echo "${py}"; return
+      fi
+    fi
+  done
+}
+
+write_summary() {
+  local tmp="${out}/.summary.txt.tmp" i total verdict_line="${1:-}"
+  total=$(elapsed_s)
+  {
+    echo "== tcbench gpu_check (${where_from}) -> ${out}"
+    { gpu_state_csv "${out}/nvidia-smi-before.txt" || head -n 1 "${out}/nvidia-smi-before.txt"; } 2>/dev/null |
+      tail -n 1 | sed 's/^/   GPU: /'
+    echo "   limits: ${step_limit_s} s per step (TCBENCH_STEP_TIMEOUT_S), ${budget_s} s in all (TCBENCH_CHECK_BUDGET_S)"
+    if [ -n "${bench_total:-}" ]; then
+      echo "-- quick suite plan: ${bench_total} benchmarks, $(ordered_binaries "${bin_dir}" bench_ | wc -l) binaries; the harness spends at least ${bench_least_total} s on them (its warm-up and sampling minimums; verification and setup come on top):"
+      local binary name
+      for binary in $(ordered_binaries "${bin_dir}" bench_); do
+        name=$(basename "${binary}")
+        printf '   %-28s %4s benchmarks, at least %s s\n' "${name}" "${bench_count[${name}]:-?}" "${bench_least[${name}]:-?}"
+      done
+    fi
+    echo "-- steps (seconds; cheap and safe first, wgmma and CUPTI last):"
+    for i in "${!plan_name[@]}"; do
+      printf '   %-38s %5s  %-11s %s\n' "${plan_name[i]}" "${plan_seconds[i]:--}" "${plan_status[i]}" "${plan_note[i]}"
+    done
+    printf '   %-38s %5s  %s\n' "total" "${total}" \
+      "$([ "${total}" -gt "${budget_s}" ] && echo "OVER the ${budget_s} s budget" || echo "budget ${budget_s} s")"
+    if [ "${#left_out[@]}" -gt 0 ]; then
+      echo "   not started (budget): ${left_out[*]}"
+    fi
+    if [ "${#test_logs[@]}" -gt 0 ]; then
+      # GoogleTest's failed tests (device binaries) and CTest's (a source tree's tests step).
+      grep -hE '^\[  FAILED  \] [A-Za-z]|\(Failed\)' "${test_logs[@]}" 2>/dev/null | sort -u |
+        sed 's/^/   /' | head -n 20
+    fi
+    if [ -f "${out}/nvidia-smi-after.txt" ]; then
+      echo "-- GPU after the run:"
+      { gpu_state_csv "${out}/nvidia-smi-after.txt" || head -n 1 "${out}/nvidia-smi-after.txt"; } |
+        sed 's/^/   /'
+    fi
+    if [ -n "${py_for_summary}" ]; then
+      timeout 60 "${py_for_summary}" "${script_dir}/gpu_check_summary.py" "${out}" 2>&1 ||
+        echo "   (the tables could not be made: gpu_check_summary.py exit $?)"
+    else
+      echo "-- per binary (no Python >= 3.11 here for the tables): last line of each log"
+      for i in "${!plan_name[@]}"; do
+        case "${plan_kind[i]}" in bench | device) ;; *) continue ;; esac
+        [ -f "${out}/logs/$(step_file "${plan_name[i]}").log" ] &&
+          printf '   %s: %s\n' "${plan_name[i]}" "$(last_output "${out}/logs/$(step_file "${plan_name[i]}").log" 1)"
+      done
+    fi
+    if [ -n "${verdict_line}" ]; then
+      echo "${verdict_line}"
+    else
+      echo "-- (check in progress: this summary is rewritten after every step)"
+    fi
+  } >"${tmp}" 2>&1
+  mv -f "${tmp}" "${out}/summary.txt"
+}
+
+# SIGINT/SIGTERM/SIGHUP from outside: stop the running step's process group, say so, and end.
+on_signal() {
+  local sig="$1" i
+  trap '' INT TERM HUP
+  if [ -n "${current_pid}" ]; then
+    kill -TERM "${current_pid}" 2>/dev/null  # timeout passes it on to the step's group
+    local waited=0
+    while kill -0 "${current_pid}" 2>/dev/null && [ "${waited}" -lt $((kill_grace_s + 5)) ]; do
+      sleep 1; waited=$((waited + 1))
+    done
+    kill -KILL "${current_pid}" 2>/dev/null
+    i=${current_step}
+    plan_status[i]="INTERRUPTED"
+    plan_note[i]="by SIG${sig}; its process group was stopped; last output: $(last_output "${out}/logs/$(step_file "${plan_name[i]}").log")"
+  fi
+  for i in "${!plan_name[@]}"; do
+    [ "${plan_status[i]}" = pending ] && { plan_status[i]="NOT STARTED"; plan_note[i]="the check was interrupted by SIG${sig}"; }
+  done
+  [ -n "${sampler_pid:-}" ] && kill "${sampler_pid}" 2>/dev/null
+  local code=$((128 + $(kill -l "${sig}")))
+  write_summary "-- INTERRUPTED by SIG${sig} (exit ${code}): the steps above are what ran"
+  say "interrupted by SIG${sig}; partial summary in ${out}/summary.txt"
+  exit "${code}"
+}
+
+# Every step after the build: the device tests (bundle: ctest ran them in a source tree), the
+# quick suite, cuBLASLt and torch.matmul, the risky binaries, the last GPU record; and the quick
+# suite's plan (plan_benchmarks), which goes into the summary before any benchmark runs.
+plan_rest() {
+  local binary name
+  if [ "${bundle}" -eq 1 ]; then
+    for binary in $(ordered_binaries "${bin_dir}" device_); do
+      is_risky "$(basename "${binary}")" || plan_step device "$(basename "${binary}")" "${binary}"
+    done
+  fi
+  for binary in $(ordered_binaries "${bin_dir}" bench_); do
+    is_risky "$(basename "${binary}")" || plan_step bench "$(basename "${binary}")" "${binary}"
+  done
+  plan_step cublaslt "cuBLASLt ${torch_size}^3 (for torch)" "${bin_dir}/bench_fp16_vs_fp32"
+  plan_step torch "torch.matmul ${torch_size}^3" ""
+  for binary in $(ordered_binaries "${bin_dir}" device_) $(ordered_binaries "${bin_dir}" bench_); do
+    name=$(basename "${binary}")
+    is_risky "${name}" || continue
+    [ "${bundle}" -eq 0 ] && [[ "${name}" == device_* ]] && continue  # ctest ran them
+    case "${name}" in device_*) plan_step device "${name}" "${binary}" ;; *) plan_step bench "${name}" "${binary}" ;; esac
+  done
+  plan_step state "GPU state after" "${out}/nvidia-smi-after.txt"
+  plan_benchmarks
+}
+
+# The glibc version of this box and the one the bundle's binaries need (MANIFEST.txt), and
+# every bundled ELF file's libraries: a box that cannot load the binaries is refused with one
+# sentence, before any step (the driver's own libraries may be missing: that is "no GPU", 77).
+preflight_refusal() {
+  local need box file missing
+  need=$(sed -n 's/^needs_glibc: \([0-9.]*\).*/\1/p' "${repo}/MANIFEST.txt")
+  box=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+  [ -n "${box}" ] || box=$(ldd --version 2>/dev/null | head -n 1 | awk '{print $NF}')
+  if [ -n "${need}" ] && [ -n "${box}" ] &&
+      [ "$(printf '%s\n%s\n' "${need}" "${box}" | sort -V | head -n 1)" != "${need}" ]; then
+    echo "this box's glibc ${box} is older than the ${need} the bundle's binaries need (built on glibc $(sed -n 's/^glibc: \([0-9.]*\).*/\1/p' "${repo}/MANIFEST.txt")): make the bundle on a distribution with glibc ${box} or older"
     return
   fi
-  passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "${log}" | awk '{s += $1} END {print s + 0}')
-  failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "${log}" | awk '{s += $1} END {print s + 0}')
-  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "${log}" | awk '{s += $1} END {print s + 0}')
-  tests_note="${n} binaries: ${passed} passed, ${failed} failed, ${skipped} skipped"
-  [ "${tests_rc}" -ne 0 ] && tests_note="${tests_note}; a binary exited non-zero (see device tests log)"
-}
-
-# The Python the tools will use on this box: an existing .venv, else the system Python as it is
-# (TCBENCH_PYTHON_ENV=system: `run` needs only the standard library), else none ("" -> the
-# binaries run without the tools).
-choose_python_env() {
-  if [ -n "${TCBENCH_PYTHON_ENV:-}" ] || [ -x "${repo}/.venv/bin/python" ]; then
-    echo "${TCBENCH_PYTHON_ENV:-venv}"
-  elif "${TCBENCH_PYTHON:-python3}" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-      >/dev/null 2>&1; then
-    echo system
-  elif [ "${bundle}" -eq 0 ]; then
-    echo venv  # a source tree: scripts/tcbench builds .venv from PyPI as usual
-  fi
-}
-
-# Without the Python tools: each bench_* binary in quick mode, its JSON and log in OUT. Sets
-# run_rc like `tcbench run` (0 ran, 1 a binary failed, 77 no GPU).
-run_binaries_directly() {
-  local bin_dir="$1" out="$2" binary name rc
-  mkdir -p "${out}/logs"
-  run_rc=0
-  for binary in "${bin_dir}"/bench_*; do
-    [ -x "${binary}" ] || continue
-    name=$(basename "${binary}")
-    echo "gpu_check: ${name} --quick" >&2
-    # --benchmark_min_time as scripts/tcbench_tools/runner.py's QUICK_MIN_TIME.
-    "${binary}" --quick --benchmark_min_time=0.05 --benchmark_out="${out}/${name}.json" \
-      --benchmark_out_format=json >"${out}/logs/${name}.log" 2>&1
-    rc=$?
-    if [ "${rc}" -eq 77 ]; then run_rc=77; break; fi
-    [ "${rc}" -ne 0 ] && run_rc=1
+  for file in "${repo}"/bin/* "${repo}"/lib/*; do
+    is_elf "${file}" || continue
+    missing=$(ldd "${file}" 2>&1 | grep -E 'not found' | grep -vE '^\s*lib(cuda|nvidia-ml)\.so' | head -n 1 | sed 's/^[[:space:]]*//')
+    if [ -n "${missing}" ]; then
+      echo "the bundle's ${file#"${repo}"/} cannot load on this box (${missing}): install what it names (CUDA 13's libraries: put their folder on LD_LIBRARY_PATH)"
+      return
+    fi
   done
 }
 
 check() {
-  local out="${1:-${repo}/results/gpu-check-$(date +%Y%m%d-%H%M%S)}"
+  out="${1:-${repo}/results/gpu-check-$(date +%Y%m%d-%H%M%S)}"
   mkdir -p "${out}" && out="$(cd "${out}" && pwd)"
-  local begin=${SECONDS} t bin_dir python_env
+  mkdir -p "${out}/logs" "${out}/plan" "${out}/results" "${out}/device-tests"
+  rm -f "${out}/steps.tsv" "${out}/summary.txt" "${out}/nvidia-smi-after.txt"
+  check_begin=$(now_s)
+  budget_s=${TCBENCH_CHECK_BUDGET_S:-480}
+  step_limit_s=${TCBENCH_STEP_TIMEOUT_S:-120}
+  quick_min_time=0.05  # as scripts/tcbench_tools/runner.py's QUICK_MIN_TIME
+  torch_size=8192
+  local torch_python="${TCBENCH_TORCH_PYTHON:-python3}"
+  local torch_script="${script_dir}/gpu_check_torch.py"
+  for value in "${budget_s}" "${step_limit_s}"; do
+    [[ "${value}" =~ ^[1-9][0-9]*$ ]] || {
+      say "TCBENCH_CHECK_BUDGET_S and TCBENCH_STEP_TIMEOUT_S must be whole numbers of seconds, got '${value}'."
+      return 2
+    }
+  done
+  current_pid=""; current_step=""; sampler_pid=""; left_out=(); test_logs=(); torch_missing=""
   bundle=0
   [ -f "${repo}/MANIFEST.txt" ] && [ -d "${repo}/bin" ] && [ ! -f "${repo}/CMakeLists.txt" ] && bundle=1
+  if [ "${bundle}" -eq 1 ]; then
+    where_from="bundle $(sed -n 's/^git_sha: //p' "${repo}/MANIFEST.txt"), built for $(sed -n 's/^cuda_architectures: //p' "${repo}/MANIFEST.txt")"
+    bin_dir="${repo}/bin"
+  else
+    where_from="source tree"
+    bin_dir="${repo}/build/${TCBENCH_PRESET:-release}/bin"
+  fi
+  py_for_summary=$(summary_python)
+  trap 'on_signal INT' INT
+  trap 'on_signal TERM' TERM
+  trap 'on_signal HUP' HUP
 
   # The box's CUDA libraries, wherever its toolkit is, for binaries built elsewhere.
-  local nvcc_path cuda_root
+  local nvcc_path cuda_root dir
   nvcc_path=$(command -v nvcc 2>/dev/null || true)
   cuda_root="${CUDA_HOME:-${nvcc_path:+$(dirname "$(dirname "${nvcc_path}")")}}"
   cuda_root="${cuda_root:-/usr/local/cuda}"
@@ -317,118 +607,153 @@ check() {
     [ -d "${dir}" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH}:}${dir}"
   done
 
-  t=${SECONDS}
-  record_gpu_state "${out}/nvidia-smi-before.txt"
-  record_step "GPU state before" $((SECONDS - t)) "nvidia-smi-before.txt"
+  # The plan: the GPU record, in a source tree the build and tests, then (planned once the
+  # binaries exist) plan_rest.
+  plan_step state "GPU state before" "${out}/nvidia-smi-before.txt"
+  [ "${bundle}" -eq 0 ] && plan_step tests "tests (tcbench test --preset ${TCBENCH_PRESET:-release})" ""
+  write_summary
 
-  # Tests.
-  t=${SECONDS}
   if [ "${bundle}" -eq 1 ]; then
-    bin_dir="${repo}/bin"
-    say "device tests -> ${out}/tests.log"
-    run_device_tests "${bin_dir}" "${out}/tests.log" "${out}/device-tests"
-  else
-    bin_dir="${repo}/build/${TCBENCH_PRESET:-release}/bin"
-    say "tests (${TCBENCH_PRESET:-release} preset) -> ${out}/tests.log"
-    "${repo}/scripts/tcbench" test --preset "${TCBENCH_PRESET:-release}" >"${out}/tests.log" 2>&1
-    tests_rc=$?
-    tests_note="tcbench test exit ${tests_rc}: $(grep -E '^tcbench test \(' "${out}/tests.log" | tail -n 1)"
-  fi
-  record_step "tests" $((SECONDS - t)) "${tests_note}"
-  say "tests: ${tests_note}"
-
-  # The quick suite.
-  t=${SECONDS}
-  python_env=$(choose_python_env)
-  local run_how
-  if [ -n "${python_env}" ]; then
-    run_how="scripts/tcbench run --quick (Python: ${python_env})"
-    say "quick suite: ${run_how} -> ${out}/run.log"
-    local run_args=(run --quick --out "${out}/results")
-    [ "${bundle}" -eq 1 ] && run_args+=(--bin-dir "${bin_dir}")
-    [ "${bundle}" -eq 0 ] && run_args+=(--preset "${TCBENCH_PRESET:-release}" --no-build)
-    TCBENCH_PYTHON_ENV="${python_env}" "${repo}/scripts/tcbench" "${run_args[@]}" >"${out}/run.log" 2>&1
-    run_rc=$?
-  else
-    run_how="binaries run directly: no Python >= 3.11 here, so no summary table"
-    say "quick suite: ${run_how} -> ${out}/results"
-    run_binaries_directly "${bin_dir}" "${out}/results" 2>"${out}/run.log"
-  fi
-  record_step "quick suite" $((SECONDS - t)) "exit ${run_rc}; ${run_how}"
-
-  # torch.matmul beside tcbench's cuBLASLt, in the same run.
-  t=${SECONDS}
-  local torch_python="${TCBENCH_TORCH_PYTHON:-python3}" torch_note torch_script="${repo}/scripts/gpu_check_torch.py"
-  if [ "${run_rc}" -eq 77 ]; then
-    torch_note="not run: no GPU"
-  elif ! "${torch_python}" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-    torch_note="not run: '${torch_python}' has no PyTorch with CUDA"
-  elif [ ! -x "${bin_dir}/bench_fp16_vs_fp32" ]; then
-    torch_note="not run: no bench_fp16_vs_fp32 in ${bin_dir}"
-  else
-    mkdir -p "${out}/torch"
-    "${bin_dir}/bench_fp16_vs_fp32" --benchmark_filter="$("${torch_python}" "${torch_script}" filter --size "${torch_size}")" \
-      --benchmark_out="${out}/torch/tcbench.json" --benchmark_out_format=json >"${out}/torch/tcbench.log" 2>&1
-    local bench_rc=$?
-    "${torch_python}" "${torch_script}" time --size "${torch_size}" --out "${out}/torch/torch.json" \
-      >"${out}/torch/torch.log" 2>&1
-    local torch_rc=$?
-    if [ "${torch_rc}" -eq 0 ] && [ -s "${out}/torch/tcbench.json" ]; then
-      "${torch_python}" "${torch_script}" compare "${out}/torch/torch.json" "${out}/torch/tcbench.json" \
-        --out "${out}/torch/ratio.json" >"${out}/torch/ratio.txt" 2>&1
-      torch_note="tcbench exit ${bench_rc}; see below"
-    else
-      torch_note="failed: tcbench exit ${bench_rc}, torch exit ${torch_rc} (logs in torch/)"
+    local refusal
+    refusal=$(preflight_refusal)
+    if [ -n "${refusal}" ]; then
+      say "${refusal}"
+      for i in "${!plan_name[@]}"; do plan_status[i]="NOT STARTED"; plan_note[i]="refused"; done
+      write_summary "-- REFUSED (exit 2): ${refusal}"
+      return 2
     fi
-    [ "${bench_rc}" -ne 0 ] && [ "${bench_rc}" -ne 77 ] && run_rc=1
   fi
-  record_step "torch vs tcbench ${torch_size}^3" $((SECONDS - t)) "${torch_note}"
 
-  t=${SECONDS}
-  record_gpu_state "${out}/nvidia-smi-after.txt"
-  record_step "GPU state after" $((SECONDS - t)) "nvidia-smi-after.txt"
+  local i no_gpu="" no_gpu_step="" tests_failed=0 bench_failed=0 timeouts=0 crashed=0 ran_gpu=0 rest_planned=0
+  # The plan grows once: when its first part (the GPU record, a source tree's build) is done,
+  # plan_rest adds the steps that need the binaries.
+  for ((i = 0; ; i++)); do
+    if [ "${i}" -ge "${#plan_name[@]}" ]; then
+      [ "${rest_planned}" -eq 1 ] && break
+      plan_rest
+      rest_planned=1
+      write_summary
+    fi
+    local kind="${plan_kind[i]}" name="${plan_name[i]}" target="${plan_target[i]}" log
+    log="${out}/logs/$(step_file "${name}").log"
+    if [ "${kind}" = state ]; then
+      if [ "${name}" = "GPU state after" ]; then
+        [ -n "${sampler_pid}" ] && kill "${sampler_pid}" 2>/dev/null
+        sampler_pid=""
+      fi
+      # nvidia-smi itself can hang on a wedged driver: under its own short limit, outside the budget.
+      run_limited "${i}" "${log}" "${state_limit_s}" 0 bash -c "$(declare -f record_gpu_state); record_gpu_state '${target}'"
+      [ "${plan_status[i]}" = RUNNING ] && plan_status[i]=ok && plan_note[i]=$(basename "${target}")
+      [ "${name}" = "GPU state before" ] && start_sampler "${out}/gpu-samples.csv"
+      write_summary
+      continue
+    fi
+    if [ -n "${no_gpu}" ] && [ "${kind}" != tests ]; then
+      plan_status[i]="NOT STARTED"; plan_note[i]="no GPU visible (${no_gpu_step} exited 77)"
+      continue
+    fi
+    case "${kind}" in
+      tests)  # source tree: build and every test; not part of the budget (it compiles)
+        run_limited "${i}" "${log}" "${TCBENCH_BUILD_TIMEOUT_S:-3600}" 0 "${repo}/scripts/tcbench" test --preset "${TCBENCH_PRESET:-release}"
+        check_begin=$(now_s)  # the budget is for checking, not building
+        test_logs+=("${log}")
+        [ "${plan_status[i]}" = RUNNING ] && {
+          plan_status[i]=$([ "${step_rc}" -eq 0 ] && echo ok || echo "FAILED")
+          plan_note[i]="tcbench test exit ${step_rc}: $(grep -E '^tcbench test \(' "${log}" | tail -n 1)"
+        }
+        [ "${step_rc}" -ne 0 ] && tests_failed=1 ;;
+      device)
+        fits_budget "${i}" 5 "${step_limit_s}" || continue
+        run_limited "${i}" "${log}" "${step_limit}" "${step_cut}" "${target}" --gtest_output="xml:${out}/device-tests/${name}.xml"
+        test_logs+=("${log}")
+        if [ "${plan_status[i]}" = RUNNING ]; then
+          plan_note[i]="$(gtest_counts "${log}")"
+          if [ "${step_rc}" -eq 0 ]; then plan_status[i]=ok
+          else plan_status[i]="FAILED"; plan_note[i]="exit ${step_rc}: ${plan_note[i]}; $(last_output "${log}" 1)"; fi
+        fi
+        [ "${step_rc}" -ne 0 ] && tests_failed=1 ;;
+      bench)
+        local least
+        least=$(ceil_s "${bench_least[${name}]:-?}" 5)
+        fits_budget "${i}" "${least}" "${step_limit_s}" || continue
+        run_limited "${i}" "${log}" "${step_limit}" "${step_cut}" "${target}" --quick --benchmark_min_time="${quick_min_time}" \
+          --benchmark_out="${out}/results/${name}.json" --benchmark_out_format=json \
+          --benchmark_report_aggregates_only=false
+        if [ "${plan_status[i]}" = RUNNING ]; then
+          case "${step_rc}" in
+            0) plan_status[i]=ok; plan_note[i]="${bench_count[${name}]:-?} benchmarks; $(last_output "${log}" 1)"; ran_gpu=1 ;;
+            77) plan_status[i]=skipped; no_gpu=$(last_output "${log}" 1); no_gpu=${no_gpu#"${bin_dir}/"}
+                no_gpu_step=${name}; plan_note[i]="exit 77: ${no_gpu}" ;;
+            *) plan_status[i]="FAILED"; plan_note[i]="exit ${step_rc}: $(last_output "${log}" 2)" ;;
+          esac
+        fi
+        [ "${step_rc}" -ne 0 ] && [ "${step_rc}" -ne 77 ] && bench_failed=1 ;;
+      cublaslt)
+        # torch.matmul beside tcbench's cuBLASLt at the same shape, in the same run.
+        if ! [ -x "${target}" ]; then
+          torch_missing="no cuBLASLt result to compare with (no ${target##*/})"
+          plan_status[i]=skipped; plan_note[i]="no ${target##*/} in ${bin_dir}"; continue
+        fi
+        if ! timeout 60 "${torch_python}" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+            >/dev/null 2>&1 </dev/null; then
+          torch_missing="'${torch_python}' has no PyTorch with CUDA (TCBENCH_TORCH_PYTHON)"
+          plan_status[i]=skipped; plan_note[i]="nothing to compare with: ${torch_missing}"; continue
+        fi
+        fits_budget "${i}" 5 "${step_limit_s}" || { torch_missing="no cuBLASLt result to compare with"; continue; }
+        mkdir -p "${out}/torch"
+        local filter
+        filter=$(timeout 30 "${torch_python}" "${torch_script}" filter --size "${torch_size}" </dev/null)
+        run_limited "${i}" "${log}" "${step_limit}" "${step_cut}" "${target}" --benchmark_filter="${filter}" \
+          --benchmark_out="${out}/torch/tcbench.json" --benchmark_out_format=json
+        if [ "${plan_status[i]}" = RUNNING ]; then
+          case "${step_rc}" in
+            0) plan_status[i]=ok; plan_note[i]="torch/tcbench.json" ;;
+            77) plan_status[i]=skipped; no_gpu=$(last_output "${log}" 1); no_gpu=${no_gpu#"${bin_dir}/"}
+                no_gpu_step=${name}; plan_note[i]="exit 77: ${no_gpu}" ;;
+            *) plan_status[i]="FAILED"; plan_note[i]="exit ${step_rc}: $(last_output "${log}" 2)"; bench_failed=1 ;;
+          esac
+        fi ;;
+      torch)
+        if [ -n "${torch_missing}" ]; then plan_status[i]=skipped; plan_note[i]="${torch_missing}"; continue; fi
+        fits_budget "${i}" 10 "${step_limit_s}" || continue
+        mkdir -p "${out}/torch"
+        run_limited "${i}" "${log}" "${step_limit}" "${step_cut}" "${torch_python}" "${torch_script}" time \
+          --size "${torch_size}" --out "${out}/torch/torch.json"
+        if [ "${plan_status[i]}" = RUNNING ]; then
+          if [ "${step_rc}" -eq 0 ]; then
+            plan_status[i]=ok; plan_note[i]="torch/torch.json"
+            if [ -s "${out}/torch/tcbench.json" ]; then
+              timeout 60 "${torch_python}" "${torch_script}" compare "${out}/torch/torch.json" "${out}/torch/tcbench.json" \
+                --out "${out}/torch/ratio.json" >"${out}/torch/ratio.txt" 2>&1
+            fi
+          else
+            plan_status[i]="FAILED"; plan_note[i]="exit ${step_rc}: $(last_output "${log}" 2)"
+          fi
+        fi ;;
+    esac
+    case "${plan_status[i]}" in TIMEOUT) timeouts=$((timeouts + 1)) ;; CRASHED) crashed=$((crashed + 1)) ;; esac
+    write_summary
+  done
 
-  local total=$((SECONDS - begin)) verdict status
-  if [ "${tests_rc}" -ne 0 ] || { [ "${run_rc}" -ne 0 ] && [ "${run_rc}" -ne 77 ]; }; then
-    status=1; verdict="FAILED"
-    [ "${tests_rc}" -ne 0 ] && verdict="${verdict}: tests failed"
-    [ "${run_rc}" -ne 0 ] && [ "${run_rc}" -ne 77 ] && verdict="${verdict}: the suite failed (exit ${run_rc})"
-  elif [ "${run_rc}" -eq 77 ]; then
-    status=77; verdict="SKIPPED: no GPU visible (device tests skipped, nothing measured)"
+  local status verdict not_started=${#left_out[@]}
+  if [ "${tests_failed}" -ne 0 ] || [ "${bench_failed}" -ne 0 ] || [ "${timeouts}" -ne 0 ] || [ "${crashed}" -ne 0 ]; then
+    status=1; verdict="FAILED:"
+    [ "${tests_failed}" -ne 0 ] && verdict="${verdict} tests failed;"
+    [ "${bench_failed}" -ne 0 ] && verdict="${verdict} a benchmark binary failed;"
+    [ "${timeouts}" -ne 0 ] && verdict="${verdict} ${timeouts} step(s) timed out;"
+    [ "${crashed}" -ne 0 ] && verdict="${verdict} ${crashed} step(s) crashed;"
+    verdict="${verdict%;}"
+  elif [ -n "${no_gpu}" ] && [ "${ran_gpu}" -eq 0 ]; then
+    status=77; verdict="SKIPPED: no GPU visible (device tests skipped, nothing measured): ${no_gpu}"
+  elif [ "${not_started}" -gt 0 ]; then
+    status=1; verdict="INCOMPLETE: ${not_started} step(s) did not fit the ${budget_s} s budget: ${left_out[*]}"
   else
     status=0; verdict="PASSED"
   fi
-
-  {
-    echo "== tcbench gpu_check ($([ "${bundle}" -eq 1 ] && echo "bundle $(sed -n 's/^git_sha: //p' "${repo}/MANIFEST.txt"), built for $(sed -n 's/^cuda_architectures: //p' "${repo}/MANIFEST.txt")" || echo "source tree")) -> ${out}"
-    { gpu_state_csv "${out}/nvidia-smi-before.txt" || head -n 1 "${out}/nvidia-smi-before.txt"; } |
-      tail -n 1 | sed 's/^/   GPU: /'
-    echo "-- steps (seconds):"
-    local i
-    for i in "${!step_names[@]}"; do
-      printf '   %-26s %5s  %s\n' "${step_names[$i]}" "${step_seconds[$i]}" "${step_notes[$i]}"
-    done
-    printf '   %-26s %5s  %s\n' "total" "${total}" \
-      "$([ "${total}" -gt "${check_budget_s}" ] && echo "OVER the ${check_budget_s} s budget" || echo "budget ${check_budget_s} s")"
-    if [ "${bundle}" -eq 1 ]; then
-      grep -E '^\[  FAILED  \] [A-Za-z]' "${out}/tests.log" | sort -u | sed 's/^/   /' | head -n 20
-    else
-      grep -E '\(Failed\)|tests failed' "${out}/tests.log" | head -n 20 | sed 's/^/   /'
-    fi
-    echo "-- quick suite (exit ${run_rc}):"
-    if [ -n "${python_env}" ]; then
-      tail -n 40 "${out}/run.log"
-    else  # each binary's last line: its summary, error or reason to skip
-      for log in "${out}"/results/logs/*.log; do
-        [ -f "${log}" ] && printf '   %s: %s\n' "$(basename "${log}" .log)" "$(grep -v '^$' "${log}" | tail -n 1)"
-      done
-    fi
-    if [ -f "${out}/torch/ratio.txt" ]; then echo "--"; cat "${out}/torch/ratio.txt"; fi
-    echo "-- GPU after the run:"
-    { gpu_state_csv "${out}/nvidia-smi-after.txt" || head -n 1 "${out}/nvidia-smi-after.txt"; } |
-      sed 's/^/   /'
-    echo "-- ${verdict} (exit ${status})"
-  } | tee "${out}/summary.txt"
+  trap - INT TERM HUP
+  [ -n "${sampler_pid}" ] && kill "${sampler_pid}" 2>/dev/null
+  write_summary "-- ${verdict} (exit ${status})"
+  cat "${out}/summary.txt"
   return "${status}"
 }
 

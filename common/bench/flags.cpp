@@ -64,6 +64,10 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
       r.line.quick = true;
       continue;
     }
+    if (arg == "--plan") {
+      r.line.plan = true;
+      continue;
+    }
     std::optional<std::string> v;
     if ((v = flag_value(arg, "--clock-policy"))) {
       const auto policy = parse_clock_policy(*v);

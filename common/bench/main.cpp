@@ -6,6 +6,7 @@
 #include "tcbench/device_info.hpp"
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ namespace {
 tcbench::bench::RunOptions run_options(const tcbench::bench::CommandLine& line) {
   tcbench::bench::RunOptions o;
   o.quick = line.quick;
-  o.sampling.min_seconds = line.min_time_seconds.value_or(line.quick ? 0.1 : 0.5);
+  o.sampling.min_seconds = line.min_time_seconds.value_or(line.quick ? 0.05 : 0.5);
   return o;
 }
 
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   std::vector<std::string> args = parsed.line.passthrough;
+  if (parsed.line.plan) args.emplace_back("--benchmark_list_tests=true");  // count, never run
   std::vector<char*> gbench_argv;
   for (std::string& a : args) gbench_argv.push_back(a.data());
   int gbench_argc = static_cast<int>(gbench_argv.size());
@@ -51,6 +53,26 @@ int main(int argc, char** argv) {
   const bench::RunOptions options = run_options(parsed.line);
   const ClockPolicy policy = parsed.line.clock_policy;
   try {
+    if (parsed.line.plan) {
+      // How long this run takes at least, by the harness's own minimums (warm-up by time, then at
+      // least min_seconds of samples per benchmark): what scripts/gpu_check.sh budgets with. No
+      // GPU needed; verification, setup and counter passes come on top.
+      const bench::Env env(options);
+      bench::register_topic(env);
+      std::ostringstream names;  // the listing, discarded: only its length is printed
+      benchmark::ConsoleReporter quiet;
+      quiet.SetOutputStream(&names);
+      quiet.SetErrorStream(&names);
+      const std::size_t count = benchmark::RunSpecifiedBenchmarks(&quiet);
+      benchmark::Shutdown();
+      const SamplingPolicy& s = options.sampling;
+      const double each = s.warmup_seconds + s.min_seconds;
+      std::printf(
+          "plan: %zu benchmarks; the harness spends at least %.2f s on each (%.2f s warm-up "
+          "+ %.2f s of samples): at least %.1f s\n",
+          count, each, s.warmup_seconds, s.min_seconds, static_cast<double>(count) * each);
+      return 0;
+    }
     // Before any thread starts (CUDA's, the power sampler's): they inherit the blocked signals,
     // so a SIGINT or SIGTERM reaches the thread that unlocks the clocks.
     if (policy != ClockPolicy::as_is && !parsed.line.list_tests) restore_clocks_on_signals();

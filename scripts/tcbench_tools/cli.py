@@ -18,7 +18,8 @@ from pathlib import Path
 
 from tcbench_tools import __version__
 from tcbench_tools.arguments import positive_int, significance, threshold
-from tcbench_tools.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, InputError
+from tcbench_tools.errors import (EXIT_FAIL, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
+                                  InputError)
 
 # Commands that pass the arguments after '--' on (to the benchmark binaries or the profiled one).
 PASSTHROUGH = ("run", "fleet submit", "profile")
@@ -149,6 +150,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "FILE; default: the GPU name, made unique with the folder or date)")
     p.set_defaults(func=cmd_report)
 
+    q = sub.add_parser(
+        "answers", help="the five questions: what was measured, a verdict, the caveats",
+        description="For each of the five claims tcbench tests (INT8, loss scaling, tensor-pipe "
+                    "utilization, alignment, FP8), what the results measured, a verdict from a "
+                    "written rule (holds, holds with a caveat, does not hold here, not measured) "
+                    "and the caveats; docs/concepts/answers.md has the rules. RESULTS are result "
+                    "files or run folders (results.json and studies.json); default: the newest "
+                    "folder in results/.",
+        epilog="Exit codes: 0 answered (whatever the verdicts); 2 usage or input error.")
+    q.add_argument("files", nargs="*", metavar="RESULTS", type=Path)
+    q.add_argument("--json", action="store_true",
+                   help="print the answers as JSON ({\"questions\": [...]}) instead of text")
+    q.add_argument("--out", type=Path, metavar="DIR",
+                   help="also write answers.md, answers.html and answers.json into DIR")
+    q.set_defaults(func=cmd_answers)
+
     from tcbench_tools.fleet import cli as fleet_cli
 
     fleet_cli.add_parser(sub)
@@ -165,13 +182,32 @@ def cmd_test(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import build, runner
+    from tcbench_tools import build, gpu_probe, runner, studies
 
     repo = build.repo_root()
     # An installed bundle (cmake --install / CPack) has bin/ and no sources: run what it ships.
     if args.bin_dir is None and not (repo / "CMakeLists.txt").exists() and (repo / "bin").is_dir():
         args.bin_dir = repo / "bin"
     should_build = args.build if args.build is not None else args.bin_dir is None
+    out = args.out or repo / "results" / datetime.now().strftime("%Y%m%d-%H%M%S")
+    # Ask the driver before building anything: without a usable GPU there is nothing to build the
+    # benchmarks for, and the answer takes a fraction of a second instead of a full build.
+    probe = gpu_probe.probe()
+    if probe.state == gpu_probe.UNUSABLE:
+        print(f"tcbench: the GPU cannot be used: {probe.sentence}; nothing was run.",
+              file=sys.stderr)
+        return EXIT_FAIL
+    if probe.state == gpu_probe.NO_GPU:
+        print(f"tcbench run: no GPU ({probe.sentence}): running the host studies only; the GPU "
+              "halves of the five questions stay 'not measured'.", flush=True)
+        can_build = should_build and (repo / "CMakeLists.txt").exists()
+        if can_build:
+            build.check_preset(studies.PRESET, repo)
+        studies.host_only(repo, out, studies.configure_args() if can_build else None,
+                          [args.bin_dir] if args.bin_dir else [])
+        print(f"tcbench: no CUDA GPU is visible ({probe.sentence}): nothing was measured on a "
+              f"GPU; the host studies are in {out}.", file=sys.stderr)
+        return EXIT_NO_GPU
     if should_build:
         build.check_preset(args.preset, repo)
         for title, cmd in (("configure", build.configure_args(args.preset)),
@@ -199,7 +235,6 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
             raise InputError(f"no binary named {', '.join(sorted(unknown))} in {bin_dir} "
                              f"(there are: {', '.join(b.name for b in binaries)}).")
         binaries = [b for b in binaries if b.name in wanted]
-    out = args.out or repo / "results" / datetime.now().strftime("%Y%m%d-%H%M%S")
     opts = runner.RunOptions(out_dir=out, quick=args.quick, filter=args.filter,
                              repetitions=args.repetitions, device=args.device, extra_args=extra,
                              clock_policy=args.clock_policy)
@@ -209,7 +244,10 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
         return node.run_node(binaries, opts, bin_dir, parallel=args.parallel)
     count = f"{len(binaries)} binar{'y' if len(binaries) == 1 else 'ies'}"
     print(f"tcbench run: {count} from {bin_dir}, results to {out}", flush=True)
-    return runner.run_suite(binaries, opts)
+    code = runner.run_suite(binaries, opts)
+    if code in (EXIT_OK, EXIT_FAIL):  # the measurements are in: add the host half and answers
+        studies.after_gpu_run(repo, out, [bin_dir])
+    return code
 
 
 def _is_step_summary(path: Path) -> bool:
@@ -276,6 +314,22 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
     sets = [load(f) for f in args.files]
     md, page, images = report.write(sets, args.out, args.label)
     print(f"tcbench report: {len(sets)} runs -> {md}, {page} and {len(images)} plots in {args.out}.")
+    return EXIT_OK
+
+
+def cmd_answers(args: argparse.Namespace, extra: list[str]) -> int:
+    from tcbench_tools import answers, build
+    from tcbench_tools.answers import render
+
+    files = args.files or [answers.latest_run(build.repo_root())]
+    result = answers.answer_all(answers.load_inputs(files))
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "answers.md").write_text(render.markdown(result), encoding="utf-8")
+        (args.out / "answers.html").write_text(render.page_html(result), encoding="utf-8")
+        (args.out / "answers.json").write_text(render.as_json(result), encoding="utf-8")
+    print(render.as_json(result) if args.json else render.console(result), end="" if args.json
+          else "\n")
     return EXIT_OK
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import html
-import importlib.util
 import re
 import sys
 from collections import defaultdict
@@ -274,11 +273,8 @@ def unique_labels(sets: list[ResultSet], given: list[str] | None = None) -> list
 
 
 def answers_first(doc: Doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
-    """The report's first section: the verdicts on the five questions (issue 19), rendered by
-    ``tcbench_tools.answers.section.render(doc, sets, labels, out_dir)`` when that module exists."""
-    if importlib.util.find_spec("tcbench_tools.answers") is None:
-        return []
-    from tcbench_tools.answers import section  # type: ignore[import-not-found]
+    """The report's first section: the verdicts on the five questions (answers/section.py)."""
+    from tcbench_tools.answers import section
 
     return list(section.render(doc, sets, labels, out_dir) or [])
 
@@ -289,16 +285,20 @@ def build(sets: list[ResultSet], out_dir: Path,
     present. Plots drawn from a synthetic input carry the mark."""
     from tcbench_tools import sections, summary  # matplotlib only when a report is made
     from tcbench_tools.sections import overview
+    from tcbench_tools.answers import evidence as answers_evidence
     from tcbench_tools.sections._common import synthetic_marks
 
     labels = unique_labels(sets, labels)
-    best = [summary.best_results(rs) for rs in sets]
     doc = Doc()
     images: list[Path] = []
     fake = [rs.path for rs in sets if synthetic.is_synthetic(rs.context)]
+    # The host studies (tcbench_studies' studies.json) feed the verdicts only: they are not a GPU.
+    gpu = [i for i, rs in enumerate(sets) if not answers_evidence.is_host(rs)]
     with synthetic_marks(bool(fake)):
-        overview.render_title(doc, fake)
-        images += answers_first(doc, sets, labels, out_dir)
+        overview.render_title(doc, fake)  # the title, then the banner when an input is synthetic
+        images += answers_first(doc, sets, labels, out_dir)  # the verdicts come first
+        sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
+        best = [summary.best_results(rs) for rs in sets]
         sweeps = overview.SweepIndex(sets, labels)
         overview.render_intro(doc, sets)
         overview.render_gpus(doc, sets, labels)

@@ -34,6 +34,11 @@ TEST(CommandLine, TcbenchFlagsAreTakenOutAndTheRestPassedOn) {
   EXPECT_TRUE(parse({"--benchmark_list_tests"}).line.list_tests);
   EXPECT_TRUE(parse({"--benchmark_list_tests=true"}).line.list_tests);
   EXPECT_FALSE(parse({"--benchmark_list_tests=false"}).line.list_tests);
+  // --plan is tcbench's: taken out, never passed to Google Benchmark.
+  const ParseResult plan = parse({"--plan", "--quick"});
+  EXPECT_TRUE(plan.line.plan);
+  EXPECT_EQ(plan.line.passthrough, std::vector<std::string>{"bench_x"});
+  EXPECT_FALSE(parse({"--quick"}).line.plan);
 }
 
 TEST(CommandLine, ClockPolicyIsTcbenchsOwnFlag) {

@@ -6,6 +6,15 @@ HGMMA, QGMMA) and that CUDA-core kernels do not, for every architecture the buil
 (--load-ccs) that every portable binary carries code that loads on every compute capability the
 peak table knows. A rule may name "archs" (e.g. ["sm_90a"]) to apply there only; otherwise it
 applies to every architecture from "min_sm" on.
+
+Loop rules ("loops" in the rules file) count instructions in a kernel's hot loop: the loop (a
+backward branch and its body) that holds the most tensor-core instructions. The loop must hold
+a positive multiple of the tensor instructions one trip issues as the kernel's FLOP count
+assumes (--peak-loops-from: tcbench_context --peak-loops), so an instruction that ptxas emulates
+(FP8 mma.sync on sm_90: F2FP + HMMA + FADD) or folds (identical products computed once) fails,
+and "per_trip_also" asks for other instructions per trip (wgmma.fence: WARPGROUP.ARRIVE). A loop
+rule with "expect_fail" documents a known emulation: it passes while the count falls short and
+fails the day it does not (then the instruction is native and its skip should go).
 Exit codes: 0 pass, 1 a rule failed, 77 the disassembler is not available (skipped).
 """
 import argparse
@@ -50,6 +59,63 @@ def instructions(sass: str) -> set[str]:
     return set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", sass))
 
 
+# Tensor-core instruction families (Turing to Blackwell); the hot loop is the one holding most.
+TENSOR_OPCODE = re.compile(r"(HMMA|IMMA|QMMA|OMMA|BMMA|HGMMA|IGMMA|QGMMA|BGMMA|UTC\w*MMA)(\.|$)")
+
+
+def listing(sass: str) -> list[tuple[int, str, str]]:
+    """(address, opcode with modifiers, operands) of every instruction of one kernel's SASS."""
+    return [(int(addr, 16), op, rest) for addr, op, rest in re.findall(
+        r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.x]*)([^;]*);", sass)]
+
+
+def hot_loop(sass: str) -> list[str] | None:
+    """Opcodes of the loop body (from a backward branch's target to the branch) that holds the
+    most tensor-core instructions; None when no loop holds any."""
+    code = listing(sass)
+    best, best_count = None, 0
+    for addr, op, rest in code:
+        target = re.search(r"0x([0-9a-f]+)", rest)
+        if not op.startswith("BRA") or not target or int(target.group(1), 16) > addr:
+            continue
+        body = [o for a, o, _ in code if int(target.group(1), 16) <= a <= addr]
+        count = sum(1 for o in body if TENSOR_OPCODE.match(o))
+        if count > best_count:
+            best, best_count = body, count
+    return best
+
+
+def check_loop(rule: dict, per_trip: int, sass: str) -> str | None:
+    """Why the hot loop of one kernel breaks the loop rule, or None when it holds."""
+    body = hot_loop(sass)
+    if body is None:
+        return "no loop holds a tensor-core instruction"
+    count = sum(1 for o in body if re.fullmatch(rule["tensor"], o))
+    others = sorted({o for o in body
+                     if TENSOR_OPCODE.match(o) and not re.fullmatch(rule["tensor"], o)})
+    if count < per_trip or count % per_trip:
+        seen = f"; other tensor instructions there: {', '.join(others)}" if others else ""
+        return (f"the hot loop holds {count} {rule['tensor']}, but one trip issues {per_trip} "
+                f"as the FLOP count assumes (emulated or folded){seen}")
+    trips = count // per_trip
+    for op, per in rule.get("per_trip_also", {}).items():
+        have = sum(1 for o in body if re.fullmatch(op, o))
+        if have < per * trips:
+            return f"the hot loop ({trips} trip(s)) holds {have} {op}, fewer than {per} per trip"
+    return None
+
+
+def applies(rule: dict, arch: str, portable_archs: set[str]) -> bool:
+    only = rule.get("archs")
+    if only is not None and arch not in only:
+        return False
+    if only is None and sm_number(arch) < rule["min_sm"]:
+        return False
+    # An arch only the arch-specific binaries have (sm_90a) holds only their kernels: there, only
+    # rules that name the arch apply.
+    return not (only is None and arch not in portable_archs)
+
+
 def sm_number(arch: str) -> int:
     return int(re.match(r"sm_(\d+)", arch).group(1))
 
@@ -91,6 +157,10 @@ def main() -> int:
     ap.add_argument("--arch-specific", nargs="*", type=Path, default=[],
                     help="binaries of arch-specific kernels (sm_90a): checked for their own "
                          "architectures only, exempt from the ELF rule (their launchers Skip)")
+    ap.add_argument("--peak-loops-from", default="",
+                    help="a program that prints, as JSON, the tensor instructions one loop trip "
+                         "of each tensor-peak kernel issues (tcbench_context --peak-loops); "
+                         "needed by the rules file's \"loops\"")
     ap.add_argument("binaries", nargs="+", type=Path)
     args = ap.parse_args()
 
@@ -103,7 +173,14 @@ def main() -> int:
     env = dict(os.environ)
     # cuobjdump -sass runs nvdisasm, which the nvidia-cuda-nvdisasm wheel puts beside it.
     env["PATH"] = str(Path(tool).parent) + os.pathsep + env.get("PATH", "")
-    rules = json.loads(args.rules.read_text())["rules"]
+    rule_file = json.loads(args.rules.read_text())
+    rules, loop_rules = rule_file["rules"], rule_file.get("loops", [])
+    per_trip_of: dict[str, int] = {}
+    if loop_rules:
+        if not args.peak_loops_from:
+            sys.exit("check_sass: the rules have loop rules; give --peak-loops-from "
+                     "(tcbench_context) so that each trip's instruction count comes from the code")
+        per_trip_of = json.loads(run([args.peak_loops_from, "--peak-loops"], env))
 
     wanted = wanted_archs(args.archs)
     failures, checks, checked_archs = [], 0, set()
@@ -134,17 +211,39 @@ def main() -> int:
                 if not loads_on(cc, present, ptx):
                     failures.append(f"{binary.name}: no cubin or PTX loads on compute capability "
                                     f"{cc[0]}.{cc[1]} (cubins {sorted(present)}, PTX {sorted(ptx)})")
+    expected_failures = []
     for arch, kernels in sorted(kernels_by_arch.items()):
+        for rule in loop_rules:
+            if not applies(rule, arch, portable_archs):
+                continue
+            matches = {k: v for k, v in kernels.items() if rule["kernel"] in k}
+            if not matches and arch not in portable_archs and \
+                    any(a in portable_archs for a in (rule.get("archs") or [])):
+                continue  # a rule about portable code: the arch-specific cubin does not hold it
+            if rule["peak"] not in per_trip_of:
+                failures.append(f"loop rule {rule['kernel']}: --peak-loops-from knows no "
+                                f"'{rule['peak']}' (it has {sorted(per_trip_of)})")
+                continue
+            if not matches:
+                failures.append(f"{arch}: no kernel matching '{rule['kernel']}'")
+                continue
+            for text in matches.values():
+                checks += 1
+                why = check_loop(rule, int(per_trip_of[rule["peak"]]), text)
+                where = f"{arch} {rule['peak']} ({rule['kernel']})"
+                if rule.get("expect_fail"):
+                    if why:
+                        expected_failures.append(f"{where}: {why} (expected: {rule['expect_fail']})")
+                    else:
+                        failures.append(f"{where}: the loop rule was expected to fail "
+                                        f"({rule['expect_fail']}) but holds: the instruction looks "
+                                        "native now; revisit its skip and this rule")
+                elif why:
+                    failures.append(f"{where}: {why}")
         for rule in rules:
+            if not applies(rule, arch, portable_archs):
+                continue
             only = rule.get("archs")
-            if only is not None and arch not in only:
-                continue
-            if only is None and sm_number(arch) < rule["min_sm"]:
-                continue
-            # An arch only the arch-specific binaries have (sm_90a) holds only their kernels:
-            # there, only rules that name the arch apply.
-            if only is None and arch not in portable_archs:
-                continue
             matches = {k: v for k, v in kernels.items() if rule["kernel"] in k}
             if not matches and arch not in portable_archs and \
                     any(a in portable_archs for a in (only or [])):
@@ -162,6 +261,8 @@ def main() -> int:
                     checks += 1
                     if any(re.match(op, o) for o in opcodes):
                         failures.append(f"{arch} {rule['kernel']}: contains {op}")
+    for f in expected_failures:
+        print("expected failure:", f)
     for f in failures:
         print("FAIL:", f)
     if not checked_archs:

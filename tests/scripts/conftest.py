@@ -83,6 +83,14 @@ def noisy(rng: np.random.Generator, center: float, cv: float, n: int) -> list[fl
     return list(center * np.exp(rng.normal(0.0, cv, n)))
 
 
+@pytest.fixture(autouse=True)
+def _gpu_probe_off(monkeypatch):
+    """tcbench run asks the driver for a GPU before it builds or runs anything (gpu_probe.py);
+    this machine has none, so every test of run with stand-in binaries would take the no-GPU
+    path. The tests of that path and of the probe turn it back on (monkeypatch.delenv)."""
+    monkeypatch.setenv("TCBENCH_GPU_PROBE", "skip")
+
+
 @pytest.fixture
 def cli(capsys):
     """Run the CLI in-process: returns (exit code, stdout, stderr)."""

@@ -119,7 +119,7 @@ def test_presets_come_from_cmake_presets_json(calls, checkout):
     doc = json.loads((checkout / "CMakePresets.json").read_text())
     doc["configurePresets"].append({"name": "nightly", "inherits": "base"})
     (checkout / "CMakePresets.json").write_text(json.dumps(doc))
-    assert build.presets() == ["release", "ci", "dev", "nightly"]  # "base" is hidden
+    assert build.presets() == ["release", "ci", "dev", "studies", "nightly"]  # "base" is hidden
     assert build.run_tests("nightly", None, python_only=False) == 0
     assert record[0][:3] == ["cmake", "--preset", "nightly"]
 
@@ -129,7 +129,7 @@ def test_run_refuses_an_unknown_preset_before_building(calls, cli, tmp_path):
     code, _, err = cli("run", "--preset", "nightly", "--out", tmp_path / "o")
     assert code == 2 and record == []
     assert err.strip() == ("tcbench: unknown preset 'nightly': CMakePresets.json defines "
-                           "release, ci, dev.")
+                           "release, ci, dev, studies.")
 
 
 def test_one_cuobjdump_discovery_for_pytest_cmake_and_check_sass(monkeypatch, tmp_path):

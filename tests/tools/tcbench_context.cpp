@@ -6,8 +6,13 @@
 //                   [--cublaslt 130000] [--quick]      -> the run context as a JSON object
 //   tcbench_context --compute-capabilities            -> "7.5;8.0;..." (the peak table's)
 //   tcbench_context --schema                          -> names, precisions, counters (JSON)
+//   tcbench_context --peak-loops                      -> per tensor-peak kernel, the tensor
+//       instructions one loop trip issues per warp (mma.sync) or warpgroup (wgmma), as the FLOP
+//       count (kernels::peak_instructions) assumes: {"mma_m16n8k16/fp16": 16, ...} (JSON); the
+//       SASS test checks every hot loop against it
 #include "tcbench/device_info.hpp"
 #include "tcbench/json.hpp"
+#include "tcbench/kernels/tensor_peak.hpp"
 #include "tcbench/peaks.hpp"
 #include "tcbench/schema.hpp"
 
@@ -47,6 +52,23 @@ int main(int argc, char** argv) {
       for (const auto& [major, minor] : peak_table_compute_capabilities())
         out += (out.empty() ? "" : ";") + std::to_string(major) + "." + std::to_string(minor);
       std::printf("%s\n", out.c_str());
+      return 0;
+    } else if (arg == "--peak-loops") {
+      std::printf("{");
+      const char* sep = "";
+      for (kernels::PeakInstr instr : kernels::kAllPeakInstrs) {
+        const kernels::PeakInstrInfo& peak = kernels::info(instr);
+        // One block, one trip more: the instructions per trip, over the block's warp(group)s.
+        const double per_trip =
+            kernels::peak_instructions(instr, {1, 1}) - kernels::peak_instructions(instr, {1, 0});
+        const int units = peak.threads_per_block / (peak.wgmma ? 128 : 32);
+        std::printf("%s\n  %s: %.0f", sep,
+                    json_string(std::string(peak.variant) + "/" + std::string(name(peak.precision)))
+                        .c_str(),
+                    per_trip / units);
+        sep = ",";
+      }
+      std::printf("\n}\n");
       return 0;
     } else if (arg == "--quick") {
       quick = true;

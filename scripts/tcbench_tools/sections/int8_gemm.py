@@ -166,7 +166,7 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     bars_by_gpu = {}
     for rs, label in zip(sets, labels):
         found = deployment_bars(rs)
-        if found:
+        if found and found[1]:  # an MLP row without its speed-ups draws no bars
             bars_by_gpu[label] = found
     if bars_by_gpu:
         rows = []

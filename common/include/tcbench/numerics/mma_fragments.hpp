@@ -40,9 +40,9 @@ TCB_HD inline RowCol mma_c_element(int lane, int e) {
 }
 
 // Known inputs: small integers in {-1, 0, 1}, exact in every input format (tf32, f16, bf16,
-// e4m3, s8), so every product and every partial sum below 2^24 is exact in FP32 accumulation
-// and the accumulated result is known exactly. They are not all zero, so the tensor cores
-// never run on zeros.
+// e4m3, s8), so every product is exact and, while the accumulator stays inside its model's exact
+// range (tensor_accumulator.hpp: below 2^13 for Hopper's FP8 accumulator, not FP32's 2^24), so is
+// every sum. They are not all zero, so the tensor cores never run on zeros.
 TCB_HD inline int peak_input_a(int row, int col) {
   return (row + 2 * col) % 3 - 1;
 }
@@ -51,9 +51,10 @@ TCB_HD inline int peak_input_b(int row, int col) {
 }
 
 // The tensor-peak loop runs `iterations` times two instructions per accumulator chain, the
-// second with B or, for FP16 accumulation (whose 11-bit significand would overflow a growing
-// sum), with -B so that the pair cancels exactly; then one more with B. `product` is one
-// element of A * B. Returns what that accumulator element must hold afterwards.
+// second with B (integer accumulators: exact, the sum grows) or, for every floating-point
+// accumulator, with -B so that the pair cancels exactly and |acc| never exceeds |product|; then
+// one more with B. `product` is one element of A * B. Returns what that accumulator element must
+// hold afterwards.
 TCB_HD inline double peak_accumulator(double product, std::int64_t iterations, bool alternate) {
   return alternate ? product : static_cast<double>(2 * iterations + 1) * product;
 }

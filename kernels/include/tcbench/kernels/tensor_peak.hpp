@@ -7,7 +7,11 @@
 // for a result. The first thread of each block records clock64() and %globaltimer around its
 // loop, so the SM clock during the run is measured, not assumed. Inputs are known small
 // integers (tcbench/numerics/mma_fragments.hpp), so every accumulator's final value is known
-// exactly and checked before anything is timed.
+// exactly and checked before anything is timed. Floating-point accumulators alternate +B and -B
+// (each pair cancels), so |acc| never exceeds one instruction's k and the check holds under the
+// documented accumulator models (tcbench/numerics/tensor_accumulator.hpp: FP8 on Hopper keeps
+// about 13 fraction bits); that the loop issues the counted instructions is proven from the SASS
+// (tests/sass: every hot loop holds the tensor instructions the FLOP count assumes).
 #pragma once
 
 #include "tcbench/precision.hpp"
@@ -48,20 +52,39 @@ struct PeakInstrInfo {
   Precision precision;       // whose peak it is measured against
   int m, n, k;               // one instruction's shape
   bool wgmma;
-  bool integer_accumulate;  // s32 accumulators
-  bool alternate;           // FP16 accumulation: pairs +B/-B cancel (see peak_accumulator)
+  bool integer_accumulate;  // s32 accumulators: exact integer addition
+  bool alternate;           // floating-point accumulators: pairs +B/-B cancel (peak_accumulator)
   int chains;               // independent accumulators per warp (mma) or warpgroup (wgmma)
   int threads_per_block;    // 128: 4 warps, or one warpgroup
+  // Fraction bits of the accumulator model (tcbench/numerics/tensor_accumulator.hpp): 10 for
+  // FP16, 23 for FP32 from 16/19-bit inputs, 13 for FP32 from e4m3 (Hopper's e8m13); unused for
+  // integer accumulators.
+  int acc_fraction_bits;
 };
 const PeakInstrInfo& info(PeakInstr instr);
 
-// Why `instr` cannot run on compute capability major.minor, or nullopt if it can.
+// Why `instr` cannot run, or is not measured, on compute capability major.minor (nullopt: it
+// runs). FP8 mma.sync is refused where ptxas emulates it (F2FP + HMMA + FADD: 9.x, 10.x, 11.x),
+// since its loop would time FADDs, not an FP8 tensor instruction.
 std::optional<std::string> peak_unsupported_reason(PeakInstr instr, int cc_major, int cc_minor);
 
 struct PeakLaunch {
   int blocks = 0;               // one wave: SMs x peak_blocks_per_sm()
   std::int64_t iterations = 0;  // loop trips; each trip issues 2 instructions per chain
 };
+
+// Loop trips of the exact checks: the benchmark's check before timing, and the device test's
+// (odd, so that an unrolled loop's remainder runs too). The host test (test_tensor_peak.cpp)
+// replays both under the accumulator models.
+inline constexpr std::int64_t kPeakCheckTrips = 1000;
+inline constexpr std::int64_t kPeakTestTrips = 257;
+
+// The largest |accumulator| a launch can reach with the known inputs (|a|, |b| <= 1): k for the
+// alternating accumulators, (2 * iterations + 1) * k for the growing integer ones; and the
+// largest an exact check allows for `instr`: INT32_MAX for s32, else
+// numerics::exact_check_limit(acc_fraction_bits) (8192 for Hopper's FP8 accumulator).
+double peak_check_magnitude(PeakInstr instr, const PeakLaunch& launch);
+double peak_exact_limit(PeakInstr instr);
 
 // Resident blocks per SM for `instr` on the current device (occupancy calculator).
 int peak_blocks_per_sm(PeakInstr instr);
@@ -93,7 +116,9 @@ void launch_tensor_peak(PeakInstr instr, const PeakLaunch& launch, const PeakBuf
                         cudaStream_t stream);
 
 // Checks downloaded accumulators against the exact host result: the number of elements that
-// differ (0 = correct) and the first difference, as a sentence.
+// differ (0 = correct) and the first difference, as a sentence. Throws InvalidArgument for a
+// launch whose accumulators could leave the exact range (peak_check_magnitude above
+// peak_exact_limit): a check a correct GPU could fail is refused, not run.
 struct PeakCheck {
   std::size_t mismatches = 0;
   std::size_t checked = 0;

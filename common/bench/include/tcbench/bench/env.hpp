@@ -26,7 +26,8 @@ class Skipped : public Error {
 struct RunOptions {
   bool quick = false;  // --quick: the headline cases only, for CI smoke runs
   // Sampling: at least min_samples timed samples and at least min_seconds of them (the
-  // --benchmark_min_time value, or the default: 0.5 s, 0.1 s with --quick).
+  // --benchmark_min_time value, or the default: 0.5 s; 0.05 s with --quick, the value
+  // scripts/tcbench_tools/runner.py and gpu_check.sh pass too).
   SamplingPolicy sampling;
 };
 

@@ -12,9 +12,10 @@
 namespace tcbench::bench {
 
 struct CommandLine {
-  bool quick = false;                             // --quick
-  bool help = false;                              // --help or -h: tcbench's part, then GBench's
-  bool list_tests = false;                        // --benchmark_list_tests[=true]
+  bool quick = false;       // --quick
+  bool help = false;        // --help or -h: tcbench's part, then GBench's
+  bool list_tests = false;  // --benchmark_list_tests[=true]
+  bool plan = false;  // --plan: one line, the benchmarks a run would execute and their least time
   std::optional<double> min_time_seconds;         // --benchmark_min_time=X or Xs (seconds)
   ClockPolicy clock_policy = ClockPolicy::as_is;  // --clock-policy=as-is|base|max
   std::vector<std::string> passthrough;  // everything for benchmark::Initialize, argv[0] first

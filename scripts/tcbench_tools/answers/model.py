@@ -1,0 +1,77 @@
+"""What an answer is: a verdict on one claim, from one source of evidence (the host studies, or
+one GPU's run), with the numbers it rests on and the caveats that the usual statement omits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+HOLDS = "holds"
+CAVEAT = "holds with a caveat"
+FAILS = "does not hold here"
+NOT_MEASURED = "not measured"
+VERDICTS = (HOLDS, CAVEAT, FAILS, NOT_MEASURED)
+
+HOST, GPU = "host", "gpu"  # the two halves of a question
+
+
+@dataclass(frozen=True)
+class Evidence:
+    source: str  # the benchmark or study row it comes from
+    metric: str  # a counter name, "time", or a derived quantity named in the rule
+    value: float
+
+
+@dataclass
+class Answer:
+    id: str  # "q1".."q5"
+    claim: str
+    verdict: str
+    scope: str  # HOST or GPU
+    gpu: str | None  # the GPU's name for GPU answers; None for the host studies
+    evidence: list[Evidence] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
+    rule: str = ""  # the rule that decided, in one sentence (docs/concepts/answers.md)
+    why: str = ""  # for "not measured": what was missing
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "claim": self.claim, "verdict": self.verdict, "gpu": self.gpu,
+                "scope": self.scope,
+                "evidence": [{"source": e.source, "metric": e.metric, "value": e.value}
+                             for e in self.evidence],
+                "caveats": list(self.caveats), "rule": self.rule,
+                **({"why": self.why} if self.why else {})}
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    title: str  # a few words for tables
+    claim: str  # in tcbench's words (docs/concepts/answers.md)
+    page: str  # the concept page that holds the sources
+
+
+QUESTIONS = (
+    Question("q1", "INT8 inference",
+             "Turing and later Tensor Cores run INT8 GEMM natively, so a model trained in "
+             "FP32/FP16 and calibrated (PTQ) or trained with fake quantization (QAT) runs in INT8 "
+             "on Tensor Cores with little accuracy lost.",
+             "docs/concepts/int8-calibration.md"),
+    Question("q2", "FP16 loss scaling",
+             "FP16's smallest positive value is about 6e-8 (2^-24, subnormal), so small gradients "
+             "underflow; multiplying the loss by a large factor before the backward pass shifts "
+             "them into range. BF16 does not need it.",
+             "docs/concepts/loss-scaling.md"),
+    Question("q3", "Tensor-pipe utilization",
+             "A high sm__pipe_tensor_cycles_active (the fraction of cycles the tensor pipes are "
+             "busy) is the metric that shows Tensor Cores are heavily used.",
+             "docs/concepts/tensor-util.md"),
+    Question("q4", "Batch 32 vs 33",
+             "A batch of 32 beats 33 because Tensor Core tiles want dimensions that are multiples "
+             "of 8 (or 16), and 33 needs padding that wastes cycles.",
+             "docs/concepts/alignment.md"),
+    Question("q5", "FP8 with per-tensor scaling",
+             "On Hopper, the Transformer Engine uses FP8/FP16/BF16 per layer to maximize "
+             "throughput with little accuracy loss, kept accurate by per-tensor scaling factors.",
+             "docs/concepts/fp8-scaling.md"),
+)
+BY_ID = {q.id: q for q in QUESTIONS}

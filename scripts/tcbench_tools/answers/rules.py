@@ -1,0 +1,503 @@
+"""The written rules (docs/concepts/answers.md), one function per question and half.
+
+A rule reads only measured numbers (through answers.evidence), decides one of the four verdicts,
+and says in one sentence what it compared with what threshold. A half with no evidence is "not
+measured", with what was missing. The thresholds are named constants here and in the docs.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tcbench_tools import schema
+from tcbench_tools.answers import evidence as ev
+from tcbench_tools.answers.model import (BY_ID, CAVEAT, FAILS, GPU, HOLDS, HOST, NOT_MEASURED,
+                                         Answer, Evidence)
+from tcbench_tools.results import ResultSet
+
+# Q1: "little accuracy lost" = within this many points of top-1 accuracy of FP32.
+Q1_ACCURACY_POINTS = 1.0
+# Q2: unscaled FP16 "suffers" when it ends above this multiple of the FP32 loss; a fix "works"
+# when it ends within Q2_FIXED of it.
+Q2_SUFFERS = 2.0
+Q2_FIXED = 1.1
+# Q3: the SIMT kernel reads below Q3_SIMT_MAX % and a Tensor Core GEMM above Q3_TENSOR_MIN %;
+# the metric "tracks" TFLOP/s when the rank correlation over the GEMM rows is at least
+# Q3_TRACKS (and "roughly" at least Q3_ROUGHLY).
+Q3_SIMT_MAX = 5.0
+Q3_TENSOR_MIN = 50.0
+Q3_TRACKS = 0.7
+Q3_ROUGHLY = 0.4
+# The small-GEMM caveat: its reading is at least this many percent and twice its % of peak.
+Q3_SMALL_MIN = 10.0
+# Q5: the per-layer error budget of the selector (studies/precision_selector.hpp) and the largest
+# mean cast error per-tensor current scaling may have (E4M3 rounding alone is about 3 %).
+Q5_BUDGET = 0.05
+Q5_CAST_ERROR = 0.04
+
+SHAPE = r"m:(\d+)/n:\1/k:\1"
+
+
+def _answer(qid: str, scope: str, gpu: str | None) -> Answer:
+    return Answer(qid, BY_ID[qid].claim, NOT_MEASURED, scope, gpu)
+
+
+def _gpu_name(rs: ResultSet) -> str:
+    return rs.label
+
+
+def _pct(x: float) -> str:
+    return f"{x:.2f}"
+
+
+# --- Q1: INT8 --------------------------------------------------------------------------------
+
+
+def q1_host(rs: ResultSet) -> Answer:
+    a = _answer("q1", HOST, None)
+    a.rule = (f"holds when the best calibrated PTQ variant and QAT each stay within "
+              f"{Q1_ACCURACY_POINTS:g} point of FP32's top-1 accuracy on the host MLP; a "
+              "calibrator that loses more is a caveat")
+    fp32 = ev.value(rs, "int8_study/fp32/fp32", schema.TOP1_ACCURACY_PCT)
+    rows = {b.parsed.variant: b for b in ev.matching(rs, r"int8_study/(ptq_[^/]+|qat)/int8")}
+    acc = {v: ev.value(rs, b.name, schema.TOP1_ACCURACY_PCT) for v, b in rows.items()}
+    acc = {v: x for v, x in acc.items() if x is not None}
+    calibrated = {v: x for v, x in acc.items() if v.startswith("ptq_") and v != "ptq_bad_clip"}
+    if fp32 is None or not calibrated or "qat" not in acc:
+        a.why = "no host INT8 study in these results (tcbench_studies --study int8)"
+        return a
+    best = max(calibrated, key=calibrated.get)
+    worst = min(calibrated, key=calibrated.get)
+    a.evidence = [Evidence("int8_study/fp32/fp32", schema.TOP1_ACCURACY_PCT, fp32),
+                  Evidence(rows[best].name, schema.TOP1_ACCURACY_PCT, calibrated[best]),
+                  Evidence(rows["qat"].name, schema.TOP1_ACCURACY_PCT, acc["qat"]),
+                  Evidence(rows[worst].name, schema.TOP1_ACCURACY_PCT, calibrated[worst])]
+    drop_best, drop_qat = fp32 - calibrated[best], fp32 - acc["qat"]
+    if drop_best > Q1_ACCURACY_POINTS and drop_qat > Q1_ACCURACY_POINTS:
+        a.verdict = FAILS
+        a.caveats.append(f"even the best calibrator ({best}) loses {drop_best:.2f} points and "
+                         f"QAT {drop_qat:.2f}")
+        return a
+    a.verdict = HOLDS
+    if fp32 - calibrated[worst] > Q1_ACCURACY_POINTS:
+        a.verdict = CAVEAT
+        a.caveats.append(f"the calibrator matters: {worst} loses {fp32 - calibrated[worst]:.2f} "
+                         f"points on activations with outliers, {best} "
+                         f"{'gains' if drop_best < 0 else 'loses'} {abs(drop_best):.2f}")
+    if "ptq_bad_clip" in acc:
+        a.caveats.append(f"a badly chosen amax (ptq_bad_clip) drops to {acc['ptq_bad_clip']:.2f} %"
+                         f" (FP32 {fp32:.2f} %)")
+    return a
+
+
+def q1_gpu(rs: ResultSet) -> Answer:
+    a = _answer("q1", GPU, _gpu_name(rs))
+    a.rule = ("holds when cuBLASLt's INT8 GEMM (IMMA) on the largest square runs faster than FP16 "
+              "on the same TN problem by more than the two benchmarks' noise "
+              "(speedup_vs_fp16 > 1 + noise)")
+    # The largest square; a run with no square (a custom filter) offers its largest INT8 GEMM.
+    squares = ev.matching(rs, rf"int8_gemm/cublaslt/int8/{SHAPE}/layout:tn")
+    row = ev.largest(squares or ev.matching(rs, r"int8_gemm/cublaslt/int8/.*"), ev.volume)
+    if row is None:
+        skipped = [b for n, b in rs.benchmarks.items()
+                   if n.startswith("int8_gemm/cublaslt/int8/") and not b.ok]
+        if skipped:
+            a.verdict = FAILS
+            a.caveats.append(f"no INT8 GEMM ran: {skipped[0].skip_reason or skipped[0].error}")
+        else:
+            a.why = "no int8_gemm results (bench_int8_gemm) in this run"
+        return a
+    speedup = ev.value(rs, row.name, schema.speedup_vs("fp16"))
+    fp16 = rs.benchmarks.get(row.name.replace("/cublaslt/int8/", "/cublaslt/fp16/"))
+    if speedup is None:
+        a.why = f"{row.name} has no speedup_vs_fp16 (its FP16 baseline did not run)"
+        return a
+    noise = max(ev.noise(row), ev.noise(fp16) if fp16 is not None and fp16.ok else 0.0)
+    a.evidence = [Evidence(row.name, schema.speedup_vs("fp16"), speedup),
+                  Evidence(row.name, schema.TOPS, ev.value(rs, row.name, schema.TOPS) or math.nan),
+                  Evidence(row.name, "noise", noise)]
+    impl = ev.label(row)
+    native = impl.startswith("IMMA")
+    a.verdict = HOLDS if speedup > 1.0 + noise and native else FAILS
+    if not native:
+        a.caveats.append(f"cuBLASLt chose {impl or 'an unnamed kernel'}, not an IMMA one")
+    if speedup <= 1.0 + noise:
+        a.caveats.append(f"INT8 is x{speedup:.2f} FP16 here, within the noise ({noise:.1%})")
+    mlp = ev.matching(rs, r"int8_gemm/mlp/int8/tokens:\d+/layout:tn")
+    small = min(mlp, key=lambda b: b.parsed.numeric_args().get("tokens", 0), default=None)
+    if small is not None and a.verdict == HOLDS:
+        s = ev.value(rs, small.name, schema.speedup_vs("fp16"))
+        if s is not None and s < 1.0:
+            a.verdict = CAVEAT
+            a.evidence.append(Evidence(small.name, schema.speedup_vs("fp16"), s))
+            a.caveats.append(f"on the study MLP's small layers at {small.parsed.args['tokens']} "
+                             f"tokens INT8 is x{s:.2f} FP16: too little work to fill the GPU")
+    return a
+
+
+# --- Q2: loss scaling ------------------------------------------------------------------------
+
+
+def _q2(a: Answer, rs: ResultSet, topic: str, ratio_of) -> Answer:
+    names = {m: next((b.name for b in ev.matching(rs, rf"{topic}/train_{m}/[a-z0-9]+/steps:\d+")),
+                     None)
+             for m in ("fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale")}
+    if any(names[m] is None for m in ("fp32", "fp16_noscale", "fp16_dynamic", "bf16_noscale")):
+        a.why = f"no five-mode training run ({topic}/train_*) in these results"
+        return a
+    ratio = {m: ratio_of(names[m], names["fp32"]) for m in names if names[m] is not None}
+    lost = {m: ev.value(rs, names[m], schema.UNDERFLOW_PCT) for m in names if names[m] is not None}
+    if any(ratio[m] is None for m in ("fp16_noscale", "fp16_dynamic", "bf16_noscale")):
+        a.why = "a training run has no final loss"
+        return a
+    for m in ("fp16_noscale", "fp16_dynamic", "bf16_noscale", "fp16_static"):
+        if m in ratio and ratio[m] is not None:
+            a.evidence.append(Evidence(names[m], schema.FINAL_LOSS_VS_FP32, ratio[m]))
+            if lost.get(m) is not None:
+                a.evidence.append(Evidence(names[m], schema.UNDERFLOW_PCT, lost[m]))
+    suffers = ratio["fp16_noscale"] > Q2_SUFFERS
+    fixed = ratio["fp16_dynamic"] <= Q2_FIXED
+    bf16_fine = ratio["bf16_noscale"] <= Q2_FIXED
+    if not suffers:
+        a.verdict = FAILS
+        a.caveats.append(f"FP16 without scaling ends at x{ratio['fp16_noscale']:.2f} the FP32 "
+                         "loss: its gradients did not underflow enough to matter here")
+    elif not fixed:
+        a.verdict = FAILS
+        a.caveats.append(f"dynamic loss scaling still ends at x{ratio['fp16_dynamic']:.2f} the "
+                         "FP32 loss")
+    elif not bf16_fine:
+        a.verdict = CAVEAT
+        a.caveats.append(f"BF16 without scaling ends at x{ratio['bf16_noscale']:.2f} the FP32 "
+                         "loss: its 8-bit mantissa costs accuracy although nothing underflows")
+    else:
+        a.verdict = HOLDS
+    static = ratio.get("fp16_static")
+    if static is not None and static > Q2_FIXED and a.verdict in (HOLDS, CAVEAT):
+        a.verdict = CAVEAT
+        a.caveats.append(f"the factor must be large enough: a static 2^10 still ends at "
+                         f"x{static:.2f} the FP32 loss"
+                         + (f" with {lost['fp16_static']:.1f} % of gradients lost"
+                            if lost.get("fp16_static") is not None else "")
+                         + ", which is why GradScaler grows the scale until it overflows")
+    return a
+
+
+def q2_host(rs: ResultSet) -> Answer:
+    a = _answer("q2", HOST, None)
+    a.rule = (f"holds when unscaled FP16 training ends above x{Q2_SUFFERS:g} the FP32 loss, "
+              f"dynamic loss scaling brings it within x{Q2_FIXED:g}, and unscaled BF16 is within "
+              f"x{Q2_FIXED:g} too (host teacher-student regression, Adam)")
+    a = _q2(a, rs, "loss_scaling_study",
+            lambda name, _fp32: ev.value(rs, name, schema.FINAL_LOSS_VS_FP32))
+    landing = ev.value(rs, "loss_scaling_study/landing_mlp/fp16/scale_log2:0", schema.UNDERFLOW_PCT)
+    if landing is not None and a.verdict != NOT_MEASURED:
+        a.evidence.append(Evidence("loss_scaling_study/landing_mlp/fp16/scale_log2:0",
+                                   schema.UNDERFLOW_PCT, landing))
+    return a
+
+
+def q2_gpu(rs: ResultSet) -> Answer:
+    a = _answer("q2", GPU, _gpu_name(rs))
+    a.rule = (f"the host rule on the GPU's own five-mode run (cuBLASLt GEMMs): unscaled FP16 "
+              f"above x{Q2_SUFFERS:g} the FP32 loss, dynamic scaling and unscaled BF16 within "
+              f"x{Q2_FIXED:g}")
+
+    def ratio(name: str, fp32: str) -> float | None:
+        x, base = ev.value(rs, name, schema.FINAL_LOSS), ev.value(rs, fp32, schema.FINAL_LOSS)
+        return x / base if x is not None and base else None
+
+    a = _q2(a, rs, "loss_scaling", ratio)
+    unscale = ev.matching(rs, r"loss_scaling/unscale/fp32/elements:\d+")
+    if unscale and a.verdict != NOT_MEASURED:
+        cost = ev.value(rs, unscale[0].name, schema.UNSCALE_PCT_OF_STEP)
+        if cost is not None:
+            a.evidence.append(Evidence(unscale[0].name, schema.UNSCALE_PCT_OF_STEP, cost))
+            a.caveats.append(f"the check-and-unscale pass costs {cost:.1f} % of an FP16 "
+                             "training step's GEMMs")
+    return a
+
+
+# --- Q3: tensor-pipe utilization -------------------------------------------------------------
+
+
+def _ranks(xs: list[float]) -> list[float]:
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    ranks = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2.0
+        i = j + 1
+    return ranks
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman's rank correlation (ties averaged), as scipy.stats.spearmanr computes it."""
+    if len(xs) < 3:
+        return None
+    rx, ry = _ranks(xs), _ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    den = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    return num / den if den > 0 else None
+
+
+def q3_gpu(rs: ResultSet) -> Answer:
+    a = _answer("q3", GPU, _gpu_name(rs))
+    a.rule = (f"holds when the tensor-pipe metric separates the paths (SIMT FFMA below "
+              f"{Q3_SIMT_MAX:g} %, a cuBLASLt Tensor Core GEMM above {Q3_TENSOR_MIN:g} %) and "
+              f"tracks throughput across the GEMM rows (Spearman rank correlation with "
+              f"pct_of_peak >= {Q3_TRACKS:g})")
+    rows = [b for b in ev.matching(rs, r"tensor_util/[^/]+/[^/]+/.*") if b.parsed.variant != "memory"]
+    measured = [b for b in rows if ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) is not None]
+    if not measured:
+        notes = {ev.label(b).partition("counters skipped: ")[2] for b in rows} - {""}
+        a.why = ("the tensor-pipe counters were not read: " + "; ".join(sorted(notes))
+                 if notes else "no tensor_util results (bench_tensor_util) in this run")
+        return a
+    simt = next((b for b in measured if b.parsed.variant == "simt"), None)
+    tc = [b for b in measured if b.parsed.variant in ("cublaslt", "wmma")]
+    pct = {b.name: ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) for b in measured}
+    if simt is not None:
+        a.evidence.append(Evidence(simt.name, schema.TENSOR_ACTIVE_PCT, pct[simt.name]))
+    best = max(tc, key=lambda b: pct[b.name], default=None)
+    if best is not None:
+        a.evidence.append(Evidence(best.name, schema.TENSOR_ACTIVE_PCT, pct[best.name]))
+    pairs = [(pct[b.name], ev.value(rs, b.name, schema.PCT_OF_PEAK)) for b in measured]
+    pairs = [(x, y) for x, y in pairs if y is not None]
+    rho = spearman([x for x, _ in pairs], [y for _, y in pairs])
+    if rho is not None:
+        a.evidence.append(Evidence("tensor_util/* GEMM rows", "spearman(tensor_active_pct, "
+                                   "pct_of_peak)", rho))
+    separates = (simt is not None and best is not None and pct[simt.name] < Q3_SIMT_MAX
+                 and pct[best.name] > Q3_TENSOR_MIN)
+    if not separates or rho is None or rho < Q3_ROUGHLY:
+        a.verdict = FAILS
+        if not separates:
+            a.caveats.append("the metric does not separate the SIMT kernel from the Tensor Core "
+                             "GEMMs here")
+        if rho is not None and rho < Q3_ROUGHLY:
+            a.caveats.append(f"it barely follows throughput (rank correlation {rho:.2f})")
+        return a
+    a.verdict = HOLDS if rho >= Q3_TRACKS else CAVEAT
+    if rho < Q3_TRACKS:
+        a.caveats.append(f"it follows throughput only roughly (rank correlation {rho:.2f}): busy "
+                         "tensor pipes are necessary, not sufficient, for a high TFLOP/s")
+    small = next((b for b in measured if b.parsed.variant == "cublaslt_small"), None)
+    small_peak = ev.value(rs, small.name, schema.PCT_OF_PEAK) if small is not None else None
+    # A GEMM too small to fill the GPU reads busy pipes on the few SMs it occupies: the caveat
+    # is shown when its reading is well above its share of the GPU's throughput.
+    if (small is not None and small_peak is not None and pct[small.name] >= Q3_SMALL_MIN
+            and pct[small.name] > 2.0 * small_peak):
+        a.caveats.append(f"a small GEMM ({small.parsed.args.get('m')}^3) reads "
+                         f"{pct[small.name]:.0f} % busy pipes at {small_peak:.0f} % of peak: "
+                         "the denominator is the active cycles of the SMs it occupies, not the "
+                         "whole GPU")
+    if rs.context.get("compute_capability", "").startswith("9."):
+        a.caveats.append("on Hopper wgmma (HGMMA/QGMMA) is counted in its own sub-pipe "
+                         "(tensor_hmma_hgmma_qgmma_pct), and FP8 mma.sync is emulated through "
+                         "FP16")
+    if a.caveats:  # the statement needs its caveat to be true here
+        a.verdict = CAVEAT
+    return a
+
+
+# --- Q4: alignment ---------------------------------------------------------------------------
+
+
+def _pair(rs: ResultSet, prefix: str, suffix: str, metric: str) -> tuple[float, float] | None:
+    """(rate at n=32, rate at n=33) of the two benchmarks prefix/m:4096/n:<32|33>/k:4096/suffix."""
+    a = ev.value(rs, f"{prefix}/m:4096/n:32/k:4096/{suffix}", metric)
+    b = ev.value(rs, f"{prefix}/m:4096/n:33/k:4096/{suffix}", metric)
+    return (a, b) if a is not None and b is not None else None
+
+
+NO_PADDING = ("in tcbench's NN/TN layouts N is never a leading dimension, so N = 33 breaks no "
+              "16-byte rule: what 33 can cost is tile and wave quantization, and since cuBLAS 11 "
+              "no padding is required")
+
+
+def q4_host(rs: ResultSet) -> Answer:
+    a = _answer("q4", HOST, None)
+    a.rule = ("the efficiency model (tile and wave quantization, roofline) on the reference GPUs: "
+              "holds when it predicts N = 33 slower per useful FLOP than N = 32 (FP16, "
+              "M = K = 4096, NN) by more than 1 %")
+    gpus = sorted({b.parsed.variant for b in ev.matching(rs, r"alignment_model/[^/]+/fp16/.*")})
+    verdicts = []
+    for g in gpus:
+        pair = _pair(rs, f"alignment_model/{g}/fp16", "layout:nn", schema.MODEL_TFLOPS)
+        if pair is None:
+            continue
+        t32, t33 = pair
+        a.evidence += [Evidence(f"alignment_model/{g}/fp16/m:4096/n:32/k:4096/layout:nn",
+                                schema.MODEL_TFLOPS, t32),
+                       Evidence(f"alignment_model/{g}/fp16/m:4096/n:33/k:4096/layout:nn",
+                                schema.MODEL_TFLOPS, t33)]
+        verdicts.append(t33 < t32 * (1 - ev.NOISE_FLOOR))
+    if not verdicts:
+        a.why = "no alignment model predictions in these results (tcbench_studies --study alignment)"
+        return a
+    a.verdict = HOLDS if all(verdicts) else FAILS if not any(verdicts) else CAVEAT
+    if a.verdict == FAILS:
+        a.caveats.append("the model predicts 33 at least as fast per useful FLOP as 32 (the "
+                         "skinny layer is memory bound); 33 loses where K or M is odd, with B "
+                         "N-contiguous (layout:nt), in FP8 (n must be a multiple of 8) and in "
+                         "a plain WMMA kernel")
+    a.caveats.append(NO_PADDING)
+    return a
+
+
+def q4_gpu(rs: ResultSet) -> Answer:
+    a = _answer("q4", GPU, _gpu_name(rs))
+    a.rule = ("holds when cuBLASLt's FP16 GEMM (M = K = 4096, NN) at N = 33 delivers fewer useful "
+              "TFLOP/s than at N = 32 by more than the two benchmarks' noise; the other layouts, "
+              "precisions and kernels make the caveats")
+    pair = _pair(rs, "alignment/cublaslt/fp16", "layout:nn", schema.TFLOPS)
+    if pair is None:
+        a.why = "no alignment/cublaslt/fp16 N = 32/33 pair in this run (bench_alignment)"
+        return a
+
+    def noise_of(prefix: str, suffix: str) -> float:
+        return max(ev.noise(rs.benchmarks[f"{prefix}/m:4096/n:{n}/k:4096/{suffix}"])
+                   for n in (32, 33))
+
+    def loses(prefix: str, suffix: str, metric: str = schema.TFLOPS) -> tuple[bool, float] | None:
+        p = _pair(rs, prefix, suffix, metric)
+        if p is None:
+            return None
+        ratio = p[1] / p[0]
+        return ratio < 1.0 - noise_of(prefix, suffix), ratio
+
+    t32, t33 = pair
+    noise = noise_of("alignment/cublaslt/fp16", "layout:nn")
+    a.evidence = [Evidence("alignment/cublaslt/fp16/m:4096/n:32/k:4096/layout:nn", schema.TFLOPS,
+                           t32),
+                  Evidence("alignment/cublaslt/fp16/m:4096/n:33/k:4096/layout:nn", schema.TFLOPS,
+                           t33),
+                  Evidence("alignment/cublaslt/fp16 n:33 vs n:32", "noise", noise)]
+    primary = t33 < t32 * (1.0 - noise)
+    others = {}
+    for label, prefix, suffix in (
+            ("B N-contiguous (layout:nt)", "alignment/cublaslt/fp16", "layout:nt"),
+            ("our WMMA kernel", "alignment/wmma/fp16", "layout:nn"),
+            ("BF16", "alignment/cublaslt/bf16", "layout:nn"),
+            ("TF32", "alignment/cublaslt/tf32", "layout:nn"),
+            ("INT8", "alignment/cublaslt/int8", "layout:tn"),
+            ("cuBLAS (cublasGemmEx)", "alignment/cublas/fp16", "layout:nn")):
+        r = loses(prefix, suffix, schema.TOPS if "int8" in prefix else schema.TFLOPS)
+        if r is not None:
+            others[label] = r
+    fp8 = ev.skipped(rs, "alignment/cublaslt/fp8/m:4096/n:33/k:4096/layout:tn")
+    a.caveats.append(NO_PADDING)
+    if primary:
+        a.verdict = HOLDS
+        a.caveats.insert(0, f"33 delivers x{t33 / t32:.2f} the useful TFLOP/s of 32 (noise "
+                            f"{noise:.1%})")
+    else:
+        losing = [f"{k} (x{r:.2f})" for k, (lose, r) in others.items() if lose]
+        a.verdict = CAVEAT if losing or fp8 else FAILS
+        a.caveats.insert(0, f"with cuBLASLt FP16 NN, 33 delivers x{t33 / t32:.2f} the useful "
+                            f"TFLOP/s of 32: within the noise ({noise:.1%}) or better")
+        if losing:
+            a.caveats.append("33 does lose with " + ", ".join(losing))
+    if fp8:
+        a.caveats.append(f"FP8 refuses N = 33 outright: {fp8}")
+    return a
+
+
+# --- Q5: FP8 ---------------------------------------------------------------------------------
+
+NO_TE_SELECTOR = ("Transformer Engine does not choose FP8/BF16 per layer by itself: the user "
+                  "marks te.autocast regions and picks a recipe; tcbench's selector makes the "
+                  "per-layer choice from measured time and error")
+
+
+def q5_host(rs: ResultSet) -> Answer:
+    a = _answer("q5", HOST, None)
+    a.rule = (f"holds when per-tensor current scaling keeps the mean E4M3 cast error at or below "
+              f"{Q5_CAST_ERROR:.0%} in every drift scenario; delayed scaling (TE's default) "
+              "saturating in some is a caveat")
+    rows = ev.matching(rs, r"fp8_study/drift_[^/]+/fp8/history:\d+/margin:\d+")
+    if not rows:
+        a.why = "no FP8 scaling study in these results (tcbench_studies --study fp8)"
+        return a
+    cur = [(b, ev.value(rs, b.name, schema.CURRENT_ERROR_MEAN)) for b in rows]
+    cur = [(b, x) for b, x in cur if x is not None]
+    worst_b, worst = max(cur, key=lambda t: t[1])
+    a.evidence.append(Evidence(worst_b.name, schema.CURRENT_ERROR_MEAN, worst))
+    sat = [(b, ev.value(rs, b.name, schema.WORST_SATURATED_PCT)) for b in rows
+           if (ev.value(rs, b.name, schema.SATURATED_STEPS) or 0) > 0]
+    if worst > Q5_CAST_ERROR:
+        a.verdict = FAILS
+        a.caveats.append(f"current scaling's mean cast error reaches {worst:.1%}")
+        return a
+    a.verdict = HOLDS
+    if sat:
+        b, pct = max(sat, key=lambda t: t[1] or 0.0)
+        a.verdict = CAVEAT
+        a.evidence.append(Evidence(b.name, schema.WORST_SATURATED_PCT, pct or 0.0))
+        a.caveats.append(f"delayed scaling (last steps' amax) saturates when a tensor's range "
+                         f"grows or jumps between steps: up to {pct:.2f} % of a step's elements clamp "
+                         f"({b.parsed.variant.removeprefix('drift_')}, history "
+                         f"{b.parsed.args.get('history')}, margin {b.parsed.args.get('margin')}); "
+                         "a margin or current scaling avoids it")
+    a.caveats.append(NO_TE_SELECTOR)
+    return a
+
+
+def q5_gpu(rs: ResultSet) -> Answer:
+    a = _answer("q5", GPU, _gpu_name(rs))
+    a.rule = (f"holds when cuBLASLt's E4M3 GEMM on the largest square is faster than BF16 on the "
+              f"same TN problem by more than the noise, its error against the unquantized "
+              f"operands stays within the selector's budget ({Q5_BUDGET:.0%}), and the "
+              "per-layer selection of the transformer block is faster than all-BF16 within that "
+              "error budget")
+    head = ev.matching(rs, rf"fp8/gemm_e4m3xe4m3_bf16/fp8/{SHAPE}/layout:tn/accum:fast")
+    row = ev.largest(head, ev.volume)
+    if row is None:
+        skipped = [b for n, b in rs.benchmarks.items()
+                   if n.startswith("fp8/gemm_e4m3xe4m3_bf16/") and not b.ok]
+        a.why = (f"no FP8 GEMM ran: {skipped[0].skip_reason or skipped[0].error}" if skipped
+                 else "no fp8 results (bench_fp8) in this run")
+        return a
+    speedup = ev.value(rs, row.name, schema.speedup_vs("bf16"))
+    err = ev.value(rs, row.name, schema.REL_ERROR_UNQUANTIZED)
+    if speedup is None or err is None:
+        a.why = f"{row.name} lacks speedup_vs_bf16 or rel_error_unquantized"
+        return a
+    noise = ev.noise(row)
+    a.evidence = [Evidence(row.name, schema.speedup_vs("bf16"), speedup),
+                  Evidence(row.name, schema.REL_ERROR_UNQUANTIZED, err),
+                  Evidence(row.name, "noise", noise)]
+    ok = speedup > 1.0 + noise and err <= Q5_BUDGET
+    sel = ev.matching(rs, r"fp8/block/selected/hidden:\d+/tokens:\d+/layout:tn")
+    a.verdict = HOLDS if ok else FAILS
+    if not ok:
+        a.caveats.append(f"FP8 is x{speedup:.2f} BF16 with {err:.1%} error")
+    if sel:
+        s = sel[0]
+        within = ev.value(rs, s.name, schema.WITHIN_BUDGET)
+        sp = ev.value(rs, s.name, schema.speedup_vs("bf16"))
+        layers = ev.value(rs, s.name, schema.FP8_LAYERS)
+        if sp is not None:
+            a.evidence.append(Evidence(s.name, schema.speedup_vs("bf16"), sp))
+        if layers is not None:
+            a.evidence.append(Evidence(s.name, schema.FP8_LAYERS, layers))
+        if ok and (within != 1 or sp is None or sp <= 1.0):
+            a.verdict = CAVEAT
+            a.caveats.append("the per-layer selection of the block is not both faster than "
+                             "BF16 and within budget")
+        elif ok and layers is not None and layers < 4:
+            a.verdict = CAVEAT
+            a.caveats.append(f"the selector kept {4 - int(layers)} of the block's 4 GEMMs in "
+                             "BF16/FP16: FP8 is not the fastest within budget everywhere")
+    a.caveats.append(NO_TE_SELECTOR)
+    return a
+
+
+HOST_RULES = {"q1": q1_host, "q2": q2_host, "q4": q4_host, "q5": q5_host}
+GPU_RULES = {"q1": q1_gpu, "q2": q2_gpu, "q3": q3_gpu, "q4": q4_gpu, "q5": q5_gpu}

@@ -1,0 +1,136 @@
+"""Result documents built for the verdict rules of tcbench answers: the smallest Google Benchmark
+JSON that gives each rule each verdict it can reach. Synthetic test data, not measurements."""
+
+from __future__ import annotations
+
+import copy
+
+from tcbench_tools.answers import evidence
+
+HOST_CONTEXT = {"tcbench_kind": evidence.HOST_KIND, "tcbench_note": "no GPU: host studies only",
+                "tcbench_synthetic": "true", "tcbench_version": "0.2.0"}
+GPU_CONTEXT = {"gpu_name": "Answers GPU", "compute_capability": "9.0", "tcbench_version": "0.2.0",
+               "tcbench_synthetic": "true"}
+
+
+def row(name: str, seconds: float = 1e-3, label: str = "", error: str | None = None,
+        **counters: float) -> dict:
+    r = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
+         "repetition_index": 0, "threads": 1, "iterations": 1, "real_time": seconds,
+         "cpu_time": seconds, "time_unit": "s", "label": label, **counters}
+    if error is not None:
+        r.update(error_occurred=True, error_message=error)
+    return r
+
+
+def doc(context: dict, rows: list[dict]) -> dict:
+    """A result document; with no rows it holds one unrelated row (an empty benchmarks list is
+    not Google Benchmark output), so a rule sees a run that lacks its evidence."""
+    rows = rows or [row("unrelated/bench/fp32/n:1")]
+    return {"context": dict(context), "benchmarks": copy.deepcopy(rows)}
+
+
+# --- Q1 --------------------------------------------------------------------------------------
+
+def int8_study(fp32=94.3, best=95.2, worst=93.1, qat=95.1, bad=80.0) -> list[dict]:
+    acc = "top1_accuracy_pct"
+    return [row("int8_study/fp32/fp32", **{acc: fp32}),
+            row("int8_study/ptq_max/int8", **{acc: worst}),
+            row("int8_study/ptq_p99.99/int8", **{acc: best}),
+            row("int8_study/ptq_bad_clip/int8", **{acc: bad}),
+            row("int8_study/qat/int8", **{acc: qat})]
+
+
+def int8_gpu(speedup=1.8, label="IMMA int8->int32", mlp_speedup=1.2, spread=2.0) -> list[dict]:
+    sq = "m:8192/n:8192/k:8192/layout:tn"
+    return [row(f"int8_gemm/cublaslt/int8/{sq}", label=label, tops=1000.0,
+                speedup_vs_fp16=speedup, spread_pct=spread),
+            row(f"int8_gemm/cublaslt/fp16/{sq}", label="HMMA fp16->fp32", tflops=600.0,
+                spread_pct=spread),
+            row("int8_gemm/mlp/int8/tokens:32/layout:tn", speedup_vs_fp16=mlp_speedup),
+            row("int8_gemm/mlp/int8/tokens:8192/layout:tn", speedup_vs_fp16=1.5)]
+
+
+# --- Q2 --------------------------------------------------------------------------------------
+
+def loss_host(noscale=438.0, static=2.6, dynamic=1.004, bf16=1.03) -> list[dict]:
+    v = "final_loss_vs_fp32"
+    t = "loss_scaling_study/train_{}/{}/steps:400"
+    return [row(t.format("fp32", "fp32"), **{v: 1.0, "final_loss": 1e-9, "underflow_pct": 0.0}),
+            row(t.format("fp16_noscale", "fp16"), **{v: noscale, "underflow_pct": 45.4}),
+            row(t.format("fp16_static", "fp16"), **{v: static, "underflow_pct": 31.1}),
+            row(t.format("fp16_dynamic", "fp16"), **{v: dynamic, "underflow_pct": 1.46}),
+            row(t.format("bf16_noscale", "bf16"), **{v: bf16, "underflow_pct": 0.0}),
+            row("loss_scaling_study/landing_mlp/fp16/scale_log2:0", underflow_pct=60.0)]
+
+
+def loss_gpu(fp32=1.0, noscale=400.0, static=1.05, dynamic=1.02, bf16=1.04) -> list[dict]:
+    t = "loss_scaling/train_{}/{}/steps:400"
+    return [row(t.format("fp32", "fp32"), final_loss=fp32),
+            row(t.format("fp16_noscale", "fp16"), final_loss=noscale * fp32, underflow_pct=40.0),
+            row(t.format("fp16_static", "fp16"), final_loss=static * fp32),
+            row(t.format("fp16_dynamic", "fp16"), final_loss=dynamic * fp32, underflow_pct=1.0),
+            row(t.format("bf16_noscale", "bf16"), final_loss=bf16 * fp32, underflow_pct=0.0),
+            row("loss_scaling/unscale/fp32/elements:10000000", unscale_pct_of_step=2.5)]
+
+
+# --- Q3 --------------------------------------------------------------------------------------
+
+def tensor_util(simt=0.2, tensor=(30.0, 60.0, 85.0, 90.0), peaks=(25.0, 55.0, 80.0, 88.0),
+                counters=True, small: tuple[float, float] | None = None) -> list[dict]:
+    """``small``: (tensor_active_pct, pct_of_peak) of a 256^3 GEMM row, or none."""
+    sq = "m:8192/n:8192/k:8192"
+    names = [f"tensor_util/wmma/fp16/{sq}/layout:nn", f"tensor_util/cublaslt/tf32/{sq}/layout:nn",
+             f"tensor_util/cublaslt/bf16/{sq}/layout:nn", f"tensor_util/cublaslt/fp16/{sq}/layout:nn"]
+    if not counters:
+        note = "SIMT FFMA; counters skipped: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"
+        return [row(f"tensor_util/simt/fp32/{sq}/layout:nn", label=note, pct_of_peak=40.0)]
+    rows = [row(f"tensor_util/simt/fp32/{sq}/layout:nn", tensor_active_pct=simt, pct_of_peak=40.0)]
+    rows += [row(n, tensor_active_pct=t, pct_of_peak=p) for n, t, p in zip(names, tensor, peaks)]
+    if small is not None:
+        rows.append(row("tensor_util/cublaslt_small/fp16/m:256/n:256/k:256/layout:nn",
+                        tensor_active_pct=small[0], pct_of_peak=small[1]))
+    rows.append(row("tensor_util/memory/fp32/elements:134217728", tensor_active_pct=0.0,
+                    gbps=3000.0))
+    return rows
+
+
+# --- Q4 --------------------------------------------------------------------------------------
+
+def alignment_model(t32=105.6, t33=108.9) -> list[dict]:
+    p = "alignment_model/h100_sxm/fp16/m:4096/n:{}/k:4096/layout:nn"
+    return [row(p.format(32), model_tflops=t32), row(p.format(33), model_tflops=t33)]
+
+
+def alignment_gpu(t32=100.0, t33=103.0, nt32=90.0, nt33=60.0, spread=2.0, fp8_skip=True):
+    p = "alignment/{}/{}/m:4096/n:{}/k:4096/layout:{}"
+    rows = [row(p.format("cublaslt", "fp16", 32, "nn"), tflops=t32, spread_pct=spread),
+            row(p.format("cublaslt", "fp16", 33, "nn"), tflops=t33, spread_pct=spread),
+            row(p.format("cublaslt", "fp16", 32, "nt"), tflops=nt32, spread_pct=spread),
+            row(p.format("cublaslt", "fp16", 33, "nt"), tflops=nt33, spread_pct=spread)]
+    if fp8_skip:
+        rows.append(row(p.format("cublaslt", "fp8", 33, "tn"),
+                        error="skipped: FP8 GEMMs need m and k to be multiples of 16 and n a "
+                              "multiple of 8; got m=4096 n=33 k=4096."))
+    return rows
+
+
+# --- Q5 --------------------------------------------------------------------------------------
+
+def fp8_study(current=0.028, saturated_steps=3, worst_saturated=12.5) -> list[dict]:
+    n = "fp8_study/drift_growth_1.5x/fp8/history:16/margin:0"
+    return [row(n, current_error_mean=current, saturated_steps=saturated_steps,
+                worst_saturated_pct=worst_saturated, delayed_error_mean=0.05),
+            row("fp8_study/drift_growth_1.05x/fp8/history:16/margin:0", current_error_mean=0.027,
+                saturated_steps=0, worst_saturated_pct=0.0)]
+
+
+def fp8_gpu(speedup=1.9, error=0.031, fp8_layers=4, within=1, block_speedup=1.6, skip=False):
+    name = "fp8/gemm_e4m3xe4m3_bf16/fp8/m:8192/n:8192/k:8192/layout:tn/accum:fast"
+    if skip:
+        return [row(name, error="skipped: FP8 GEMMs need compute capability 8.9 or newer (Ada, "
+                                "Hopper, Blackwell); this GPU is 8.0.")]
+    return [row(name, tflops=1500.0, speedup_vs_bf16=speedup, rel_error_unquantized=error,
+                spread_pct=2.0),
+            row("fp8/block/selected/hidden:4096/tokens:4096/layout:tn", fp8_layers=fp8_layers,
+                within_budget=within, speedup_vs_bf16=block_speedup)]

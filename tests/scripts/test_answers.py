@@ -1,0 +1,289 @@
+"""tcbench answers: every rule of docs/concepts/answers.md gives each verdict it can give on result
+documents built for it (answers_data.py), the JSON has the promised shape, the real host studies
+(tcbench_studies) give the verdicts the concept pages state, and the no-GPU run prints them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import answers_data as ad
+from conftest import REPO, write
+from tcbench_tools.answers import CAVEAT, FAILS, HOLDS, NOT_MEASURED, answer_all, rules
+from tcbench_tools.answers import render
+from tcbench_tools.results import parse_doc
+
+
+def host(rows):
+    return parse_doc(ad.doc(ad.HOST_CONTEXT, rows))
+
+
+def gpu(rows, **context):
+    return parse_doc(ad.doc({**ad.GPU_CONTEXT, **context}, rows))
+
+
+# --- Q1 --------------------------------------------------------------------------------------
+
+def test_q1_host_every_verdict():
+    assert rules.q1_host(host(ad.int8_study(worst=93.8))).verdict == HOLDS
+    caveat = rules.q1_host(host(ad.int8_study()))
+    assert caveat.verdict == CAVEAT and "ptq_max loses 1.20 points" in caveat.caveats[0]
+    assert rules.q1_host(host(ad.int8_study(best=92.0, worst=91.0, qat=92.5))).verdict == FAILS
+    missing = rules.q1_host(host([]))
+    assert missing.verdict == NOT_MEASURED and "int8" in missing.why
+
+
+def test_q1_gpu_every_verdict():
+    assert rules.q1_gpu(gpu(ad.int8_gpu())).verdict == HOLDS
+    small = rules.q1_gpu(gpu(ad.int8_gpu(mlp_speedup=0.7)))
+    assert small.verdict == CAVEAT and "32 tokens" in small.caveats[0]
+    # 1.03x with 2 % spread on each side: within the noise band.
+    slow = rules.q1_gpu(gpu(ad.int8_gpu(speedup=1.015)))
+    assert slow.verdict == FAILS and "within the noise" in slow.caveats[-1]
+    assert rules.q1_gpu(gpu(ad.int8_gpu(label="HMMA int8->fp32"))).verdict == FAILS
+    assert rules.q1_gpu(gpu([])).verdict == NOT_MEASURED
+
+
+# --- Q2 --------------------------------------------------------------------------------------
+
+def test_q2_host_every_verdict():
+    assert rules.q2_host(host(ad.loss_host(static=1.05))).verdict == HOLDS
+    assert rules.q2_host(host(ad.loss_host())).verdict == CAVEAT  # static 2^10 still x2.6
+    assert rules.q2_host(host(ad.loss_host(noscale=1.2))).verdict == FAILS  # nothing underflowed
+    assert rules.q2_host(host(ad.loss_host(dynamic=3.0))).verdict == FAILS  # scaling did not help
+    bf16 = rules.q2_host(host(ad.loss_host(static=1.05, bf16=1.5)))
+    assert bf16.verdict == CAVEAT and "BF16" in bf16.caveats[0]
+    assert rules.q2_host(host([])).verdict == NOT_MEASURED
+
+
+def test_q2_gpu_uses_the_gpus_own_losses():
+    a = rules.q2_gpu(gpu(ad.loss_gpu()))
+    assert a.verdict == HOLDS
+    assert any(e.metric == "final_loss_vs_fp32" and e.value == pytest.approx(400.0)
+               for e in a.evidence)
+    assert "2.5 %" in a.caveats[-1]
+    assert rules.q2_gpu(gpu(ad.loss_gpu(noscale=1.5))).verdict == FAILS
+
+
+# --- Q3 --------------------------------------------------------------------------------------
+
+def test_q3_every_verdict():
+    assert rules.q3_gpu(gpu(ad.tensor_util())).verdict == CAVEAT  # Hopper's sub-pipe note
+    assert rules.q3_gpu(gpu(ad.tensor_util(), compute_capability="8.0")).verdict == HOLDS
+    rough = rules.q3_gpu(gpu(ad.tensor_util(peaks=(25.0, 88.0, 55.0, 80.0)),
+                             compute_capability="8.0"))
+    assert rough.verdict == CAVEAT and "roughly" in rough.caveats[0]
+    assert rules.q3_gpu(gpu(ad.tensor_util(simt=20.0))).verdict == FAILS
+    refused = rules.q3_gpu(gpu(ad.tensor_util(counters=False)))
+    assert refused.verdict == NOT_MEASURED and "INSUFFICIENT_PRIVILEGES" in refused.why
+
+
+def test_q3_small_gemm_caveat_only_when_it_reads_busier_than_it_runs():
+    ampere = {"compute_capability": "8.0"}
+    busy = rules.q3_gpu(gpu(ad.tensor_util(small=(40.0, 4.0)), **ampere))
+    assert busy.verdict == CAVEAT and "40 % busy pipes at 4 % of peak" in busy.caveats[0]
+    assert rules.q3_gpu(gpu(ad.tensor_util(small=(3.0, 1.5)), **ampere)).verdict == HOLDS
+
+
+def test_spearman_matches_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    xs, ys = [1.0, 5.0, 3.0, 3.0, 9.0, 2.0], [2.0, 7.0, 1.0, 4.0, 8.0, 3.0]
+    assert rules.spearman(xs, ys) == pytest.approx(scipy_stats.spearmanr(xs, ys).statistic)
+
+
+# --- Q4 --------------------------------------------------------------------------------------
+
+def test_q4_host_follows_the_model():
+    assert rules.q4_host(host(ad.alignment_model())).verdict == FAILS  # 33 >= 32 per FLOP
+    assert rules.q4_host(host(ad.alignment_model(t33=80.0))).verdict == HOLDS
+    assert rules.q4_host(host([])).verdict == NOT_MEASURED
+
+
+def test_q4_gpu_every_verdict():
+    assert rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0))).verdict == HOLDS
+    nt = rules.q4_gpu(gpu(ad.alignment_gpu()))
+    assert nt.verdict == CAVEAT and "layout:nt" in " ".join(nt.caveats)
+    assert "FP8 refuses N = 33" in nt.caveats[-1]
+    none = rules.q4_gpu(gpu(ad.alignment_gpu(nt33=89.5, fp8_skip=False)))
+    assert none.verdict == FAILS and "within the noise" in none.caveats[0]
+    assert rules.q4_gpu(gpu([])).verdict == NOT_MEASURED
+
+
+# --- Q5 --------------------------------------------------------------------------------------
+
+def test_q5_host_every_verdict():
+    assert rules.q5_host(host(ad.fp8_study(saturated_steps=0))).verdict == HOLDS
+    assert rules.q5_host(host(ad.fp8_study())).verdict == CAVEAT
+    assert rules.q5_host(host(ad.fp8_study(current=0.09))).verdict == FAILS
+    assert rules.q5_host(host([])).verdict == NOT_MEASURED
+
+
+def test_q5_gpu_every_verdict():
+    assert rules.q5_gpu(gpu(ad.fp8_gpu())).verdict == HOLDS
+    kept = rules.q5_gpu(gpu(ad.fp8_gpu(fp8_layers=3)))
+    assert kept.verdict == CAVEAT and "kept 1 of the block's 4 GEMMs" in kept.caveats[0]
+    assert rules.q5_gpu(gpu(ad.fp8_gpu(speedup=1.01))).verdict == FAILS
+    assert rules.q5_gpu(gpu(ad.fp8_gpu(error=0.2))).verdict == FAILS
+    no_fp8 = rules.q5_gpu(gpu(ad.fp8_gpu(skip=True)))
+    assert no_fp8.verdict == NOT_MEASURED and "8.9" in no_fp8.why
+
+
+# --- the command ------------------------------------------------------------------------------
+
+def test_json_has_the_promised_shape_and_all_four_verdicts(cli, tmp_path):
+    studies = write(tmp_path, "studies.json",
+                    ad.doc(ad.HOST_CONTEXT, ad.int8_study(worst=93.8) + ad.loss_host()
+                           + ad.alignment_model() + ad.fp8_study()))
+    run = write(tmp_path, "results.json",
+                ad.doc(ad.GPU_CONTEXT, ad.int8_gpu() + ad.alignment_gpu(t33=80.0)))
+    code, out, err = cli("answers", studies, run, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    qs = doc["questions"]
+    assert {q["id"] for q in qs} == {"q1", "q2", "q3", "q4", "q5"}
+    for q in qs:
+        assert set(q) >= {"id", "claim", "verdict", "gpu", "evidence", "caveats"}
+        assert q["gpu"] in (None, "Answers GPU")
+        for e in q["evidence"]:
+            assert set(e) == {"source", "metric", "value"}
+            assert isinstance(e["value"], (int, float)) or e["value"] is None
+    assert {q["verdict"] for q in qs} == {HOLDS, CAVEAT, FAILS, NOT_MEASURED}
+
+
+def test_a_run_folder_reads_results_and_studies(cli, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    write(run, "studies.json", ad.doc(ad.HOST_CONTEXT, ad.int8_study()))
+    write(run, "results.json", ad.doc(ad.GPU_CONTEXT, ad.int8_gpu()))
+    code, out, _ = cli("answers", run, "--out", tmp_path / "out")
+    assert code == 0
+    assert "host studies (CPU): holds with a caveat" in out and "Answers GPU: holds" in out
+    md = (tmp_path / "out" / "answers.md").read_text()
+    assert md.count("\n## Q") == 5
+    assert (tmp_path / "out" / "answers.html").read_text().startswith("<!doctype html>")
+
+
+def test_names_from_a_results_file_cannot_carry_markup_or_terminal_codes():
+    a = answer_all([gpu(ad.int8_gpu(), gpu_name="GPU\x1b[32mPASS</td><script>")])
+    page = render.page_html(a)
+    assert "<script>" not in page and "\x1b" not in page
+    assert "\x1b" not in render.console(a) and "\x1b" not in render.markdown(a)
+
+
+def test_bad_input_is_one_sentence(cli, tmp_path):
+    code, _, err = cli("answers", tmp_path / "nope.json")
+    assert code == 2 and err.count("\n") == 1 and "no such file" in err
+
+
+# --- the real host studies and the no-GPU run ------------------------------------------------
+
+def studies_tool() -> Path | None:
+    found = sorted(REPO.glob("build/*/bin/tcbench_studies"), key=lambda p: p.stat().st_mtime,
+                   reverse=True)
+    return found[0] if found else None
+
+
+def test_the_real_host_studies_give_the_verdicts_the_pages_state(tmp_path):
+    tool = studies_tool()
+    if tool is None:
+        pytest.skip("no build with tcbench_studies (scripts/tcbench test builds one)")
+    out = tmp_path / "studies.json"
+    subprocess.run([str(tool), "--out", str(out)], check=True, capture_output=True, timeout=300)
+    by_id = {a.id: a for a in answer_all([parse_doc(json.loads(out.read_text()))])
+             if a.scope == "host"}
+    # docs/concepts/int8-calibration.md: p99.99 beats FP32, max loses 1.25 points.
+    assert by_id["q1"].verdict == CAVEAT and "ptq_max loses 1.25" in by_id["q1"].caveats[0]
+    # loss-scaling.md: no scaling 438x, static 2^10 2.60x, dynamic 1.004x, BF16 1.03x.
+    assert by_id["q2"].verdict == CAVEAT
+    # alignment.md: the model predicts 33 >= 32 per useful FLOP on H100 and A100.
+    assert by_id["q4"].verdict == FAILS
+    # fp8-scaling.md: current scaling ~3 %, delayed saturates under growth.
+    assert by_id["q5"].verdict == CAVEAT
+
+
+def test_run_without_a_gpu_says_so_first_and_answers(tmp_path, monkeypatch):
+    """The no-GPU path with a stand-in tcbench_studies (the real one is tested above): the first
+    line says "no GPU" before anything is built, the answers are written, exit 77."""
+    monkeypatch.delenv("TCBENCH_GPU_PROBE")
+    monkeypatch.setenv("TCBENCH_LIBCUDA", str(tmp_path / "no-libcuda.so.1"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    doc = ad.doc(ad.HOST_CONTEXT, ad.int8_study() + ad.loss_host() + ad.alignment_model()
+                 + ad.fp8_study())
+    stand_in = bin_dir / "tcbench_studies"
+    stand_in.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                        f"json.dump({doc!r}, open(sys.argv[sys.argv.index('--out') + 1], 'w'))\n")
+    stand_in.chmod(0o755)
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"))
+    proc = subprocess.run([sys.executable, "-m", "tcbench_tools", "run", "--bin-dir", str(bin_dir),
+                           "--out", str(out)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 77, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("tcbench run: no GPU (no CUDA GPU available: "
+                                                  "no NVIDIA driver is loaded")
+    md = (out / "answers.md").read_text()
+    assert md.count("\n## Q") == 5 and "GPU: not measured" in md
+    assert "Q4 Batch 32 vs 33:\n  host studies (CPU): does not hold here" in proc.stdout
+    assert (out / "studies.json").is_file()
+
+
+# --- the report's first section ---------------------------------------------------------------
+
+def test_the_report_opens_with_the_verdict_table(cli, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    write(run, "results.json", ad.doc(ad.GPU_CONTEXT, ad.int8_gpu() + ad.alignment_gpu(t33=80.0)))
+    write(run, "studies.json", ad.doc(ad.HOST_CONTEXT, ad.int8_study() + ad.alignment_model()))
+    other = write(tmp_path, "other.json", ad.doc({**ad.GPU_CONTEXT, "gpu_name": "Other GPU"},
+                                                 ad.int8_gpu(speedup=1.005)))
+    code, _, err = cli("report", run / "results.json", other, "--out", tmp_path / "rep")
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings[0] == "## The five questions"
+    table = md[md.index("| source |"):md.index("![")]
+    rows = [r for r in table.splitlines() if r.startswith("| ") and "---" not in r][1:]
+    # the studies.json beside the run is the host half; each GPU is one row.
+    assert [r.split(" | ")[0] for r in rows] == ["| host studies (CPU)", "| Answers GPU",
+                                                 "| Other GPU"]
+    assert rows[1].split(" | ")[1] == HOLDS and rows[2].split(" | ")[1] == FAILS
+    assert rows[1].split(" | ")[4] == HOLDS  # Q4: 33 at 80 % of 32's TFLOP/s
+    # "not measured" for the same reason on both GPUs is one line naming both.
+    assert md.count("Q2 not measured on Answers GPU, Other GPU: no five-mode training run") == 1
+    assert (tmp_path / "rep" / "answers_verdicts.png").stat().st_size > 5000
+    # the host studies are not a GPU in the rest of the report
+    gpus = md[md.index("## GPUs"):]
+    assert "host-studies" not in gpus.split("\n\n")[1]
+
+
+def test_the_wrapper_runs_a_gpu_less_machine_without_building_the_python_environment(
+        tmp_path, monkeypatch):
+    """scripts/tcbench run on a fresh checkout without a GPU: no .venv is created (the host
+    studies need only the standard library), and the first line says "no GPU"."""
+    monkeypatch.delenv("TCBENCH_GPU_PROBE")
+    monkeypatch.setenv("TCBENCH_LIBCUDA", str(tmp_path / "no-libcuda.so.1"))
+    checkout = tmp_path / "checkout"
+    shutil.copytree(REPO / "scripts", checkout / "scripts",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    doc = ad.doc(ad.HOST_CONTEXT, ad.int8_study() + ad.loss_host())
+    stand_in = bin_dir / "tcbench_studies"
+    stand_in.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                        f"json.dump({doc!r}, open(sys.argv[sys.argv.index('--out') + 1], 'w'))\n")
+    stand_in.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["TCBENCH_PYTHON"] = sys.executable
+    proc = subprocess.run([str(checkout / "scripts" / "tcbench"), "run", "--bin-dir", str(bin_dir),
+                           "--out", str(tmp_path / "run")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 77, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("tcbench run: no GPU")
+    assert not (checkout / ".venv").exists()
+    assert (tmp_path / "run" / "answers.md").is_file()
