@@ -65,6 +65,19 @@ def efficiency_figure(precisions: list[str], gpus: list[str],
         hatched_name="ran throttled")
 
 
+def _save(fig, path: Path) -> Path:
+    from tcbench_tools.sections._common import save  # the synthetic mark, the DPI, closing
+
+    return save(fig, path)
+
+
+def _bench_cell(name: str):
+    from tcbench_tools.names import short
+    from tcbench_tools.report import Cell
+
+    return Cell(short(name), title=name)
+
+
 def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
     if not any(power.of(b, rs.context).known for rs in sets for b in rs.benchmarks.values()
                if b.ok):

@@ -319,14 +319,15 @@ def render_peak_vs_achieved(doc, sets: list[ResultSet], labels: list[str], best:
 def render_topic_tables(doc, sets: list[ResultSet], labels: list[str], best: list[BestBy],
                         sweeps: SweepIndex) -> None:
     """Per topic, a row per precision and GPU: best, % of peak, x FP32, the benchmark."""
+    ran = [{bench.parsed.topic for bench in rs.benchmarks.values()} for rs in sets]
     for topic in sorted({k[0] for b in best for k in b}):
         doc.heading(2, f"Topic: {topic}")
         keys = sorted({(k[1], k[2]) for b in best for k in b if k[0] == topic},
                       key=lambda pm: (precision_order(pm[0]), pm[1]))
         rows = []
         for prec, metric in keys:
-            for rs, label, b in zip(sets, labels, best):
-                if not any(k[0] == topic for k in b):
+            for rs, label, b, topics in zip(sets, labels, best, ran):
+                if topic not in topics:
                     continue  # the GPU did not run this topic: no row, rather than dashes
                 item = b.get((topic, prec, metric))
                 head = [prec, THROUGHPUT_UNITS[metric], label]

@@ -197,13 +197,16 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         rows = []
         for b in sorted(benches, key=lambda b: b.name):
             if not b.ok:
-                rows.append([_short(b), b.error or "-"] + ["" for _ in range(1 + len(present))])
+                # Nothing measured: dashes in the number columns, the reason in its own column
+                # (the error message sat in the throughput column before).
+                rows.append([_short(b), "skipped" if b.skipped else "FAILED"] +
+                            ["-"] * (1 + len(present)) + [b.error or "-"])
                 continue
             got = _throughput(b)
             rows.append([_short(b), f"{got[1]:.1f} {got[0]}" if got else "-",
                          _fmt(value(b, PCT_OF_PEAK))] +
-                        [_fmt(value(b, c)) for c in present])
-        doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present], rows,
+                        [_fmt(value(b, c)) for c in present] + [""])
+        doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present, "note"], rows,
                   set(range(1, 3 + len(present))))
 
         peak_rows = []
