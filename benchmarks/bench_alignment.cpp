@@ -5,22 +5,31 @@
 // (fp16, bf16, tf32, int8, fp8 where the GPU has it) through cuBLASLt (layout:nn for the float
 // types, layout:tn for int8 and fp8, which need it); the same N sweep with B stored N-contiguous
 // (layout:nt, op_B = T, so ldb = N: the layout where N's alignment matters) and through our WMMA
-// kernel; and 33 run as 40 and 48, pad copy included.
+// kernel; and 33 run as 40 and 48, pad copy included. The headline pairs also run through
+// cuBLAS's cublasGemmEx (variant cublas: fp16, bf16, tf32, int8; FP8 is cuBLASLt-only), and the
+// batch question is asked in the batched sense too: 32, 33, 64 and 65 heads of S = Q K^T
+// (m:128/n:128/k:64 and k:65) and O = P V (m:128/n:64/k:128 and n:65), fp16 and bf16, one
+// strided-batched call each through cuBLASLt and cublasGemmStridedBatchedEx (names end with
+// /batch:<heads>).
 //
 // Counters per point: tflops|tops, pct_of_peak, waves (cuBLASLt's wavesCount), model_efficiency
 // and model_tflops (numerics/gemm_model with the tile cuBLASLt chose), tile_m, tile_n, split_k,
 // align_{m,n,k}_bytes (the largest power of two <= 128 dividing dim x element size), and
 // slowdown_vs_aligned (time per unit of the swept dimension over that of the next multiple of
-// 16 bytes of it). See docs/concepts/alignment.md for the predictions.
+// 16 bytes of it); cuBLAS rows carry vs_cublaslt (cuBLASLt's time on the same problem over
+// cuBLAS's) instead of the model and tile counters, which need the kernel cuBLAS does not name.
+// See docs/concepts/alignment.md for the predictions.
 //
-// --quick: the pairs for every precision, 32/33 through the nt layout and WMMA, and
-// fp16's padding: 46 benchmarks and about 20 cached baselines, each ~0.15 s of warm-up and
-// samples, estimated at 12-15 s on an H100-class GPU (not yet measured). The full run is ~1800
-// benchmarks, about 20 minutes.
+// --quick: the pairs for every precision, 32/33 through the nt layout, WMMA and cuBLAS, fp16's
+// padding and fp16's S = Q K^T at 32/33 heads of head dimension 64/65 through both APIs: 62
+// benchmarks and about 32 cached baselines, each ~0.15 s of warm-up and samples, estimated at
+// 15-20 s on an H100-class GPU (not yet measured). The full run is 1891 benchmarks, about 20
+// minutes.
 //
 //   build/release/bin/bench_alignment --quick
 //   build/release/bin/bench_alignment
 //   --benchmark_filter='alignment/cublaslt/fp16/m:4096/n:.*/layout:nn'
+//   --benchmark_filter='alignment/cublas(lt)?/fp16/m:128/.*/batch:'
 //   TCBENCH_ALIGNMENT_N=33,100,1000 build/release/bin/bench_alignment --benchmark_filter=/n:
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/gemm_prediction.hpp"
@@ -37,6 +46,7 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,10 +63,32 @@ constexpr std::int64_t kPairs[] = {32, 33, 64, 65, 128, 129, 8192, 8193};
 constexpr std::int64_t kPadUseful = 33;
 constexpr std::int64_t kPadTo[] = {40, 48};
 
-// cuBLASLt in the precision's own layout, cuBLASLt with B transposed (layout:nt), our WMMA kernel.
-enum class Variant { cublaslt, cublaslt_bT, wmma };
+// The headline pairs through cuBLAS too (cublasGemmEx; FP8 is cuBLASLt-only); --quick: 32/33.
+constexpr Precision kCublasPrecisions[] = {Precision::fp16, Precision::bf16, Precision::tf32,
+                                           Precision::int8};
+constexpr std::int64_t kQuickPair[] = {32, 33};
+
+// Strided batches shaped like attention: `heads` matrices of sequence 128 with head dimension d,
+// S = Q K^T as m = n = 128, k = d, and O = P V as m = 128, n = d, k = 128, in the precision's
+// own layout (NN), through cuBLASLt (a batched layout) and cublasGemmStridedBatchedEx.
+constexpr Precision kBatchedPrecisions[] = {Precision::fp16, Precision::bf16};
+constexpr std::int64_t kSequence = 128;
+constexpr std::int32_t kHeads[] = {32, 33, 64, 65};
+constexpr std::int32_t kQuickHeads[] = {32, 33};
+constexpr std::int64_t kHeadDims[] = {64, 65};
+
+// cuBLASLt in the precision's own layout, cuBLASLt with B transposed (layout:nt), our WMMA
+// kernel, cuBLAS in the precision's own layout.
+enum class Variant { cublaslt, cublaslt_bT, wmma, cublas };
 std::string_view variant_name(Variant v) {
-  return v == Variant::wmma ? "wmma" : "cublaslt";  // the layout key tells the two cuBLASLt apart
+  switch (v) {
+    case Variant::wmma:
+      return "wmma";
+    case Variant::cublas:
+      return "cublas";
+    default:
+      return "cublaslt";  // the layout key tells the two cuBLASLt variants apart
+  }
 }
 using Axis = tn::GemmDim;
 
@@ -65,6 +97,7 @@ struct Point {
   Precision precision;
   std::int64_t m, n, k;
   Axis swept;
+  std::int32_t batch = 1;  // > 1: one strided-batched call of `batch` matrices
 };
 
 // Extra N values from TCBENCH_ALIGNMENT_N ("33,100,1000"): a value that is not a positive
@@ -126,13 +159,37 @@ std::vector<Point> points(bool quick) {
           out.push_back({Variant::wmma, p, kBase, n, kBase, Axis::n});
     }
   }
+  for (Precision p : kCublasPrecisions) {
+    const std::span<const std::int64_t> ns =
+        quick ? std::span<const std::int64_t>(kQuickPair) : std::span<const std::int64_t>(kPairs);
+    for (std::int64_t n : ns) out.push_back({Variant::cublas, p, kBase, n, kBase, Axis::n});
+  }
+  for (Precision p : kBatchedPrecisions) {
+    if (quick && p != Precision::fp16) continue;
+    const std::span<const std::int32_t> heads =
+        quick ? std::span<const std::int32_t>(kQuickHeads) : std::span<const std::int32_t>(kHeads);
+    for (std::int64_t d : kHeadDims)
+      for (std::int32_t h : heads)
+        for (Variant v : {Variant::cublaslt, Variant::cublas}) {
+          out.push_back({v, p, kSequence, kSequence, d, Axis::k, h});              // S = Q K^T
+          if (!quick) out.push_back({v, p, kSequence, d, kSequence, Axis::n, h});  // O = P V
+        }
+  }
   return out;
 }
 
 GemmCase case_for(const Point& pt) {
   GemmCase c = GemmCase::for_precision(pt.precision, pt.m, pt.n, pt.k);
   if (pt.variant == Variant::cublaslt_bT) c.spec.problem.trans_b = true;  // B n x k, ldb = n
+  c.spec.batch_count = pt.batch;  // packed matrices (strides 0)
   return c;
+}
+
+std::string name_of(const Point& pt) {
+  const GemmCase c = case_for(pt);
+  BenchName name = BenchName(kTopic, variant_name(pt.variant), pt.precision).gemm(c.spec.problem);
+  if (pt.batch > 1) name.arg(Key::batch, pt.batch);
+  return name;
 }
 
 std::int64_t swept_value(const Point& pt) {
@@ -175,10 +232,10 @@ void report_model(benchmark::State& state, const Env& env, const Point& pt, cons
                       " stages " + tn::lt_stages_label(algo.stages_id) + " split-K " +
                       std::to_string(split);
   if (tile && gpu_rates(env.device().spec, pt.precision).flops_per_s > 0) {
-    const auto pred =
-        predict_on(env.device().spec, pt.precision,
-                   {spec.problem.m, spec.problem.n, spec.problem.k, spec.a_type, spec.d_type},
-                   *tile, static_cast<int>(split));
+    const auto pred = predict_on(env.device().spec, pt.precision,
+                                 {spec.problem.m, spec.problem.n, spec.problem.k, spec.a_type,
+                                  spec.d_type, spec.batch_count},
+                                 *tile, static_cast<int>(split));
     set_counter(state, counters::model_efficiency, pred.efficiency.predicted_relative_throughput);
     set_counter(state, counters::model_tflops, pred.flops_per_s / 1e12);
     set_counter(state, counters::model_waves, pred.efficiency.waves_exact);
@@ -204,16 +261,22 @@ void run_point(benchmark::State& state, const Env& env, const Point& pt) {
                         pt.precision == Precision::fp16
                             ? typed<Precision::fp16>(kernels::gemm_wmma<__half>)
                             : typed<Precision::bf16>(kernels::gemm_wmma<__nv_bfloat16>));
+  } else if (pt.variant == Variant::cublas) {
+    // cuBLAS does not say which kernel it chose, so the model (which needs the tile) is on the
+    // cuBLASLt row of the same problem; vs_cublaslt relates the two.
+    r = run_cublas_gemm(state, env, c);
   } else {
     r = run_cublaslt_gemm(state, env, c);
     if (r.algo) report_model(state, env, pt, c.spec, *r.algo);
   }
   report_alignment(state, c.spec);
 
-  // Per unit of the swept dimension, against the next multiple of 16 bytes (cuBLASLt, cached).
+  // Per unit of the swept dimension, against the next multiple of 16 bytes (cuBLASLt, cached):
+  // cuBLASLt's sweeps only (cuBLAS rows compare with cuBLASLt through vs_cublaslt, batched rows
+  // with each other).
   const Point aligned = aligned_point(pt);
   const std::int64_t v = swept_value(pt), va = swept_value(aligned);
-  if (pt.variant == Variant::wmma) return;
+  if (pt.variant == Variant::wmma || pt.variant == Variant::cublas || pt.batch > 1) return;
   if (va == v) {
     set_counter(state, counters::slowdown_vs_aligned, 1.0);
     return;
@@ -294,8 +357,7 @@ TopicHelp topic_help() {
 void register_topic(const Env& env) {
   std::set<std::string> seen;  // the M, K sweeps and the N list share the 4096^3 point
   for (const Point& pt : points(env.quick())) {
-    const std::string name =
-        BenchName(kTopic, variant_name(pt.variant), pt.precision).gemm(case_for(pt).spec.problem);
+    const std::string name = name_of(pt);
     if (!seen.insert(name).second) continue;
     register_gpu_benchmark(name,
                            [&env, pt](benchmark::State& state) { run_point(state, env, pt); });

@@ -1,10 +1,13 @@
 // fp16_vs_fp32: what tensor cores add over CUDA cores, per precision.
 //
-// cuBLASLt FP32 (SIMT FFMA), TF32, FP16 (FP32 and FP16 accumulate) and BF16, beside our own
-// SIMT and WMMA kernels, on square sizes and real layer shapes, all NN. The harness verifies each
-// configuration against an FP64 reference before timing it. See docs/concepts/fp16-vs-fp32.md.
+// cuBLASLt FP32 (SIMT FFMA), TF32, FP16 (FP32 and FP16 accumulate) and BF16, the same five
+// through cuBLAS's cublasGemmEx (the API most users call; vs_cublaslt: cuBLASLt's time over
+// cuBLAS's on the same problem), beside our own SIMT and WMMA kernels, on square sizes and real
+// layer shapes, all NN. The harness verifies each configuration against an FP64 reference before
+// timing it. See docs/concepts/fp16-vs-fp32.md.
 //
 //   build/release/bin/bench_fp16_vs_fp32 --benchmark_filter='cublaslt/.*/m:8192/'
+//   build/release/bin/bench_fp16_vs_fp32 --benchmark_filter='/cublas(lt)?/fp16/m:8192/'
 //   build/release/bin/bench_fp16_vs_fp32 --quick
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/kernels/gemm_simt.hpp"
@@ -57,8 +60,10 @@ TopicHelp topic_help() {
 
 void register_topic(const Env& env) {
   const std::vector<GemmShape> s = shapes(env.quick());
-  constexpr P cublaslt[] = {P::fp32, P::tf32, P::fp16, P::fp16_acc16, P::bf16};
-  add_gemms(env, kTopic, "cublaslt", cublaslt, s);
+  // The same precisions, shapes and NN layouts through both library APIs.
+  constexpr P library[] = {P::fp32, P::tf32, P::fp16, P::fp16_acc16, P::bf16};
+  add_gemms(env, kTopic, "cublaslt", library, s);
+  add_gemms(env, kTopic, "cublas", library, s, default_case, run_cublas);
   add_gemms(env, kTopic, "simt", std::array{P::fp32}, s, labelled("SIMT FFMA"),
             own_kernel(typed<P::fp32>(kernels::gemm_simt_fp32)));
   add_gemms(env, kTopic, "wmma", std::array{P::fp16}, s, labelled("WMMA (HMMA) fp32 acc"),

@@ -30,22 +30,26 @@ inline Counter counter_for_metric(const std::string& name) {
 // dominate the "active" cycles, few enough that 5-9 replay passes stay cheap.
 inline constexpr int kProfiledRuns = 3;
 
+// Says on stderr, once per process, why counters are skipped; returns the reason for the label.
+inline std::string counters_skipped(const profiling::CountersUnavailable& e) {
+  static bool told = false;
+  if (!told) std::fprintf(stderr, "tcbench: counters skipped: %s.\n", e.what());
+  told = true;
+  return std::string(e.what());
+}
+
 // Collects (or recalls) the counters of `key` and sets them on `state`. Returns the reason when
 // counters could not be read, for the label.
 inline std::optional<std::string> add_tensor_counters(
     benchmark::State& state, const Env& env, const std::string& key,
     const std::function<void(cudaStream_t)>& run_once, int runs = kProfiledRuns) {
-  using profiling::CountersUnavailable;
-  static bool told = false;
   profiling::Counters counters;
   try {
     counters = once<profiling::Counters>("tensor_counters|" + key, [&] {
       return profiling::collect_counters([&] { run_once(env.stream()); }, runs);
     });
-  } catch (const CountersUnavailable& e) {
-    if (!told) std::fprintf(stderr, "tcbench: counters skipped: %s.\n", e.what());
-    told = true;
-    return std::string(e.what());
+  } catch (const profiling::CountersUnavailable& e) {
+    return counters_skipped(e);
   }
   for (const profiling::CounterValue& v : counters.values)
     set_counter(state, counter_for_metric(v.counter), v.value);

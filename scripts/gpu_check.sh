@@ -26,7 +26,9 @@
 #    device test binary, every benchmark binary in quick mode (their JSON in results/), and,
 #    when PyTorch with CUDA is there (TCBENCH_TORCH_PYTHON, default python3), torch.matmul
 #    bf16/fp16 at 8192^3 beside tcbench's cuBLASLt as a ratio (target >= 0.99x); the wgmma and
-#    CUPTI binaries last. Python >= 3.11 (the box's own, standard library only) makes the tables.
+#    CUPTI binaries last; then the five answers (tcbench_tools.answers.gpu_check: the bundle's
+#    tcbench_studies plus these results, outside the budget, never the check's verdict). Python
+#    >= 3.11 (the box's own, standard library only) makes the tables and the answers.
 #    From a source tree (not a bundle), the tests step is `tcbench test --preset release`
 #    instead, which needs the build dependencies (and is not part of the time budget).
 #
@@ -34,7 +36,7 @@
 # throttle reasons, power, PCI bus id, UUID), gpu-samples.csv (SM clock and power once a second),
 # logs/ (one per step), device-tests/ (one GoogleTest XML per binary), plan/ (each benchmark
 # binary's quick list), results/ (one JSON per benchmark binary: compare and report take the
-# folder), torch/, steps.tsv and summary.txt: the plan (benchmark counts and least times), every
+# folder), torch/, studies/ and answers.{md,html,json}, steps.tsv and summary.txt: the plan (benchmark counts and least times), every
 # step with its seconds and outcome, then per topic run / verified / skipped / failed, the torch
 # ratios, the peaks' % of the datasheet and the clock and power during the heaviest step. It is
 # rewritten after every step. The whole check stays within TCBENCH_CHECK_BUDGET_S (480 s).
@@ -243,11 +245,12 @@ write_manifest() {
 risky_binaries="device_test_tensor_peak device_profiling_test_range_profiler bench_tensor_util bench_tensor_peak"
 kill_grace_s=10
 state_limit_s=30
+answers_limit_s=180  # the host studies and the answers, after the GPU steps (outside the budget)
 reserve_s=15  # kept back from the budget for the last nvidia-smi record
 
 # One row per planned step (parallel arrays).
 plan_name=()    # what the summary calls it
-plan_kind=()    # state | tests | device | bench | cublaslt | torch
+plan_kind=()    # state | tests | device | bench | cublaslt | torch | answers
 plan_target=()  # binary path, or the state file
 plan_status=()  # pending | RUNNING | ok | skipped | FAILED ... | TIMEOUT ... | NOT STARTED ...
 plan_seconds=()
@@ -539,6 +542,7 @@ plan_rest() {
     case "${name}" in device_*) plan_step device "${name}" "${binary}" ;; *) plan_step bench "${name}" "${binary}" ;; esac
   done
   plan_step state "GPU state after" "${out}/nvidia-smi-after.txt"
+  plan_step answers "the five questions (tcbench answers)" "${bin_dir}/tcbench_studies"
   plan_benchmarks
 }
 
@@ -730,8 +734,24 @@ check() {
             plan_status[i]="FAILED"; plan_note[i]="exit ${step_rc}: $(last_output "${log}" 2)"
           fi
         fi ;;
+      answers)
+        # The five verdicts from what this check measured plus the host studies: host work after
+        # the GPU is done, so outside the budget, under its own limit, and never the check's
+        # verdict (the measurements stand without it); a failure shows in its row.
+        if [ -z "${py_for_summary}" ]; then
+          plan_status[i]=skipped; plan_note[i]="no Python 3 for tcbench_tools"; continue
+        fi
+        run_limited "${i}" "${log}" "${answers_limit_s}" 0 env PYTHONPATH="${script_dir}" \
+          "${py_for_summary}" -m tcbench_tools.answers.gpu_check "${out}" "${bin_dir}"
+        if [ "${plan_status[i]}" = RUNNING ]; then
+          if [ "${step_rc}" -eq 0 ]; then
+            plan_status[i]=ok; plan_note[i]="answers.md; $(last_output "${log}" 1)"
+          else
+            plan_status[i]="FAILED"; plan_note[i]="exit ${step_rc}: $(last_output "${log}" 1)"
+          fi
+        fi ;;
     esac
-    case "${plan_status[i]}" in TIMEOUT) timeouts=$((timeouts + 1)) ;; CRASHED) crashed=$((crashed + 1)) ;; esac
+    [ "${kind}" = answers ] || case "${plan_status[i]}" in TIMEOUT) timeouts=$((timeouts + 1)) ;; CRASHED) crashed=$((crashed + 1)) ;; esac
     write_summary
   done
 

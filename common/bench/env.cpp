@@ -5,6 +5,7 @@ namespace tcbench::bench {
 struct Env::Resources {
   Stream stream;
   LtHandle lt;
+  std::optional<BlasHandle> blas;  // created by the first Env::blas()
   L2Flusher flusher;
   explicit Resources(const DeviceInfo& dev) : flusher(dev.l2_bytes) {}
 };
@@ -29,6 +30,11 @@ cudaStream_t Env::stream() const {
 const LtHandle& Env::lt() const {
   device();
   return resources_->lt;
+}
+const BlasHandle& Env::blas() const {
+  device();
+  if (!resources_->blas) resources_->blas.emplace();
+  return *resources_->blas;
 }
 L2Flusher& Env::flusher() const {
   device();

@@ -3,6 +3,7 @@
 #include "tcbench/bench/once.hpp"
 #include "tcbench/bench/registry.hpp"
 #include "tcbench/cuda_owners.hpp"
+#include "tcbench/gemm_cublas.hpp"
 #include "tcbench/gemm_verify.hpp"
 #include "tcbench/schema.hpp"
 
@@ -34,33 +35,55 @@ struct Prepared {
   GemmOperands ops;
 };
 
+// Elements of a buffer holding `batch` matrices of `one` elements each, `stride` apart.
+std::size_t batch_elements(std::size_t one, std::int64_t stride, std::int32_t batch) {
+  if (batch <= 1) return one;
+  return checked_elements(stride, batch - 1) + one;
+}
+
+// Allocates and fills the operands. The spec must have been validated by the caller against the
+// library that will run it (cuBLASLt's rules, or cuBLAS's).
 std::unique_ptr<Prepared> prepare(const Env& env, const GemmCase& gemm) {
   auto out = std::make_unique<Prepared>();
   out->spec = gemm.spec;
   GemmSpec& spec = out->spec;
-  // Bad sizes are the caller's input, reported as a skip with the rule, never a crash.
-  env.skip_unless_valid(spec);
   GemmProblem p = spec.problem;
   p.resolve();
-  const std::size_t a_count = checked_elements(p.lda, p.a_cols());
-  const std::size_t b_count = checked_elements(p.ldb, p.b_cols());
-  const std::size_t a_bytes = bytes_of(spec.a_type, a_count);
-  const std::size_t b_bytes = bytes_of(spec.b_type, b_count);
-  const std::size_t d_bytes = bytes_of(spec.d_type, checked_elements(p.ldd, p.n));
+  const std::int32_t batch = spec.batch_count;
+  if (batch > 1 && (gemm.reference || gemm.extra_reference))
+    throw InvalidArgument("reference operands are for single GEMMs; " + spec.describe() +
+                          " is a batch of " + std::to_string(batch));
+  GemmOperands& ops = out->ops;
+  ops.problem = p;
+  ops.batch_count = batch;
+  ops.stride_a = spec.effective_stride_a();
+  ops.stride_b = spec.effective_stride_b();
+  ops.stride_d = spec.effective_stride_d();
+  ops.a_count = batch_elements(checked_elements(p.lda, p.a_cols()), ops.stride_a, batch);
+  ops.b_count = batch_elements(checked_elements(p.ldb, p.b_cols()), ops.stride_b, batch);
+  ops.d_count = batch_elements(checked_elements(p.ldd, p.n), ops.stride_d, batch);
+  const std::size_t a_bytes = bytes_of(spec.a_type, ops.a_count);
+  const std::size_t b_bytes = bytes_of(spec.b_type, ops.b_count);
+  const std::size_t d_bytes = bytes_of(spec.d_type, ops.d_count);
   require_memory(env, a_bytes + b_bytes + d_bytes + (std::size_t{64} << 20),
-                 "a " + p.describe() + " " + std::string(name(gemm.precision)) + " GEMM");
+                 "a " + p.describe() + (batch > 1 ? " batch=" + std::to_string(batch) : "") + " " +
+                     std::string(name(gemm.precision)) + " GEMM");
   out->a = DeviceBuffer<std::byte>(a_bytes);
   out->b = DeviceBuffer<std::byte>(b_bytes);
   out->d = DeviceBuffer<std::byte>(d_bytes);
-  out->ops = GemmOperands{p, out->a.get(), out->b.get(), out->d.get(), out->d.get()};
+  ops.a = out->a.get();
+  ops.b = out->b.get();
+  ops.c = ops.d = out->d.get();
 
   const cudaStream_t stream = env.stream();
   if (gemm.prepare) {
-    gemm.prepare(stream, out->ops);
+    gemm.prepare(stream, ops);
   } else {
-    fill_operand(spec.a_type, out->a.get(), a_count,
+    // One seeded fill over the whole buffer: every matrix of a batch holds different values, so
+    // a GEMM that reads the wrong matrix fails verification.
+    fill_operand(spec.a_type, out->a.get(), ops.a_count,
                  gemm.input_a.value_or(default_input(spec.a_type)), kSeedA, stream);
-    fill_operand(spec.b_type, out->b.get(), b_count,
+    fill_operand(spec.b_type, out->b.get(), ops.b_count,
                  gemm.input_b.value_or(default_input(spec.b_type)), kSeedB, stream);
   }
   if (gemm.a_scale != 1.0f || gemm.b_scale != 1.0f || gemm.d_scale != 1.0f) {
@@ -116,6 +139,10 @@ VerifyStats verify(const Env& env, const GemmCase& gemm, const Prepared& prep,
     c.d = prep.ops.d;
     c.scale = gemm.alpha * static_cast<double>(gemm.a_scale) * static_cast<double>(gemm.b_scale) *
               static_cast<double>(gemm.d_scale);
+    c.batch_count = prep.ops.batch_count;
+    c.stride_a = prep.ops.stride_a;
+    c.stride_b = prep.ops.stride_b;
+    c.stride_d = prep.ops.stride_d;
     if (gemm.reference) {  // block-scaled: the dequantized values the GEMM multiplies
       c.a_type = gemm.reference->a_type;
       c.b_type = gemm.reference->b_type;
@@ -157,7 +184,7 @@ GemmResult time_and_report(benchmark::State& state, const Env& env, const GemmCa
   r.check = check;
   if (gemm.extra_reference) report_extra_reference(state, env, gemm, prep, run, path);
   r.seconds = measure(state, env, run);
-  report_compute(state, env, gemm.precision, gemm.spec.problem.flops(), r.seconds);
+  report_compute(state, env, gemm.precision, gemm.spec.flops(), r.seconds);
   set_counter(state, counters::rel_error, check.rel_error());
   for (Precision base : gemm.speedup_vs) {
     // The same precision is a baseline when this case is block-scaled: per-tensor scaling.
@@ -174,6 +201,21 @@ GemmResult time_and_report(benchmark::State& state, const Env& env, const GemmCa
 
 std::unique_ptr<GemmPlan> make_plan(const Env& env, const Prepared& prep) {
   return std::make_unique<GemmPlan>(env.lt(), prep.spec, env.gpu().cc_major, env.gpu().cc_minor);
+}
+
+// vs_cublaslt: cuBLASLt's median on the very same problem over the cuBLAS case's median. Left out
+// where cuBLASLt cannot run the problem (its rules, or no algorithm), never guessed.
+void report_vs_cublaslt(benchmark::State& state, const Env& env, const GemmCase& gemm,
+                        const SampleStats& seconds) {
+  const GemmCase lt = baseline_case(gemm, gemm.precision);
+  if (lt.spec.why_invalid(env.gpu().cc_major, env.gpu().cc_minor)) return;
+  double lt_seconds = 0;
+  try {
+    lt_seconds = baseline_median_seconds(env, lt);
+  } catch (const NoAlgorithm&) {
+    return;
+  }
+  set_counter(state, counters::vs_cublaslt, lt_seconds / seconds.median);
 }
 
 }  // namespace
@@ -197,6 +239,8 @@ void fill_operand(cudaDataType_t t, void* p, std::size_t count, const Distributi
 }
 
 GemmResult run_cublaslt_gemm(benchmark::State& state, const Env& env, const GemmCase& gemm) {
+  // Bad sizes are the caller's input, reported as a skip with the rule, never a crash.
+  env.skip_unless_valid(gemm.spec);
   const std::unique_ptr<Prepared> prep = prepare(env, gemm);
   const std::unique_ptr<GemmPlan> plan = make_plan(env, *prep);
   const GemmOperands& o = prep->ops;
@@ -211,9 +255,28 @@ GemmResult run_cublaslt_gemm(benchmark::State& state, const Env& env, const Gemm
   return r;
 }
 
+GemmResult run_cublas_gemm(benchmark::State& state, const Env& env, const GemmCase& gemm) {
+  env.skip_unless(why_cublas_invalid(gemm.spec, env.gpu().cc_major, env.gpu().cc_minor));
+  const std::unique_ptr<Prepared> prep = prepare(env, gemm);
+  const BlasGemm blas(env.blas(), prep->spec, env.gpu().cc_major, env.gpu().cc_minor);
+  const GemmOperands& o = prep->ops;
+  const double alpha = gemm.alpha;
+  const auto run = [&](cudaStream_t s) { blas.run(s, o.a, o.b, o.c, o.d, alpha); };
+  const VerifyStats check = verify(env, gemm, *prep, run, "cublas");
+  GemmResult r = time_and_report(state, env, gemm, *prep, run, check, "cublas");
+  report_vs_cublaslt(state, env, gemm, r.seconds);
+  state.SetLabel(gemm.label.empty() ? blas.label() : gemm.label + " (" + blas.label() + ")");
+  return r;
+}
+
 GemmResult run_kernel_gemm(benchmark::State& state, const Env& env, const GemmCase& gemm,
                            const GemmWork& work) {
   if (!work) throw InvalidArgument("run_kernel_gemm needs a kernel to run");
+  if (gemm.spec.batch_count != 1)
+    throw InvalidArgument("our kernels compute one GEMM per call; a batch of " +
+                          std::to_string(gemm.spec.batch_count) +
+                          " runs through cuBLAS or cuBLASLt [" + gemm.spec.describe() + "]");
+  env.skip_unless_valid(gemm.spec);
   const std::unique_ptr<Prepared> prep = prepare(env, gemm);
   const GemmOperands& o = prep->ops;
   const auto run = [&](cudaStream_t s) { work(s, o); };
@@ -225,6 +288,7 @@ GemmResult run_kernel_gemm(benchmark::State& state, const Env& env, const GemmCa
 
 double baseline_median_seconds(const Env& env, const GemmCase& gemm) {
   return once<double>("baseline|" + cache_key(gemm, "cublaslt"), [&] {
+    env.skip_unless_valid(gemm.spec);
     const std::unique_ptr<Prepared> prep = prepare(env, gemm);
     const std::unique_ptr<GemmPlan> plan = make_plan(env, *prep);
     const GemmOperands& o = prep->ops;
@@ -238,7 +302,12 @@ GemmCase baseline_case(const GemmCase& c, Precision base) {
   GemmCase b;
   b.precision = base;
   b.spec = GemmSpec::for_precision(base, c.spec.problem.m, c.spec.problem.n, c.spec.problem.k);
-  b.spec.problem = c.spec.problem;  // layout and leading dimensions: the case's own
+  b.spec.problem = c.spec.problem;          // layout and leading dimensions: the case's own
+  b.spec.batch_count = c.spec.batch_count;  // and its batch, strides in elements
+  b.spec.stride_a = c.spec.stride_a;
+  b.spec.stride_b = c.spec.stride_b;
+  b.spec.stride_c = c.spec.stride_c;
+  b.spec.stride_d = c.spec.stride_d;
   return b;
 }
 
@@ -254,12 +323,18 @@ GemmResult run_cublaslt(benchmark::State& state, const Env& env, const GemmCase&
   return run_cublaslt_gemm(state, env, gemm);
 }
 
+GemmResult run_cublas(benchmark::State& state, const Env& env, const GemmCase& gemm) {
+  return run_cublas_gemm(state, env, gemm);
+}
+
 void add_gemms(const Env& env, std::string_view topic, std::string_view variant,
                std::span<const Precision> precisions, std::span<const GemmShape> shapes,
                MakeCase make_case, RunGemm run) {
   for (const GemmShape& shape : shapes)
     for (Precision p : precisions) {
-      const std::string name = BenchName(topic, variant, p).gemm(make_case(p, shape).spec.problem);
+      const GemmSpec spec = make_case(p, shape).spec;
+      BenchName name = BenchName(topic, variant, p).gemm(spec.problem);
+      if (spec.batch_count != 1) name.arg(Key::batch, spec.batch_count);
       register_gpu_benchmark(name, [&env, p, shape, make_case, run](benchmark::State& st) {
         run(st, env, make_case(p, shape));
       });

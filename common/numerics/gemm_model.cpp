@@ -60,6 +60,7 @@ GemmEfficiency model_gemm(const GemmShape& shape, TileShape tile, GpuShape gpu, 
   require_positive(shape.m, "M");
   require_positive(shape.n, "N");
   require_positive(shape.k, "K");
+  require_positive(shape.batch, "the batch count");
   require_positive(tile.m, "tile BM");
   require_positive(tile.n, "tile BN");
   require_positive(gpu.sm_count, "SM count");
@@ -74,8 +75,9 @@ GemmEfficiency model_gemm(const GemmShape& shape, TileShape tile, GpuShape gpu, 
   e.tile_efficiency =
       (static_cast<double>(shape.m) * static_cast<double>(shape.n)) /
       (static_cast<double>(e.tiles_m * tile.m) * static_cast<double>(e.tiles_n * tile.n));
+  e.batch = shape.batch;
   e.split_k = split_k;
-  e.ctas = e.tiles * split_k;
+  e.ctas = e.tiles * shape.batch * split_k;
   e.wave_size = static_cast<std::int64_t>(gpu.sm_count) * gpu.ctas_per_sm;
   e.waves = ceil_div(e.ctas, e.wave_size);
   e.waves_exact = static_cast<double>(e.ctas) / static_cast<double>(e.wave_size);
@@ -91,7 +93,8 @@ double gemm_min_bytes(const GemmShape& shape, int output_bytes) {
   require_positive(output_bytes, "output element bytes");
   const double m = static_cast<double>(shape.m), n = static_cast<double>(shape.n),
                k = static_cast<double>(shape.k);
-  return (m * k + k * n) * element_bytes(shape.type) + m * n * output_bytes;
+  return static_cast<double>(shape.batch) *
+         ((m * k + k * n) * element_bytes(shape.type) + m * n * output_bytes);
 }
 
 GemmTimePrediction predict_gemm(const GemmShape& shape, TileShape tile, GpuShape gpu,
@@ -101,7 +104,7 @@ GemmTimePrediction predict_gemm(const GemmShape& shape, TileShape tile, GpuShape
   GemmTimePrediction p;
   p.efficiency = model_gemm(shape, tile, gpu, split_k);
   const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
-                       static_cast<double>(shape.k);
+                       static_cast<double>(shape.k) * static_cast<double>(shape.batch);
   p.compute_seconds = flops / (rates.flops_per_s * p.efficiency.predicted_relative_throughput);
   p.memory_seconds = gemm_min_bytes(shape, output_bytes) / rates.bytes_per_s;
   p.memory_bound = p.memory_seconds > p.compute_seconds;

@@ -1,11 +1,8 @@
 #include "tcbench/gemm_lt.hpp"
 
-#include <cuda_fp16.h>
+#include "tcbench/scale_value.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <source_location>
 #include <sstream>
 
@@ -129,10 +126,12 @@ MatrixLayout make_layout(cudaDataType_t type, std::int64_t rows, std::int64_t co
 GemmLayouts make_layouts(const GemmSpec& s) {
   const GemmProblem& p = s.problem;
   return GemmLayouts{
-      make_layout(s.a_type, p.a_rows(), p.a_cols(), p.effective_lda(), s.batch_count, s.stride_a),
-      make_layout(s.b_type, p.b_rows(), p.b_cols(), p.effective_ldb(), s.batch_count, s.stride_b),
-      make_layout(s.c_type, p.m, p.n, p.effective_ldc(), s.batch_count, s.stride_c),
-      make_layout(s.d_type, p.m, p.n, p.effective_ldd(), s.batch_count, s.stride_d)};
+      make_layout(s.a_type, p.a_rows(), p.a_cols(), p.effective_lda(), s.batch_count,
+                  s.effective_stride_a()),
+      make_layout(s.b_type, p.b_rows(), p.b_cols(), p.effective_ldb(), s.batch_count,
+                  s.effective_stride_b()),
+      make_layout(s.c_type, p.m, p.n, p.effective_ldc(), s.batch_count, s.effective_stride_c()),
+      make_layout(s.d_type, p.m, p.n, p.effective_ldd(), s.batch_count, s.effective_stride_d())};
 }
 
 NumericalImpl decode_numerical_impl(std::uint64_t flags) {
@@ -273,51 +272,6 @@ GemmPlan::GemmPlan(const LtHandle& handle, GemmSpec spec, int cc_major, int cc_m
     workspace_bytes_ = max_ws;
   }
 }
-
-namespace {
-
-// alpha/beta in the descriptor's scale type; 8 bytes covers every scale type tcbench uses.
-struct ScaleValue {
-  alignas(8) unsigned char bytes[8] = {};
-  const void* get() const { return bytes; }
-};
-
-// The spec is only described when throwing: run() sits inside timed loops.
-ScaleValue to_scale_value(double v, const GemmSpec& spec, const char* which) {
-  const cudaDataType_t type = spec.scale_type;
-  ScaleValue out;
-  switch (type) {
-    case CUDA_R_32F: {
-      const float f = static_cast<float>(v);
-      std::memcpy(out.bytes, &f, sizeof f);
-      break;
-    }
-    case CUDA_R_64F:
-      std::memcpy(out.bytes, &v, sizeof v);
-      break;
-    case CUDA_R_32I: {
-      if (!(std::nearbyint(v) == v && v >= std::numeric_limits<std::int32_t>::min() &&
-            v <= std::numeric_limits<std::int32_t>::max()))
-        throw InvalidArgument(std::string(which) + "=" + std::to_string(v) +
-                              " is not an int32 value, which a CUDA_R_32I scale type needs [" +
-                              spec.describe() + "]");
-      const auto i = static_cast<std::int32_t>(v);
-      std::memcpy(out.bytes, &i, sizeof i);
-      break;
-    }
-    case CUDA_R_16F: {
-      const __half h = __float2half(static_cast<float>(v));
-      std::memcpy(out.bytes, &h, sizeof h);
-      break;
-    }
-    default:
-      throw InvalidArgument("scale type " + data_type_name(type) + " is not supported by run() [" +
-                            spec.describe() + "]");
-  }
-  return out;
-}
-
-}  // namespace
 
 void GemmPlan::run(cudaStream_t stream, const void* a, const void* b, const void* c, void* d,
                    double alpha, double beta) const {

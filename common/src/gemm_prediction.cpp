@@ -42,7 +42,7 @@ numerics::GemmTimePrediction predict_on(const GpuSpec& gpu, Precision p, const M
   if (!(rates.flops_per_s > 0) || !(rates.bytes_per_s > 0))
     throw InvalidArgument("no " + std::string(name(p)) + " rate or bandwidth for " + gpu.name +
                           " in the peak table, so the efficiency model cannot predict its time");
-  return numerics::predict_gemm({g.m, g.n, g.k, model_element_type(g.input)}, tile,
+  return numerics::predict_gemm({g.m, g.n, g.k, model_element_type(g.input), g.batch}, tile,
                                 {gpu.sm_count, 1}, rates,
                                 numerics::element_bytes(model_element_type(g.output)), split_k);
 }

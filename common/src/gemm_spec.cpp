@@ -240,27 +240,6 @@ std::string dims(const GemmProblem& p) {
 
 // One function per rule; why_invalid() asks them in order and returns the first sentence.
 
-Why rule_sizes(const GemmSpec& s) {
-  const GemmProblem& p = s.problem;
-  if (std::string why = p.why_invalid(); !why.empty()) return why;
-  if (p.m > kInt32Max || p.n > kInt32Max || p.k > kInt32Max)
-    return "cuBLASLt takes dimensions that fit in int32; got " + dims(p) + ".";
-  const std::pair<const char*, std::int64_t> lds[] = {{"lda", p.effective_lda()},
-                                                      {"ldb", p.effective_ldb()},
-                                                      {"ldc", p.effective_ldc()},
-                                                      {"ldd", p.effective_ldd()}};
-  for (const auto& [name, ld] : lds)
-    if (ld > kInt32Max)
-      return std::string(name) + "=" + std::to_string(ld) + " does not fit in int32.";
-  if (s.batch_count < 1)
-    return "batch_count must be at least 1; got " + std::to_string(s.batch_count) + ".";
-  if (s.stride_a < 0 || s.stride_b < 0 || s.stride_c < 0 || s.stride_d < 0)
-    return "Batch strides must not be negative; got stride_a=" + std::to_string(s.stride_a) +
-           " stride_b=" + std::to_string(s.stride_b) + " stride_c=" + std::to_string(s.stride_c) +
-           " stride_d=" + std::to_string(s.stride_d) + ".";
-  return std::nullopt;
-}
-
 // Block-scaled FP4 (cuBLAS docs, cublasLtMatmul, "To use block-scaled FP4 kernels" and its type
 // table): E2M1 x E2M1, C BF16, FP16 or FP32; D C's type or E2M1 (FP32 C: FP32 D). FP6 has no
 // cuBLASLt GEMM.
@@ -527,6 +506,55 @@ std::int64_t scale_elements(numerics::Granularity g, std::int64_t outer, std::in
 }
 }  // namespace
 
+std::int64_t GemmSpec::effective_stride_a() const {
+  return stride_a != 0 ? stride_a : problem.effective_lda() * problem.a_cols();
+}
+std::int64_t GemmSpec::effective_stride_b() const {
+  return stride_b != 0 ? stride_b : problem.effective_ldb() * problem.b_cols();
+}
+std::int64_t GemmSpec::effective_stride_c() const {
+  return stride_c != 0 ? stride_c : problem.effective_ldc() * problem.n;
+}
+std::int64_t GemmSpec::effective_stride_d() const {
+  return stride_d != 0 ? stride_d : problem.effective_ldd() * problem.n;
+}
+double GemmSpec::flops() const {
+  return problem.flops() * static_cast<double>(batch_count);
+}
+
+std::optional<std::string> GemmSpec::why_shape_invalid(std::string_view library) const {
+  const GemmProblem& p = problem;
+  if (std::string why = p.why_invalid(); !why.empty()) return why;
+  if (p.m > kInt32Max || p.n > kInt32Max || p.k > kInt32Max)
+    return std::string(library) + " takes dimensions that fit in int32; got " + dims(p) + ".";
+  const std::pair<const char*, std::int64_t> lds[] = {{"lda", p.effective_lda()},
+                                                      {"ldb", p.effective_ldb()},
+                                                      {"ldc", p.effective_ldc()},
+                                                      {"ldd", p.effective_ldd()}};
+  for (const auto& [ld_name, ld] : lds)
+    if (ld > kInt32Max)
+      return std::string(ld_name) + "=" + std::to_string(ld) + " does not fit in int32.";
+  if (batch_count < 1)
+    return "batch_count must be at least 1; got " + std::to_string(batch_count) + ".";
+  if (stride_a < 0 || stride_b < 0 || stride_c < 0 || stride_d < 0)
+    return "Batch strides must not be negative; got stride_a=" + std::to_string(stride_a) +
+           " stride_b=" + std::to_string(stride_b) + " stride_c=" + std::to_string(stride_c) +
+           " stride_d=" + std::to_string(stride_d) + ".";
+  // Inputs may overlap (even repeat); outputs written by different matrices of one call may not.
+  if (batch_count > 1) {
+    const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> outputs[] = {
+        {"C", {effective_stride_c(), p.effective_ldc() * p.n}},
+        {"D", {effective_stride_d(), p.effective_ldd() * p.n}}};
+    for (const auto& [what, strides] : outputs)
+      if (strides.first < strides.second)
+        return std::string("The batch stride of ") + what + " (" + std::to_string(strides.first) +
+               " elements) is smaller than one " + what + " matrix (" +
+               std::to_string(strides.second) + " elements): the " + std::to_string(batch_count) +
+               " outputs would overlap.";
+  }
+  return std::nullopt;
+}
+
 std::int64_t GemmSpec::a_scale_elements() const {
   return scale_elements(info(scale_mode).a, problem.m, problem.k);
 }
@@ -538,7 +566,7 @@ bool GemmSpec::is_int8() const {
 }
 
 std::optional<std::string> GemmSpec::why_invalid(int cc_major, int cc_minor) const {
-  if (auto why = rule_sizes(*this)) return why;
+  if (auto why = why_shape_invalid("cuBLASLt")) return why;
   if (auto why = rule_types(*this)) return why;
   if (auto why = rule_architecture(*this, cc_major, cc_minor)) return why;
   if (auto why = rule_int8(*this)) return why;
@@ -556,7 +584,10 @@ std::string GemmSpec::describe() const {
   const GemmProblem& p = problem;
   std::ostringstream os;
   os << "GEMM m=" << p.m << " n=" << p.n << " k=" << p.k;
-  if (batch_count != 1) os << " batch=" << batch_count;
+  if (batch_count != 1)
+    os << " batch=" << batch_count << " (strides A " << effective_stride_a() << ", B "
+       << effective_stride_b() << ", C " << effective_stride_c() << ", D " << effective_stride_d()
+       << ")";
   os << ": A " << data_type_name(a_type) << " op " << op_name(p.trans_a)
      << " lda=" << p.effective_lda() << ", B " << data_type_name(b_type) << " op "
      << op_name(p.trans_b) << " ldb=" << p.effective_ldb() << ", C " << data_type_name(c_type)

@@ -153,6 +153,12 @@ Counter loss_at(int point) {
 Counter scale_at(int point) {
   return family_member(scale_at_family, two_digits(point));
 }
+Counter tensor_active_in(std::string_view phase) {
+  return family_member(tensor_active_phase_family, phase);
+}
+Counter time_share(std::string_view phase) {
+  return family_member(time_pct_family, phase);
+}
 const CounterDef& rate(Precision p) {
   return is_integer(p) ? tops : tflops;
 }
@@ -167,7 +173,7 @@ namespace {
 using namespace counters;
 constexpr std::array kCounterDefs = {
     &samples, &time_median_us, &time_p10_us, &time_p90_us, &spread_pct, &tflops, &tops, &gbps,
-    &pct_of_peak, &rel_error, &waves,
+    &pct_of_peak, &rel_error, &waves, &vs_cublaslt,
     // FP8
     &rel_error_unquantized, &amax_d, &recipe_us, &gemm_us, &overhead_pct, &time_us, &selected,
     &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget,
@@ -189,12 +195,15 @@ constexpr std::array kCounterDefs = {
     &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &tensor_active_pct,
     &tensor_hmma_pct, &tensor_imma_pct, &tensor_dmma_pct, &tensor_hmma_hgmma_qgmma_pct,
     &sm_throughput_pct, &dram_throughput_pct,
+    // a whole training step
+    &step_tensor_mix_pct, &gemm_phases_ceiling_pct, &step_gflop,
     // host studies
     &top1_accuracy_pct, &top1_agreement_pct, &final_loss_vs_fp32, &saturated_steps,
     &worst_saturated_pct, &underflow_steps, &delayed_error_mean, &delayed_error_worst,
     &current_error_mean,
     // families
-    &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family};
+    &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family,
+    &tensor_active_phase_family, &time_pct_family};
 
 }  // namespace
 

@@ -15,6 +15,16 @@ double VerifyStats::rel_error() const {
   return std::sqrt(sum_sq_diff / sum_sq_ref);
 }
 
+VerifyStats& VerifyStats::merge(const VerifyStats& o) {
+  sum_sq_diff += o.sum_sq_diff;
+  sum_sq_ref += o.sum_sq_ref;
+  nonfinite += o.nonfinite;
+  checked += o.checked;
+  elem_violations += o.elem_violations;
+  max_elem_ratio = std::max(max_elem_ratio, o.max_elem_ratio);
+  return *this;
+}
+
 bool VerifyStats::passes(double tol) const {
   const double e = rel_error();
   return nonfinite == 0 && checked > 0 && elem_violations == 0 && std::isfinite(e) && e <= tol;

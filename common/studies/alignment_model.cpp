@@ -17,7 +17,8 @@ std::span<const ModelGpu> model_gpus() {
   return gpus;
 }
 
-AssumedTile assumed_tile(std::int64_t m, std::int64_t n, const GpuSpec& gpu) {
+AssumedTile assumed_tile(std::int64_t m, std::int64_t n, const GpuSpec& gpu, std::int64_t batch) {
+  if (batch > 1) return {{128, 64}, 1};
   if (n > 256) return {{256, 128}, 1};
   const numerics::TileShape t{128, 64};
   const std::int64_t tiles = numerics::ceil_div(m, t.m) * numerics::ceil_div(n, t.n);
@@ -25,9 +26,9 @@ AssumedTile assumed_tile(std::int64_t m, std::int64_t n, const GpuSpec& gpu) {
 }
 
 numerics::GemmTimePrediction predict_assumed(std::int64_t m, std::int64_t n, std::int64_t k,
-                                             Precision p, const GpuSpec& gpu) {
-  const AssumedTile a = assumed_tile(m, n, gpu);
-  return predict_on(gpu, p, {m, n, k, info(p).a, info(p).d}, a.tile, a.split_k);
+                                             Precision p, const GpuSpec& gpu, std::int64_t batch) {
+  const AssumedTile a = assumed_tile(m, n, gpu, batch);
+  return predict_on(gpu, p, {m, n, k, info(p).a, info(p).d, batch}, a.tile, a.split_k);
 }
 
 }  // namespace tcbench::studies

@@ -233,6 +233,12 @@ RegressionData make_regression_data(const TrainingConfig& cfg) {
   const float a_hid = std::sqrt(3.0f / static_cast<float>(hid));
   RegressionData d;
   d.x = uniform(in * b, 1.0f, rng);
+  if (!cfg.teacher_targets) {
+    d.t = uniform(out * b, cfg.target_scale, rng);
+    d.w1 = uniform(hid * in, a_in, rng);
+    d.w2 = uniform(out * hid, a_hid, rng);
+    return d;
+  }
   const std::vector<float> v1 = uniform(hid * in, 2.0f * a_in, rng);
   const std::vector<float> v2 = uniform(out * hid, a_hid, rng);
   // Teacher in FP64, so the targets carry no FP32 rounding of their own.

@@ -136,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="profile at most N kernel launches (ncu --launch-count)")
     f.add_argument("--kernel-regex", metavar="REGEX",
                    help="profile only kernels whose name matches (ncu --kernel-name regex:)")
+    f.add_argument("--nvtx-range", metavar="NAME",
+                   help="profile only the kernels inside NVTX range NAME (bench_tensor_util: "
+                        "tcbench_step, one whole training step) and add a row for all of them "
+                        "as one range")
     f.set_defaults(func=cmd_profile, passthrough=True)
 
     p = sub.add_parser(
@@ -301,7 +305,9 @@ def cmd_profile(args: argparse.Namespace, extra: list[str]) -> int:
     from tcbench_tools import profile
 
     regex = profile.kernel_regex_arg(args.kernel_regex) if args.kernel_regex else None
-    return profile.run_profile(args.binary, extra, args.ncu, args.chip, args.launch_count, regex)
+    nvtx = profile.nvtx_range_arg(args.nvtx_range) if args.nvtx_range is not None else None
+    return profile.run_profile(args.binary, extra, args.ncu, args.chip, args.launch_count, regex,
+                               nvtx)
 
 
 def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:

@@ -12,6 +12,14 @@ base clock by default). The benchmark binary is told ``TCBENCH_COUNTERS=off`` so
 its own CUPTI session, owns the counters. ncu's CSV (the "details" page: one row per kernel
 launch and metric) is averaged per kernel and printed with the benchmarks' counter names.
 
+``--nvtx-range NAME`` profiles only the kernels inside the binary's NVTX push/pop range NAME
+(``ncu --nvtx --nvtx-include NAME/``; bench_tensor_util wraps one whole training step of every
+train_step row in ``tcbench_step``), adds the weights ``sm__cycles_active.avg`` and
+``gpu__time_duration.sum`` (``--print-units base``), and prints one more row: every launch of the
+range as ONE number, the way a CUPTI range over those kernels reads it. A
+``pct_of_peak_sustained_active`` metric is the counter's sum over the active SM cycles' sum, so
+its launches are weighted by their active cycles; an ``_elapsed`` one by their duration.
+
 Exit codes: 0 printed; 1 ncu or the binary failed; 2 bad arguments; 3 ncu is not installed;
 77 no CUDA GPU.
 """
@@ -57,12 +65,21 @@ class MetricList:
     metrics: list[Metric]
 
 
+# The weights of --nvtx-range's one-number row, and the units ncu may print them in.
+ACTIVE_CYCLES = "sm__cycles_active.avg"
+DURATION = "gpu__time_duration.sum"
+WEIGHTS = (ACTIVE_CYCLES, DURATION)
+UNIT_SCALE = {"cycle": 1.0, "Kcycle": 1e3, "Mcycle": 1e6, "Gcycle": 1e9, "nsecond": 1e-9,
+              "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+
+
 @dataclass
 class Launch:
-    """One profiled kernel launch: its name and metric values by metric name."""
+    """One profiled kernel launch: its name and metric values (and units) by metric name."""
     launch_id: str
     kernel: str
     values: dict[str, float] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -114,13 +131,19 @@ def metric_list(binary: Path, chip: str | None) -> MetricList | int:
 
 
 def ncu_command(ncu: Path, metrics: list[Metric], binary: Path, extra: list[str],
-                launch_count: int | None = None, kernel_regex: str | None = None) -> list[str]:
-    cmd = [str(ncu), "--metrics", ",".join(m.name for m in metrics), "--csv",
+                launch_count: int | None = None, kernel_regex: str | None = None,
+                nvtx_range: str | None = None) -> list[str]:
+    names = [m.name for m in metrics]
+    if nvtx_range:
+        names += [w for w in WEIGHTS if w not in names]
+    cmd = [str(ncu), "--metrics", ",".join(names), "--csv",
            "--clock-control", "none", "--target-processes", "all"]
     if launch_count:
         cmd += ["--launch-count", str(launch_count)]
     if kernel_regex:
         cmd += ["--kernel-name", f"regex:{kernel_regex}"]
+    if nvtx_range:
+        cmd += ["--nvtx", "--nvtx-include", f"{nvtx_range}/", "--print-units", "base"]
     return cmd + [str(binary)] + list(extra)
 
 
@@ -156,7 +179,32 @@ def parse_ncu_csv(text: str) -> list[Launch]:
         value = _number(row["Metric Value"] or "")
         if value is not None:
             launch.values[row["Metric Name"]] = value
+            launch.units[row["Metric Name"]] = (row["Metric Unit"] or "").strip()
     return list(launches.values())
+
+
+def _weight(launch: Launch, metric: str) -> float | None:
+    """The launch's weight for ``metric`` in base units, or None when ncu gave none."""
+    name = ACTIVE_CYCLES if "pct_of_peak_sustained_active" in metric else DURATION
+    if name not in launch.values:
+        return None
+    scale = UNIT_SCALE.get(launch.units.get(name, ""), 1.0)
+    return launch.values[name] * scale
+
+
+def aggregate(launches: list[Launch], metrics: list[Metric]) -> dict[str, float]:
+    """Every launch as one range: per counter, the mean over the launches weighted by their
+    active SM cycles (pct_of_peak_sustained_active metrics) or duration (_elapsed ones), over the
+    launches that have both the value and the weight."""
+    out = {}
+    for m in metrics:
+        pairs = [(launch.values[m.name], _weight(launch, m.name)) for launch in launches
+                 if m.name in launch.values]
+        pairs = [(v, w) for v, w in pairs if w is not None and w > 0]
+        total = sum(w for _, w in pairs)
+        if total > 0:
+            out[m.counter] = sum(v * w for v, w in pairs) / total
+    return out
 
 
 def short_kernel(name: str, width: int = 72) -> str:
@@ -192,16 +240,20 @@ def summarize(launches: list[Launch], metrics: list[Metric]) -> list[KernelSumma
     return out
 
 
-def render_table(summary: list[KernelSummary], metrics: list[Metric]) -> str:
+def render_table(summary: list[KernelSummary], metrics: list[Metric],
+                 whole: KernelSummary | None = None) -> str:
+    """The per-kernel table; ``whole`` (the --nvtx-range row) goes last, under a rule."""
     counters = [m.counter for m in metrics]
     rows = [["kernel", "launches", *counters]]
-    for s in summary:
+    for s in summary + ([whole] if whole else []):
         rows.append([short_kernel(s.kernel), str(s.launches),
                      *(f"{s.means[c]:.1f}" if c in s.means else "-" for c in counters)])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, r in enumerate(rows):
         cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]
+        if whole and n == len(rows) - 1:
+            lines.append("  ".join("-" * w for w in widths))
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -209,7 +261,8 @@ def render_table(summary: list[KernelSummary], metrics: list[Metric]) -> str:
 
 
 def run_profile(binary: Path, extra: list[str], ncu: str | None = None, chip: str | None = None,
-                launch_count: int | None = None, kernel_regex: str | None = None) -> int:
+                launch_count: int | None = None, kernel_regex: str | None = None,
+                nvtx_range: str | None = None) -> int:
     tool = find_ncu(ncu)
     if tool is None:
         print(f"tcbench profile: {NCU_MISSING}", file=sys.stderr)
@@ -220,7 +273,7 @@ def run_profile(binary: Path, extra: list[str], ncu: str | None = None, chip: st
     listed = metric_list(binary, chip)
     if isinstance(listed, int):
         return EXIT_NO_GPU if listed == EXIT_NO_GPU else EXIT_FAIL
-    cmd = ncu_command(tool, listed.metrics, binary, extra, launch_count, kernel_regex)
+    cmd = ncu_command(tool, listed.metrics, binary, extra, launch_count, kernel_regex, nvtx_range)
     print(f"tcbench profile: {listed.chip} ({listed.family}), {len(listed.metrics)} metrics: "
           f"{' '.join(cmd)}", flush=True)
     env = dict(os.environ, TCBENCH_COUNTERS="off")
@@ -238,12 +291,29 @@ def run_profile(binary: Path, extra: list[str], ncu: str | None = None, chip: st
                   file=sys.stderr)
             return EXIT_FAIL
         raise
-    print(render_table(summarize(launches, listed.metrics), listed.metrics))
+    whole = None
+    if nvtx_range:
+        whole = KernelSummary(f"all in {nvtx_range}", len(launches),
+                              aggregate(launches, listed.metrics))
+    print(render_table(summarize(launches, listed.metrics), listed.metrics, whole))
+    if whole:
+        print(f"tcbench profile: the last row is every launch in NVTX range {nvtx_range} as one "
+              f"range: active-cycle metrics weighted by {ACTIVE_CYCLES}, elapsed ones by "
+              f"{DURATION}; compare it with the benchmark's own counters.")
     if proc.returncode != 0:
         print(f"tcbench profile: ncu exited with {proc.returncode} (the table above is what it "
               f"collected).", file=sys.stderr)
         return EXIT_FAIL
     return EXIT_OK
+
+
+def nvtx_range_arg(text: str) -> str:
+    """An NVTX push/pop range name for --nvtx-include: not empty, no '/' (ncu's nesting
+    separator) and no '@' (its domain separator)."""
+    if not text or "/" in text or "@" in text:
+        raise InputError(f"--nvtx-range {text!r} is not a range name (no '/' or '@'; e.g. "
+                         f"tcbench_step).")
+    return text
 
 
 def kernel_regex_arg(text: str) -> str:

@@ -123,6 +123,7 @@ SPREAD_PCT = "spread_pct"
 PCT_OF_PEAK = "pct_of_peak"
 REL_ERROR = "rel_error"
 WAVES = "waves"
+VS_CUBLASLT = "vs_cublaslt"  # cuBLAS rows: cuBLASLt's time on the same problem / the cuBLAS time
 # bench_alignment
 ALIGN_M_BYTES = "align_m_bytes"
 ALIGN_N_BYTES = "align_n_bytes"
@@ -188,6 +189,12 @@ DRAM_THROUGHPUT_PCT = "dram_throughput_pct"
 PROFILE_COUNTERS = (TENSOR_ACTIVE_PCT, TENSOR_HMMA_PCT, TENSOR_IMMA_PCT, TENSOR_DMMA_PCT,
                     TENSOR_HMMA_HGMMA_QGMMA_PCT, SM_THROUGHPUT_PCT, DRAM_THROUGHPUT_PCT)
 PROFILE_PASSES = "profile_passes"
+# A whole training step (bench_tensor_util train_step rows) and its phases
+STEP_TENSOR_MIX_PCT = "step_tensor_mix_pct"
+GEMM_PHASES_CEILING_PCT = "gemm_phases_ceiling_pct"
+STEP_GFLOP = "step_gflop"
+STEP_PHASES = ("forward", "backward", "unscale", "optimizer")  # studies::StepPhase, in order
+GAPS = "gaps"  # time_pct_gaps: the step's time between its phases
 # Clocks, power and energy while timing (NVML; common/include/tcbench/power.hpp)
 SM_CLOCK_MHZ = "sm_clock_mhz"
 POWER_W = "power_w"
@@ -215,6 +222,8 @@ ACCURACY = "accuracy_<variant>"
 AGREEMENT = "agreement_<variant>"
 LOSS_AT = "loss_at_<NN>"
 SCALE_AT = "scale_at_<NN>"
+TENSOR_ACTIVE_PHASE = "tensor_active_pct_<phase>"
+TIME_PCT = "time_pct_<phase>"
 _VARIANT = r"[a-z0-9_.]+"  # INT8 deployment variants: fp32, ptq_max, ptq_p99.9, qat, ...
 
 
@@ -240,6 +249,16 @@ def scale_at(point: int) -> str:
     return f"scale_at_{point:02d}"
 
 
+def tensor_active_in(phase: str) -> str:
+    """A training step phase's tensor-pipe % (``tensor_active_pct_forward`` ...)."""
+    return f"tensor_active_pct_{phase}"
+
+
+def time_share(phase: str) -> str:
+    """A phase's share of the step's time (``time_pct_forward`` ..., ``time_pct_gaps``)."""
+    return f"time_pct_{phase}"
+
+
 COUNTERS = (  # in the C++ order
     # The harness: every timed benchmark.
     _fixed(SAMPLES, "count", NONE, 1, True),
@@ -253,6 +272,7 @@ COUNTERS = (  # in the C++ order
     _fixed(PCT_OF_PEAK, "%", HIGHER, 0, False, 200),
     _fixed(REL_ERROR, "", LOWER, 0, True),
     _fixed(WAVES, "waves", NONE, 0, True),
+    _fixed(VS_CUBLASLT, "x", NONE, 0, False),
     # bench_fp8
     _fixed(REL_ERROR_UNQUANTIZED, "", LOWER, 0, True),
     _fixed(AMAX_D, "", NONE, 0, True),
@@ -320,6 +340,10 @@ COUNTERS = (  # in the C++ order
     # The CUPTI counters (bench_tensor_util)
     _fixed(PROFILE_PASSES, "count", NONE, 1, True),
     *(_fixed(name, "%", NONE, 0, True, 200) for name in PROFILE_COUNTERS),
+    # A whole training step (bench_tensor_util train_step rows)
+    _fixed(STEP_TENSOR_MIX_PCT, "%", NONE, 0, True, 200),
+    _fixed(GEMM_PHASES_CEILING_PCT, "%", NONE, 0, True, 200),
+    _fixed(STEP_GFLOP, "GFLOP", NONE, 0, False),
     # The host studies (tcbench_studies)
     _fixed(TOP1_ACCURACY_PCT, "%", HIGHER, 0, True, 100),
     _fixed(TOP1_AGREEMENT_PCT, "%", HIGHER, 0, True, 100),
@@ -336,6 +360,9 @@ COUNTERS = (  # in the C++ order
     Counter(AGREEMENT, rf"^agreement_{_VARIANT}$", "%", HIGHER, 0, True, 100),
     Counter(LOSS_AT, r"^loss_at_[0-9]{2}$", "", LOWER, 0, True),
     Counter(SCALE_AT, r"^scale_at_[0-9]{2}$", "", NONE, 0, True),
+    Counter(TENSOR_ACTIVE_PHASE, rf"^tensor_active_pct_({'|'.join(STEP_PHASES)})$", "%", NONE, 0,
+            True, 200),
+    Counter(TIME_PCT, rf"^time_pct_({'|'.join((*STEP_PHASES, GAPS))})$", "%", NONE, 0, True, 100),
 )
 THROUGHPUT = (TFLOPS, TOPS, GBPS)  # in order of preference when a benchmark has several
 

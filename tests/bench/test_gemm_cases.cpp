@@ -47,6 +47,39 @@ TEST(BaselineCase, KeepsTheCaseLayoutAndLeadingDimensionsForEveryPair) {
         }
 }
 
+// A batched case's denominator is the same batch: a ratio must never set 33 matrices against
+// one, nor packed matrices against strided ones.
+TEST(BaselineCase, KeepsTheBatchAndItsStrides) {
+  for (P p : kAllPrecisions)
+    for (P base : kAllPrecisions) {
+      GemmCase c = GemmCase::for_precision(p, 128, 128, 65);
+      c.spec.batch_count = 33;
+      c.spec.stride_a = 20000;
+      c.spec.stride_b = 0;  // packed
+      c.spec.stride_c = c.spec.stride_d = 128 * 128 + 64;
+      const GemmCase b = baseline_case(c, base);
+      EXPECT_EQ(b.spec.batch_count, 33) << name(p) << " vs " << name(base);
+      EXPECT_EQ(b.spec.stride_a, 20000);
+      EXPECT_EQ(b.spec.stride_b, 0);
+      EXPECT_EQ(b.spec.stride_c, 128 * 128 + 64);
+      EXPECT_EQ(b.spec.stride_d, 128 * 128 + 64);
+      EXPECT_DOUBLE_EQ(b.spec.flops(), c.spec.flops());
+    }
+}
+
+// vs_cublaslt's denominator (run_cublas_gemm) is baseline_case in the case's own precision: the
+// cuBLASLt GEMM of the very same problem, types, compute type and batch.
+TEST(BaselineCase, TheCublasCaseInItsOwnPrecisionIsTheSameGemm) {
+  for (P p : {P::fp32, P::tf32, P::fp16, P::fp16_acc16, P::bf16, P::int8}) {
+    GemmCase c = GemmCase::for_precision(p, 4096, 33, 4096);
+    c.spec.batch_count = 2;
+    const GemmCase lt = baseline_case(c, p);
+    EXPECT_TRUE(same_problem(lt.spec.problem, c.spec.problem)) << name(p);
+    EXPECT_EQ(lt.spec.describe(), c.spec.describe()) << name(p);
+    EXPECT_EQ(lt.precision, p);
+  }
+}
+
 // The pre-fix construction, kept as the counterexample the test above rules out.
 TEST(BaselineCase, ThePrecisionDefaultWouldHaveChangedTheLayout) {
   const GemmCase fp8 = GemmCase::for_precision(P::fp8, 4096, 4096, 4096);  // TN
@@ -74,6 +107,12 @@ TEST(BenchNameTest, GemmNamesCarryTheLayout) {
             "fp8/recipe_amax/fp8/elements:16777216/in:bf16");
   EXPECT_EQ(BenchName("fp8", "block", "selected").arg(Key::hidden, 4096).str(),
             "fp8/block/selected/hidden:4096");
+  // A strided batch: the matrices per call after the GEMM's own keys.
+  EXPECT_EQ(BenchName("alignment", "cublas", P::fp16)
+                .gemm(GemmProblem{.m = 128, .n = 128, .k = 64})
+                .arg(Key::batch, 33)
+                .str(),
+            "alignment/cublas/fp16/m:128/n:128/k:64/layout:nn/batch:33");
 }
 
 TEST(BenchNameTest, ComponentsThatWouldBreakTheGrammarAreRefused) {

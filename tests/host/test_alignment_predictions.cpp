@@ -149,11 +149,50 @@ std::string padding_table() {
   return o.str();
 }
 
+// Table 5: strided batches shaped like attention (FP16, sequence 128): S = Q K^T (128 x 128 x d)
+// and O = P V (128 x d x 128) for 32, 33, 64 and 65 heads of head dimension d = 64 and 65, with
+// the assumed 128x64 tile and no split-K.
+struct Batched {
+  const char* form;
+  std::int64_t m, n, k;
+};
+constexpr Batched kBatchedShapes[] = {{"S = QK^T", 128, 128, 64},
+                                      {"S = QK^T", 128, 128, 65},
+                                      {"O = PV", 128, 64, 128},
+                                      {"O = PV", 128, 65, 128}};
+constexpr std::int64_t kHeadCounts[] = {32, 33, 64, 65};
+
+tn::GemmTimePrediction predict_batched(const Batched& b, std::int64_t heads, const Gpu& g) {
+  return ts::predict_assumed(b.m, b.n, b.k, Precision::fp16, g.spec, heads);
+}
+
+std::string batched_table() {
+  std::ostringstream o;
+  o << "| GPU | GEMM | m x n x k | heads | CTAs | waves | tile eff. | wave eff. | bound | "
+       "predicted TFLOP/s | predicted us |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Gpu* g : {&kH100, &kA100}) {
+    for (const Batched& b : kBatchedShapes) {
+      for (std::int64_t h : kHeadCounts) {
+        const auto p = predict_batched(b, h, *g);
+        o << "| " << g->label << " | " << b.form << " | " << b.m << " x " << b.n << " x " << b.k
+          << " | " << h << " | " << p.efficiency.ctas << " | "
+          << fmt("%.2f", p.efficiency.waves_exact) << " | "
+          << fmt("%.3f", p.efficiency.tile_efficiency) << " | "
+          << fmt("%.3f", p.efficiency.wave_efficiency) << " | "
+          << (p.memory_bound ? "memory" : "compute") << " | " << fmt("%.1f", p.flops_per_s / 1e12)
+          << " | " << fmt("%.2f", p.seconds * 1e6) << " |\n";
+      }
+    }
+  }
+  return o.str();
+}
+
 std::map<std::string, std::string> tables() {
   return {{"n-sweep", n_table()},
           {"pairs", pairs_table()},
           {"m-k", mk_table()},
-          {"padding", padding_table()}};
+          {"padding", padding_table()},
+          {"batched", batched_table()}};
 }
 
 std::string page() {
@@ -204,6 +243,30 @@ TEST(AlignmentPredictions, HeadlineFacts) {
   }
   // M = 4097 needs a 33rd row of 256-row tiles: 17 x 32 = 544 tiles instead of 512.
   EXPECT_EQ(predict(4097, 4096, 4096, Precision::fp16, kH100).efficiency.tiles, 17 * 32);
+}
+
+TEST(AlignmentPredictions, BatchedHeadlineFacts) {
+  // What the page says of the attention-shaped batches: every one is memory bound on both GPUs
+  // (about 32 FLOP per byte), so on the aligned path 33 heads cost 33/32 of 32 heads' time and no
+  // more: no cliff in the prediction, although the CTAs (1 or 2 per head) leave a wave part-empty.
+  for (const Gpu* g : {&kH100, &kA100}) {
+    for (const Batched& b : kBatchedShapes) {
+      for (std::int64_t h : {32, 64}) {
+        const auto even = predict_batched(b, h, *g), odd = predict_batched(b, h + 1, *g);
+        EXPECT_TRUE(even.memory_bound && odd.memory_bound) << g->label << " " << b.form;
+        EXPECT_NEAR(odd.seconds / even.seconds, static_cast<double>(h + 1) / static_cast<double>(h),
+                    1e-12);
+        EXPECT_EQ(odd.efficiency.ctas, even.efficiency.ctas + even.efficiency.tiles);  // a head's
+      }
+    }
+  }
+  // Head dimension 65 as N (O = PV) half-fills the second 64-column tile of every head.
+  const Batched pv65{"O = PV", 128, 65, 128};
+  EXPECT_DOUBLE_EQ(predict_batched(pv65, 32, kH100).efficiency.tile_efficiency, 65.0 / 128.0);
+  // H100's 132 SMs hold 66 heads of 2 CTAs in one wave: the 67th opens a second one.
+  const Batched qk{"S = QK^T", 128, 128, 64};
+  EXPECT_DOUBLE_EQ(predict_batched(qk, 66, kH100).efficiency.wave_efficiency, 1.0);
+  EXPECT_EQ(predict_batched(qk, 67, kH100).efficiency.waves, 2);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 // Verification helpers on host data: the error norm, NaN/Inf detection, poison, tolerances.
 #include "tcbench/cuda_owners.hpp"
+#include "tcbench/gemm_verify.hpp"
 #include "tcbench/random_fill.hpp"
 #include "tcbench/reference_gemm.hpp"
 #include "tcbench/verify.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -39,6 +42,39 @@ TEST(Verify, NanOrInfNeverPasses) {
     EXPECT_FALSE(s.passes(1e300)) << "a non-finite output passed with a huge tolerance";
     EXPECT_TRUE(std::isinf(s.rel_error()));
   }
+}
+
+// A batch is checked matrix by matrix and merged: the merge must be the check of both at once,
+// so a matrix of a batch that is wrong cannot be averaged away by one that is right.
+TEST(Verify, MergedMatricesAreOneCheckOverBoth) {
+  const std::vector<double> ref0 = {1.0, -2.0, 3.0}, got0 = {1.0, -2.0, 3.0};
+  const std::vector<double> ref1 = {4.0, 0.5, -1.0}, got1 = {4.0, 0.75, -1.5};
+  const std::vector<double> abs0 = {1.0, 2.0, 3.0}, abs1 = {4.0, 0.5, 1.0};
+  VerifyStats merged = compare_host(ref0, got0, abs0, 0.1);
+  merged.merge(compare_host(ref1, got1, abs1, 0.1));
+  std::vector<double> ref = ref0, got = got0, abs = abs0;
+  ref.insert(ref.end(), ref1.begin(), ref1.end());
+  got.insert(got.end(), got1.begin(), got1.end());
+  abs.insert(abs.end(), abs1.begin(), abs1.end());
+  const VerifyStats once = compare_host(ref, got, abs, 0.1);
+  EXPECT_DOUBLE_EQ(merged.rel_error(), once.rel_error());
+  EXPECT_EQ(merged.checked, 6u);
+  EXPECT_EQ(merged.elem_violations, once.elem_violations);
+  EXPECT_EQ(merged.elem_violations, 2u);  // 0.25 / 0.5 and 0.5 / 1.0 exceed 0.1
+  EXPECT_DOUBLE_EQ(merged.max_elem_ratio, 0.5);
+  // ||(0.25, 0.5)|| / ||(1, 2, 3, 4, 0.5, 1)||, by hand.
+  EXPECT_DOUBLE_EQ(merged.rel_error(), std::sqrt(0.3125 / 31.25));
+  // A non-finite element in either matrix fails the merge.
+  VerifyStats bad = compare_host(ref0, got0);
+  const std::vector<double> nan1 = {4.0, std::numeric_limits<double>::quiet_NaN(), -1.0};
+  bad.merge(compare_host(ref1, nan1));
+  EXPECT_FALSE(bad.passes(1e300));
+}
+
+TEST(Verify, BatchesCheckTheirFirstAndLastMatrix) {
+  EXPECT_EQ(checked_matrices(1), std::vector<std::int32_t>{0});
+  EXPECT_EQ(checked_matrices(2), (std::vector<std::int32_t>{0, 1}));
+  EXPECT_EQ(checked_matrices(33), (std::vector<std::int32_t>{0, 32}));
 }
 
 TEST(Verify, NothingCheckedNeverPasses) {

@@ -95,6 +95,19 @@ def tensor_util(simt=0.2, tensor=(30.0, 60.0, 85.0, 90.0), peaks=(25.0, 55.0, 80
     return rows
 
 
+def train_steps(ffma=0.0, wide_fp16=(58.0, 480.0)) -> list[dict]:
+    """bench_tensor_util's whole-step rows: FP16 and FP32 at two widths. ``wide_fp16`` is the
+    wide FP16 step's (tensor_active_pct, tflops); the small one reads 12 % at 0.05 TFLOP/s."""
+    t = "tensor_util/train_step/{}/hidden:{}/tokens:{}"
+    phases = dict(time_pct_forward=31.0, time_pct_backward=42.0, time_pct_unscale=6.0,
+                  time_pct_optimizer=20.0, time_pct_gaps=1.0)
+    return [row(t.format("fp16", 64, 256), tensor_active_pct=12.0, tflops=0.05, **phases),
+            row(t.format("fp16", 4096, 4096), tensor_active_pct=wide_fp16[0],
+                tflops=wide_fp16[1], gemm_phases_ceiling_pct=74.6, **phases),
+            row(t.format("fp32", 64, 256), tensor_active_pct=ffma, tflops=0.04, **phases),
+            row(t.format("fp32", 4096, 4096), tensor_active_pct=ffma, tflops=55.0, **phases)]
+
+
 # --- Q4 --------------------------------------------------------------------------------------
 
 def alignment_model(t32=105.6, t33=108.9) -> list[dict]:
@@ -102,12 +115,17 @@ def alignment_model(t32=105.6, t33=108.9) -> list[dict]:
     return [row(p.format(32), model_tflops=t32), row(p.format(33), model_tflops=t33)]
 
 
-def alignment_gpu(t32=100.0, t33=103.0, nt32=90.0, nt33=60.0, spread=2.0, fp8_skip=True):
+def alignment_gpu(t32=100.0, t33=103.0, nt32=90.0, nt33=60.0, spread=2.0, fp8_skip=True,
+                  cublas: tuple[float, float] | None = None):
+    """``cublas``: cublasGemmEx's FP16 NN TFLOP/s at (N = 32, N = 33), or no cuBLAS rows."""
     p = "alignment/{}/{}/m:4096/n:{}/k:4096/layout:{}"
     rows = [row(p.format("cublaslt", "fp16", 32, "nn"), tflops=t32, spread_pct=spread),
             row(p.format("cublaslt", "fp16", 33, "nn"), tflops=t33, spread_pct=spread),
             row(p.format("cublaslt", "fp16", 32, "nt"), tflops=nt32, spread_pct=spread),
             row(p.format("cublaslt", "fp16", 33, "nt"), tflops=nt33, spread_pct=spread)]
+    if cublas is not None:
+        rows += [row(p.format("cublas", "fp16", n, "nn"), tflops=t, spread_pct=spread)
+                 for n, t in zip((32, 33), cublas)]
     if fp8_skip:
         rows.append(row(p.format("cublaslt", "fp8", 33, "tn"),
                         error="skipped: FP8 GEMMs need m and k to be multiples of 16 and n a "

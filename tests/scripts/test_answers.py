@@ -91,6 +91,21 @@ def test_q3_small_gemm_caveat_only_when_it_reads_busier_than_it_runs():
     assert rules.q3_gpu(gpu(ad.tensor_util(small=(3.0, 1.5)), **ampere)).verdict == HOLDS
 
 
+def test_q3_whole_steps_say_what_share_is_not_tensor_work():
+    ampere = {"compute_capability": "8.0"}
+    a = rules.q3_gpu(gpu(ad.tensor_util() + ad.train_steps(), **ampere))
+    assert a.verdict == CAVEAT
+    assert ("a whole FP16 training step (hidden 4096) reads 58 % busy tensor pipes: 27 % of its "
+            "time is unscale, optimizer and gaps" in a.caveats[0])
+    assert "its GEMMs would reach 75 %" in a.caveats[0]
+    ffma = rules.q3_gpu(gpu(ad.tensor_util() + ad.train_steps(ffma=9.0), **ampere))
+    assert any("FP32 (FFMA) training step reads 9 %" in c for c in ffma.caveats)
+    flat = rules.q3_gpu(gpu(ad.tensor_util() + ad.train_steps(wide_fp16=(10.0, 480.0)), **ampere))
+    assert any("does not rise with TFLOP/s from hidden 64 to 4096" in c for c in flat.caveats)
+    # The step rows never enter the GEMM rows' rank correlation.
+    assert rules.q3_gpu(gpu(ad.tensor_util(), **ampere)).verdict == HOLDS
+
+
 def test_spearman_matches_scipy():
     scipy_stats = pytest.importorskip("scipy.stats")
     xs, ys = [1.0, 5.0, 3.0, 3.0, 9.0, 2.0], [2.0, 7.0, 1.0, 4.0, 8.0, 3.0]
@@ -113,6 +128,17 @@ def test_q4_gpu_every_verdict():
     none = rules.q4_gpu(gpu(ad.alignment_gpu(nt33=89.5, fp8_skip=False)))
     assert none.verdict == FAILS and "within the noise" in none.caveats[0]
     assert rules.q4_gpu(gpu([])).verdict == NOT_MEASURED
+
+
+def test_q4_gpu_asks_cublas_too():
+    both = rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0, cublas=(100.0, 79.0))))
+    assert both.verdict == HOLDS and both.caveats[1] == "so does cuBLAS (cublasGemmEx): x0.79"
+    assert any(e.source == "alignment/cublas/fp16/m:4096/n:33/k:4096/layout:nn" and e.value == 79.0
+               for e in both.evidence)
+    lt_only = rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0, cublas=(100.0, 100.5))))
+    assert lt_only.verdict == CAVEAT and "cuBLASLt's heuristic only" in lt_only.caveats[1]
+    lost = rules.q4_gpu(gpu(ad.alignment_gpu(nt33=89.5, fp8_skip=False, cublas=(100.0, 70.0))))
+    assert lost.verdict == CAVEAT and "cuBLAS (cublasGemmEx) (x0.70)" in lost.caveats[-1]
 
 
 # --- Q5 --------------------------------------------------------------------------------------

@@ -124,6 +124,18 @@ isfinite = lambda t: t
 """
 
 
+# The bundle's tcbench_studies: a host-studies file with the INT8 study's rows (Q1's host half).
+FAKE_STUDIES = """#!{python}
+import json, sys
+out = sys.argv[sys.argv.index("--out") + 1]
+rows = [dict(name=n, run_name=n, run_type="iteration", repetitions=1, iterations=1,
+             real_time=1.0, cpu_time=1.0, time_unit="s", top1_accuracy_pct=a)
+        for n, a in (("int8_study/fp32/fp32", 94.3), ("int8_study/ptq_max/int8", 93.1),
+                     ("int8_study/ptq_p99.99/int8", 95.2), ("int8_study/qat/int8", 95.1))]
+json.dump({{"context": {{"tcbench_kind": "host-studies"}}, "benchmarks": rows}}, open(out, "w"))
+"""
+
+
 def torch_python(tmp_path: Path) -> Path:
     site = tmp_path / "fake-torch"
     (site / "torch").mkdir(parents=True)
@@ -316,6 +328,7 @@ def test_summary_plans_the_quick_suite_and_ends_with_the_tables(tmp_path: Path):
     add_bench(bundle, "bench_alpha", seconds=3.0)  # long enough for the sampler to see it
     add_bench(bundle, "bench_fp16_vs_fp32")
     add_bench(bundle, "bench_tensor_peak")
+    write_exec(bundle / "bin" / "tcbench_studies", FAKE_STUDIES.format(python=sys.executable))
     out = tmp_path / "check"
     proc = run_check(bundle, out, environment(
         tmp_path, TCBENCH_TORCH_PYTHON=str(torch_python(tmp_path))))
@@ -342,6 +355,16 @@ def test_summary_plans_the_quick_suite_and_ends_with_the_tables(tmp_path: Path):
     assert re.search(r"SM clock median 1755 MHz \(min 1755, max 1755\), power median 612 W "
                      r"\(max 612 W, limit 700 W\), \d+ samples", summary), summary
     assert summary.rstrip().splitlines()[-1].startswith("-- FAILED")
+    # The five answers last, from these results and the bundle's host studies: the INT8 study's
+    # host half answers Q1; the stand-ins measured none of the GPU halves.
+    answers_line = step_line(summary, "the five questions (tcbench answers)")
+    assert " ok " in answers_line and "GPU verdicts: Q1 not measured" in answers_line
+    assert steps.index("   GPU state after") < steps.index("   the five questions")
+    answers = json.loads((out / "answers.json").read_text())["questions"]
+    q1_host = next(a for a in answers if a["id"] == "q1" and a["scope"] == "host")
+    assert q1_host["verdict"] != "not measured", q1_host
+    assert all(a["verdict"] == "not measured" for a in answers if a["scope"] == "gpu")
+    assert (out / "answers.md").read_text().startswith("# The five questions, answered")
 
 
 def test_a_box_with_an_older_glibc_is_refused_in_one_sentence(tmp_path: Path):

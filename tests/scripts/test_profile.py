@@ -201,3 +201,73 @@ def test_profile_of_a_missing_binary_is_a_usage_error(fakes, cli, tmp_path):
 def test_dash_dash_is_still_refused_for_compare(cli):
     code, _, err = cli("compare", "a", "b", "--", "x")
     assert code == 2 and "'run', 'fleet submit' and 'profile'" in err
+
+
+# --- --nvtx-range: one training step's kernels as one range ---------------------------------
+
+# Synthetic sample in the same layout (not a measurement): four launches of one step, with the
+# weights in the units ncu may print (cycle, Kcycle; nsecond, usecond) and a thousands separator.
+STEP_CSV = fixture("ncu/gh100_step_details.csv").read_text()
+
+
+def test_aggregate_weights_active_metrics_by_cycles_and_elapsed_ones_by_duration():
+    listed = profile.parse_metric_list(METRICS_JSON)
+    whole = profile.aggregate(profile.parse_ncu_csv(STEP_CSV), listed.metrics)
+    # active cycles 3000, 1000, 1,000 and 0.5 Kcycle: (80*3000 + 90*1000) / 5500 = 60
+    assert whole[schema.TENSOR_ACTIVE_PCT] == pytest.approx(60.0)
+    # durations 2000, 1000, 500 ns and 1.5 us: (70*2000 + 40*1000 + 80*500 + 20*1500) / 5000 = 50
+    assert whole[schema.SM_THROUGHPUT_PCT] == pytest.approx(50.0)
+    # (20*2000 + 85*1000 + 30*500 + 90*1500) / 5000 = 55
+    assert whole[schema.DRAM_THROUGHPUT_PCT] == pytest.approx(55.0)
+    # The plain per-kernel mean would say 85 for the GEMM and hide the element-wise kernels.
+    gemm = profile.summarize(profile.parse_ncu_csv(STEP_CSV), listed.metrics)[0]
+    assert gemm.launches == 2 and gemm.means[schema.TENSOR_ACTIVE_PCT] == pytest.approx(85.0)
+
+
+def test_aggregate_leaves_out_launches_without_a_weight():
+    listed = profile.parse_metric_list(METRICS_JSON)
+    launches = profile.parse_ncu_csv(DETAILS_CSV)  # recorded without the weight metrics
+    assert profile.aggregate(launches, listed.metrics) == {}
+
+
+def test_nvtx_range_adds_the_weights_and_the_filter():
+    metrics = profile.parse_metric_list(METRICS_JSON).metrics
+    cmd = profile.ncu_command(Path("/x/ncu"), metrics, Path("/b/bench_tensor_util"), [],
+                              nvtx_range="tcbench_step")
+    names = cmd[2].split(",")
+    assert names[:len(metrics)] == [m.name for m in metrics]
+    assert names[len(metrics):] == ["sm__cycles_active.avg", "gpu__time_duration.sum"]
+    assert cmd[cmd.index("--nvtx-include") + 1] == "tcbench_step/" and "--nvtx" in cmd
+    assert cmd[cmd.index("--print-units") + 1] == "base"
+    plain = profile.ncu_command(Path("/x/ncu"), metrics, Path("/b/bench_tensor_util"), [])
+    assert "--nvtx" not in plain and plain[2].split(",") == [m.name for m in metrics]
+
+
+@pytest.mark.parametrize("bad", ["", "a/b", "dom@range"])
+def test_nvtx_range_names_are_checked(bad):
+    with pytest.raises(profile.InputError, match="not a range name"):
+        profile.nvtx_range_arg(bad)
+
+
+def test_profile_nvtx_range_end_to_end_prints_the_weighted_row(fakes, cli, tmp_path):
+    binary, _, _, _ = fakes
+    record = tmp_path / "ncu.argv"
+    ncu = _script(tmp_path / "ncu_step", f"""import json, sys
+json.dump(sys.argv[1:], open({str(record)!r}, "w"))
+sys.stdout.write(open({str(fixture('ncu/gh100_step_details.csv'))!r}).read())
+""")
+    code, out, err = cli("profile", binary, "--ncu", ncu, "--nvtx-range", "tcbench_step", "--",
+                         "--benchmark_filter=train_step/fp16/hidden:4096/")
+    assert code == 0, err
+    last = [line for line in out.splitlines() if line.startswith("all in tcbench_step")]
+    assert len(last) == 1, out
+    assert last[0].split()[3:5] == ["4", "60.0"], last[0]  # 4 launches, tensor_active_pct 60
+    assert "weighted by sm__cycles_active.avg" in out
+    argv = __import__("json").loads(record.read_text())
+    assert argv[argv.index("--nvtx-include") + 1] == "tcbench_step/"
+
+
+def test_profile_with_a_bad_nvtx_range_is_a_usage_error(fakes, cli):
+    binary, ncu, _, _ = fakes
+    code, _, err = cli("profile", binary, "--ncu", ncu(), "--nvtx-range", "a/b")
+    assert code == 2 and "not a range name" in err

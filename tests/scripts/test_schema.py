@@ -112,7 +112,8 @@ GBENCH_ROW_FIELDS = {"name", "family_index", "per_family_instance_index", "run_n
                      "cpu_time", "time_unit", "label", "error_occurred", "error_message",
                      "aggregate_name", "aggregate_unit", "skipped", "skip_message",
                      "tcbench_binary"}
-ALL_FIXTURES = [*TCBENCH_FIXTURES, "plain.json", "tensor_util.json", "tensor_util_nocounters.json"]
+ALL_FIXTURES = [*TCBENCH_FIXTURES, "plain.json", "tensor_util.json", "tensor_util_nocounters.json",
+                "tensor_util_step_h.json", "tensor_util_step_a.json"]
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +194,8 @@ def test_the_tools_name_counters_only_through_schema_py():
     a literal would not follow a rename that the tests above make schema.py follow."""
     tools = REPO / "scripts" / "tcbench_tools"
     counter_names = {c.name for c in schema.COUNTERS if "<" not in c.name}
-    families = ("speedup_vs_", "accuracy_", "agreement_", "loss_at_", "scale_at_")
+    families = ("speedup_vs_", "accuracy_", "agreement_", "loss_at_", "scale_at_",
+                "tensor_active_pct_", "time_pct_")
     found = []
     for path in sorted(tools.rglob("*.py")):
         rel = path.relative_to(tools).as_posix()

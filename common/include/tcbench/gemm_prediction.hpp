@@ -26,6 +26,7 @@ struct ModelledGemm {
   std::int64_t m = 0, n = 0, k = 0;
   cudaDataType_t input = CUDA_R_16F;   // A and B
   cudaDataType_t output = CUDA_R_16F;  // D
+  std::int64_t batch = 1;              // matrices of a strided batch
 };
 
 // predict_gemm() for this GPU at one CTA per SM. Throws InvalidArgument when the GPU has no

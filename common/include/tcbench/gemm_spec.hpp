@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace tcbench {
 
@@ -59,7 +60,10 @@ struct GemmSpec {
   float* amax_d = nullptr;
   bool fast_accum = false;  // FP8 only: skip the periodic promotion of partial sums
   std::int32_t batch_count = 1;
-  // Strided batch, in elements; 0: matrices packed back to back (ld x columns).
+  // Strided batch, in elements; 0: matrices packed back to back (ld x columns). Matrix i of A
+  // starts at A + i * effective_stride_a(), and so on (cuBLASLt's STRIDED_BATCH_OFFSET and
+  // cublasGemmStridedBatchedEx's strideA; for cuBLAS a stride of 0 would mean "the same matrix
+  // for every i", so the libraries are always given the effective stride).
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
 
   // The configuration tcbench measures for precision p at m x n x k (tightest leading
@@ -70,6 +74,14 @@ struct GemmSpec {
   // needs at m x n x k; the caller points a_scale and b_scale at tensors of that size.
   static GemmSpec for_scaling(Precision p, ScaleMode mode, std::int64_t m, std::int64_t n,
                               std::int64_t k);
+
+  // The batch strides in elements: stride_x, or the packed ld x columns of one matrix when 0.
+  std::int64_t effective_stride_a() const;
+  std::int64_t effective_stride_b() const;
+  std::int64_t effective_stride_c() const;
+  std::int64_t effective_stride_d() const;
+  // Useful FLOPs (or integer OPs) of one call: 2 m n k for each of the batch_count matrices.
+  double flops() const;
 
   bool is_fp8() const;
   bool is_fp4() const;
@@ -82,6 +94,10 @@ struct GemmSpec {
   // A sentence naming the offending values, or nullopt if cuBLASLt should accept the spec on
   // a GPU of this compute capability.
   std::optional<std::string> why_invalid(int cc_major, int cc_minor) const;
+  // The shape rules every GEMM library tcbench calls shares (positive sizes, leading dimensions
+  // and sizes in int32, batch count and strides, batch outputs that do not overlap), as a
+  // sentence naming `library` ("cuBLASLt", "cuBLAS"); why_invalid() asks it first.
+  std::optional<std::string> why_shape_invalid(std::string_view library) const;
   // Throws InvalidArgument with why_invalid()'s sentence followed by describe().
   void validate(int cc_major, int cc_minor) const;
   // One line: sizes, types, ops, lds, compute/scale types, epilogue, flags.

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace tcbench {
 
@@ -26,10 +27,19 @@ struct GemmOutputCheck {
   void* d = nullptr;
   double scale = 1.0;  // the GEMM computes D = scale * op(A) op(B) (alpha, FP8 tensor scales)
   std::int64_t max_rows = kVerifyRows;
+  // A strided batch: batch_count matrices, matrix i of A at a + i * stride_a elements (likewise
+  // B and D). Strides of 0 mean packed matrices (ld x columns), as in GemmSpec.
+  std::int32_t batch_count = 1;
+  std::int64_t stride_a = 0, stride_b = 0, stride_d = 0;
 };
 
-// Poisons D, runs `run` once on `stream`, and compares the sampled rows of D with the FP64
-// reference: Frobenius error and the per-element bound `element_tolerance` * sum |A||B|. The
+// The matrices of a batch of `batch_count` that verification checks: the first and the last
+// (where a wrong stride or a missing matrix shows first), once each.
+std::vector<std::int32_t> checked_matrices(std::int32_t batch_count);
+
+// Poisons D (every matrix of a batch), runs `run` once on `stream`, and compares the sampled
+// rows of D (of each checked_matrices() matrix) with the FP64 reference: Frobenius error and the
+// per-element bound `element_tolerance` * sum |A||B|, merged over the checked matrices. The
 // caller decides pass/fail with the Frobenius tolerance.
 VerifyStats verify_gemm(const GemmOutputCheck& check, const std::function<void(cudaStream_t)>& run,
                         double element_tolerance, cudaStream_t stream);

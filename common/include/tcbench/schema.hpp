@@ -125,6 +125,7 @@ TCB_COUNTER_(gbps,           "GB/s",    higher, 0, false, kUnbounded, "bytes mov
 TCB_COUNTER_(pct_of_peak,    "%",       higher, 0, false, 200,        "rate / the GPU's dense peak for the precision (or DRAM bandwidth)")
 TCB_COUNTER_(rel_error,      "",        lower,  0, true,  kUnbounded, "relative Frobenius error vs the FP64 reference, before timing")
 TCB_COUNTER_(waves,          "waves",   none,   0, true,  kUnbounded, "cuBLASLt's wave count for the chosen algorithm")
+TCB_COUNTER_(vs_cublaslt,    "x",       none,   0, false, kUnbounded, "cuBLASLt's time on the very same problem / this cuBLAS time (> 1: cuBLAS faster)")
 // FP8 (bench_fp8).
 TCB_COUNTER_(rel_error_unquantized, "",  lower,  0, true,  kUnbounded, "error vs the FP32 product of the unquantized originals")
 TCB_COUNTER_(amax_d,         "",        none,   0, true,  kUnbounded, "max |D| before the output scale (FP8 output)")
@@ -198,6 +199,11 @@ TCB_COUNTER_(tensor_dmma_pct, "%",      none,   0, true,  200,        "DMMA sub-
 TCB_COUNTER_(tensor_hmma_hgmma_qgmma_pct, "%", none, 0, true, 200,    "Hopper's HMMA/HGMMA/QGMMA type sub-pipe")
 TCB_COUNTER_(sm_throughput_pct, "%",    none,   0, true,  200,        "sm__throughput.avg.pct_of_peak_sustained_elapsed")
 TCB_COUNTER_(dram_throughput_pct, "%",  none,   0, true,  200,        "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+// A whole training step (bench_tensor_util train_step rows; the phases' own counters are the
+// families tensor_active_pct_<phase> and time_pct_<phase> below).
+TCB_COUNTER_(step_tensor_mix_pct, "%",  none,   0, true,  200,        "time-weighted mean of the phases' tensor_active_pct (time between phases counts as idle)")
+TCB_COUNTER_(gemm_phases_ceiling_pct, "%", none, 0, true, 200,        "that mean over forward and backward alone: the step if unscale, optimizer and gaps took no time")
+TCB_COUNTER_(step_gflop,     "GFLOP",   none,   0, false, kUnbounded, "useful FLOP of one step: its five GEMMs (1e9)")
 // Host studies (tcbench_studies: what the CPU answers without a GPU).
 TCB_COUNTER_(top1_accuracy_pct, "%",       higher, 0, true,  100,        "top-1 accuracy on the held-out split")
 TCB_COUNTER_(top1_agreement_pct, "%",       higher, 0, true,  100,        "top-1 agreement with the FP32 model")
@@ -215,6 +221,8 @@ inline constexpr CounterDef speedup_vs_family{"speedup_vs_<precision>", "^speedu
 inline constexpr CounterDef accuracy_family{"accuracy_<variant>", "^accuracy_[a-z0-9_.]+$", "%", Better::higher, 0, true, 100, "host-evaluated top-1 accuracy of an INT8 study variant"};
 inline constexpr CounterDef agreement_family{"agreement_<variant>", "^agreement_[a-z0-9_.]+$", "%", Better::higher, 0, true, 100, "top-1 agreement of a variant with FP32"};
 inline constexpr CounterDef loss_at_family{"loss_at_<NN>", "^loss_at_[0-9]{2}$", "", Better::lower, 0, true, kUnbounded, "the training loss at curve point NN"};
+inline constexpr CounterDef tensor_active_phase_family{"tensor_active_pct_<phase>", "^tensor_active_pct_(forward|backward|unscale|optimizer)$", "%", Better::none, 0, true, 200, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active over one phase's CUPTI range"};
+inline constexpr CounterDef time_pct_family{"time_pct_<phase>", "^time_pct_(forward|backward|unscale|optimizer|gaps)$", "%", Better::none, 0, true, 100, "share of the step's time in the phase (gaps: between phases, the GPU waiting for the host)"};
 inline constexpr CounterDef scale_at_family{"scale_at_<NN>", "^scale_at_[0-9]{2}$", "", Better::none, 0, true, kUnbounded, "the loss scale at curve point NN"};
 // clang-format on
 
@@ -223,6 +231,10 @@ Counter accuracy(std::string_view variant);
 Counter agreement(std::string_view variant);
 Counter loss_at(int point);   // "loss_at_07"
 Counter scale_at(int point);  // "scale_at_07"
+// A training step phase's counters by the phase's name (studies::name(StepPhase)):
+// "tensor_active_pct_forward"; "time_pct_forward", or "time_pct_gaps" for the time between.
+Counter tensor_active_in(std::string_view phase);
+Counter time_share(std::string_view phase);
 // tflops, or tops for integer precisions.
 const CounterDef& rate(Precision p);
 // tflops_per_w, or tops_per_w for integer precisions.

@@ -41,6 +41,9 @@ struct VerifyStats {
 
   // ||D - R|| / ||R||; +inf when anything was non-finite or nothing was checked.
   double rel_error() const;
+  // Adds the elements `other` checked (another matrix of a batch): the sums and counts add, the
+  // worst element ratio is the larger, so the result is what one check over both would give.
+  VerifyStats& merge(const VerifyStats& other);
   bool passes(double tolerance) const;
   // "rel. error 1.2e-04 (tolerance 5.0e-03), 0 non-finite, 0 outside the element bound of
   // 65536 checked"

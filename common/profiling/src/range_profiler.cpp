@@ -1,9 +1,10 @@
 // The Range Profiler call sequence (CUPTI docs, "Range Profiling API"; CUPTI's range_profiling
 // sample): initialize the profiler, read the chip name and counter availability, build the
 // configuration image on the host, enable the range profiler on the context, size and
-// initialize the counter data, set the configuration (user range, user replay), run each pass
-// inside Start/PushRange ... PopRange/Stop until CUPTI says every pass is submitted, decode, and
-// evaluate the single range.
+// initialize the counter data for the plan's ranges, set the configuration (user range, user
+// replay, the plan's nesting levels), run each pass inside Start ... Stop with the work pushing
+// and popping the plan's ranges, until CUPTI says every pass is submitted, decode, and evaluate
+// every range by its decoded name (cuptiRangeProfilerCounterDataGetRangeInfo).
 #include "tcbench/profiling/range_profiler.hpp"
 
 #include "cupti_params.hpp"
@@ -17,6 +18,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -85,8 +87,8 @@ class RangeProfilerObject {
   CUpti_RangeProfiler_Object* object_ = nullptr;
 };
 
-// One replay pass: Start + PushRange on entry; PopRange + Stop in finish(), or in the destructor
-// when the work threw, so that a failure never leaves a range open.
+// One replay pass: Start on entry; Stop in finish(), or in the destructor when the work threw,
+// so that a failure never leaves the profiler started.
 class Pass {
  public:
   explicit Pass(CUpti_RangeProfiler_Object* object) : object_(object) {
@@ -94,36 +96,21 @@ class Pass {
         CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = object_;
     TCB_CUPTI(available(cuptiRangeProfilerStart(&start)));
-    auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(
-        CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
-    push.pRangeProfilerObject = object_;
-    push.pRangeName = kRangeName;
-    const CUptiResult pushed = cuptiRangeProfilerPushRange(&push);
-    if (pushed != CUPTI_SUCCESS) {
-      stop_noexcept();
-      TCB_CUPTI(available(pushed));
-    }
   }
-  Pass(const Pass&) = delete;  // ends its range exactly once
+  Pass(const Pass&) = delete;  // stops exactly once
   Pass& operator=(const Pass&) = delete;
   ~Pass() {
     if (open_) {
-      pop_noexcept();
-      stop_noexcept();
+      auto stop = detail::cupti_params<CUpti_RangeProfiler_Stop_Params>(
+          CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+      stop.pRangeProfilerObject = object_;
+      TCB_CUPTI_NOEXCEPT(cuptiRangeProfilerStop(&stop));
     }
   }
 
   // Ends the pass; true when CUPTI has every pass it needs.
   bool finish() {
     open_ = false;
-    auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(
-        CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
-    pop.pRangeProfilerObject = object_;
-    const CUptiResult popped = cuptiRangeProfilerPopRange(&pop);
-    if (popped != CUPTI_SUCCESS) {
-      stop_noexcept();
-      TCB_CUPTI(popped);
-    }
     auto stop = detail::cupti_params<CUpti_RangeProfiler_Stop_Params>(
         CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = object_;
@@ -132,20 +119,72 @@ class Pass {
   }
 
  private:
-  void pop_noexcept() noexcept {
+  CUpti_RangeProfiler_Object* object_;
+  bool open_ = true;
+};
+
+// The ranges of one pass, checked against the plan as the work pushes and pops them; the
+// destructor pops whatever the work left open (after an exception).
+class PassMarks final : public RangeMarks {
+ public:
+  PassMarks(CUpti_RangeProfiler_Object* object, const RangePlan& plan, std::size_t pass)
+      : object_(object), plan_(plan), pass_(pass) {}
+  PassMarks(const PassMarks&) = delete;  // pops its ranges exactly once
+  PassMarks& operator=(const PassMarks&) = delete;
+  ~PassMarks() {
+    for (; depth_ > 0; --depth_) {
+      auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(
+          CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+      pop.pRangeProfilerObject = object_;
+      TCB_CUPTI_NOEXCEPT(cuptiRangeProfilerPopRange(&pop));
+    }
+  }
+
+  void push(std::string_view name) override {
+    const int level = depth_ + 1;
+    if (next_ >= plan_.ranges.size())
+      throw Error(where() + " pushed range '" + std::string(name) + "' after all " +
+                  std::to_string(plan_.ranges.size()) + " ranges of the plan");
+    const RangeSpec& want = plan_.ranges[next_];
+    if (name != want.name || level != want.level)
+      throw Error(where() + " pushed range '" + std::string(name) + "' at level " +
+                  std::to_string(level) + " where the plan's range " + std::to_string(next_) +
+                  " is '" + want.name + "' at level " + std::to_string(want.level));
+    TCB_CUDA_CTX(cudaDeviceSynchronize(), "work before profiler range '" + want.name + "'");
+    auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(
+        CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+    push.pRangeProfilerObject = object_;
+    push.pRangeName = want.name.c_str();  // the plan outlives the session
+    TCB_CUPTI_CTX(available(cuptiRangeProfilerPushRange(&push)), "range '" + want.name + "'");
+    ++next_;
+    ++depth_;
+  }
+
+  void pop() override {
+    if (depth_ == 0) throw Error(where() + " popped a range with none open");
+    TCB_CUDA_CTX(cudaDeviceSynchronize(), "work inside a profiler range, " + where());
     auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(
         CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
     pop.pRangeProfilerObject = object_;
-    TCB_CUPTI_NOEXCEPT(cuptiRangeProfilerPopRange(&pop));
+    TCB_CUPTI(cuptiRangeProfilerPopRange(&pop));
+    --depth_;
   }
-  void stop_noexcept() noexcept {
-    auto stop = detail::cupti_params<CUpti_RangeProfiler_Stop_Params>(
-        CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
-    stop.pRangeProfilerObject = object_;
-    TCB_CUPTI_NOEXCEPT(cuptiRangeProfilerStop(&stop));
+
+  // After the work: every range of the plan pushed and popped.
+  void finish() const {
+    if (next_ != plan_.ranges.size() || depth_ != 0)
+      throw Error(where() + " ended with " + std::to_string(next_) + " of the plan's " +
+                  std::to_string(plan_.ranges.size()) + " ranges pushed and " +
+                  std::to_string(depth_) + " still open");
   }
+
+ private:
+  std::string where() const { return "profiling pass " + std::to_string(pass_); }
   CUpti_RangeProfiler_Object* object_;
-  bool open_ = true;
+  const RangePlan& plan_;
+  std::size_t pass_;
+  std::size_t next_ = 0;
+  int depth_ = 0;
 };
 
 // Why CUPTI says this device cannot be profiled at all, or nullopt when it can.
@@ -193,14 +232,14 @@ std::vector<std::uint8_t> counter_availability(CUcontext ctx) {
 }
 
 std::vector<std::uint8_t> counter_data_image(CUpti_RangeProfiler_Object* object,
-                                             std::vector<const char*>& names) {
+                                             std::vector<const char*>& names, std::size_t ranges) {
   auto size = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
       CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   size.pRangeProfilerObject = object;
   size.pMetricNames = names.data();
   size.numMetrics = names.size();
-  size.maxNumOfRanges = 1;
-  size.maxNumRangeTreeNodes = 1;
+  size.maxNumOfRanges = ranges;
+  size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(ranges);
   TCB_CUPTI(cuptiRangeProfilerGetCounterDataSize(&size));
   std::vector<std::uint8_t> image(size.counterDataSize);
   auto init = detail::cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
@@ -210,6 +249,137 @@ std::vector<std::uint8_t> counter_data_image(CUpti_RangeProfiler_Object* object,
   init.pCounterData = image.data();
   TCB_CUPTI(cuptiRangeProfilerCounterDataImageInitialize(&init));
   return image;
+}
+
+// The decoded name of range `index` (its path, parents joined by kRangeDelimiter).
+std::string decoded_range_name(const std::vector<std::uint8_t>& counter_data, std::size_t index) {
+  auto p = detail::cupti_params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(
+      CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
+  p.pCounterDataImage = counter_data.data();
+  p.counterDataImageSize = counter_data.size();
+  p.rangeIndex = index;
+  const std::string delimiter(kRangeDelimiter);
+  p.rangeDelimiter = delimiter.c_str();
+  TCB_CUPTI_CTX(cuptiRangeProfilerCounterDataGetRangeInfo(&p),
+                "decoded range " + std::to_string(index));
+  return p.rangeName != nullptr ? p.rangeName : "";
+}
+
+// Which plan range a decoded name is: its path, or (should CUPTI report the bare name) the one
+// range of that name.
+std::size_t plan_index(const RangePlan& plan, const std::string& decoded) {
+  for (std::size_t i = 0; i < plan.paths.size(); ++i)
+    if (plan.paths[i] == decoded) return i;
+  std::size_t found = plan.ranges.size();
+  for (std::size_t i = 0; i < plan.ranges.size(); ++i)
+    if (plan.ranges[i].name == decoded) {
+      if (found != plan.ranges.size())
+        found = plan.ranges.size() + 1;  // ambiguous
+      else
+        found = i;
+    }
+  if (found < plan.ranges.size()) return found;
+  std::string all;
+  for (const std::string& path : plan.paths) all += (all.empty() ? "" : ", ") + path;
+  throw Error("CUPTI decoded a range named '" + decoded + "', which is not one of the plan's (" +
+              all + ") on chip " + plan.chip);
+}
+
+// Everything collect_counters and collect_range_counters share: one session over the plan.
+RangeCounters collect(std::span<const RangeSpec> ranges,
+                      const std::function<void(RangeMarks&)>& work) {
+  if (auto why = disabled_by_environment()) throw CountersUnavailable(*why);
+  (void)range_paths(ranges);  // a bad plan is the caller's error, whatever the device
+  int ordinal = 0;
+  TCB_CUDA(cudaGetDevice(&ordinal));
+  const CUcontext ctx = current_context();
+
+  ProfilerSession session;
+  if (auto why = device_unsupported_reason(ordinal)) throw CountersUnavailable(*why);
+  const std::string chip = device_chip(ordinal);
+  if (!metrics_for_chip(chip)) throw CountersUnavailable(unknown_chip_reason(chip));
+
+  ProfilerHost host(chip, counter_availability(ctx));
+  const RangePlan plan = plan_ranges(host, ranges);
+  const std::vector<std::string> metric_names = plan.metric_names();
+  std::vector<const char*> c_names;
+  for (const std::string& n : metric_names) c_names.push_back(n.c_str());
+
+  RangeProfilerObject profiler(ctx);
+  std::vector<std::uint8_t> counter_data =
+      counter_data_image(profiler.get(), c_names, plan.ranges.size());
+
+  auto set = detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(
+      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  set.pRangeProfilerObject = profiler.get();
+  set.configSize = plan.config_image.size();
+  set.pConfig = plan.config_image.data();
+  set.counterDataImageSize = counter_data.size();
+  set.pCounterDataImage = counter_data.data();
+  set.range = CUPTI_UserRange;
+  set.replayMode = CUPTI_UserReplay;
+  set.maxRangesPerPass = plan.ranges.size();
+  set.numNestingLevels = static_cast<std::uint16_t>(plan.nesting_levels);
+  set.minNestingLevel = 1;
+  set.passIndex = 0;
+  set.targetNestingLevel = 1;
+  TCB_CUPTI(available(cuptiRangeProfilerSetConfig(&set)));
+
+  std::size_t submitted = 0;
+  for (bool all_submitted = false; !all_submitted;) {
+    if (submitted > plan.passes())
+      throw Error("CUPTI asked for more than the " + std::to_string(plan.passes()) +
+                  " passes the plan needs (" + std::to_string(plan.config_passes) +
+                  " for the metric set x " + std::to_string(plan.nesting_levels) +
+                  " nesting level(s), chip " + chip + ")");
+    Pass pass(profiler.get());
+    {
+      PassMarks marks(profiler.get(), plan, submitted);
+      work(marks);
+      marks.finish();
+    }
+    TCB_CUDA_CTX(cudaDeviceSynchronize(), "profiled work, pass " + std::to_string(submitted));
+    all_submitted = pass.finish();
+    ++submitted;
+  }
+
+  auto decode = detail::cupti_params<CUpti_RangeProfiler_DecodeData_Params>(
+      CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  decode.pRangeProfilerObject = profiler.get();
+  TCB_CUPTI(cuptiRangeProfilerDecodeData(&decode));
+  if (decode.numOfRangeDropped != 0)
+    throw Error("CUPTI dropped " + std::to_string(decode.numOfRangeDropped) +
+                " profiled range(s) on chip " + chip);
+
+  auto info = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  info.pCounterDataImage = counter_data.data();
+  info.counterDataImageSize = counter_data.size();
+  TCB_CUPTI(cuptiRangeProfilerGetCounterDataInfo(&info));
+  if (info.numTotalRanges != plan.ranges.size())
+    throw Error("CUPTI decoded " + std::to_string(info.numTotalRanges) +
+                " range(s) where the plan "
+                "has " +
+                std::to_string(plan.ranges.size()) + " on chip " + chip);
+
+  RangeCounters out{chip, submitted, {}};
+  out.ranges.resize(plan.ranges.size());
+  std::vector<bool> filled(plan.ranges.size(), false);
+  for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
+    const std::size_t i = plan_index(plan, decoded_range_name(counter_data, r));
+    if (filled[i]) throw Error("CUPTI decoded range '" + plan.paths[i] + "' twice on chip " + chip);
+    filled[i] = true;
+    const std::vector<double> values = host.evaluate(counter_data, r, metric_names);
+    RangeValues& v = out.ranges[i];
+    v.path = plan.paths[i];
+    for (std::size_t m = 0; m < values.size(); ++m) {
+      if (!std::isfinite(values[m]))
+        throw Error("CUPTI evaluated " + metric_names[m] + " of range '" + v.path + "' as " +
+                    std::to_string(values[m]) + " on chip " + chip + " (did the range hold work?)");
+      v.values.push_back({std::string(plan.metrics[m].counter), metric_names[m], values[m]});
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -230,77 +400,30 @@ std::optional<double> Counters::value(std::string_view counter) const {
 Counters collect_counters(const std::function<void()>& work, int runs) {
   if (runs < 1)
     throw InvalidArgument("collect_counters needs at least one run, got " + std::to_string(runs));
-  if (auto why = disabled_by_environment()) throw CountersUnavailable(*why);
-  int ordinal = 0;
-  TCB_CUDA(cudaGetDevice(&ordinal));
-  const CUcontext ctx = current_context();
-
-  ProfilerSession session;
-  if (auto why = device_unsupported_reason(ordinal)) throw CountersUnavailable(*why);
-  const std::string chip = device_chip(ordinal);
-  const std::optional<ChipMetrics> table = metrics_for_chip(chip);
-  if (!table) throw CountersUnavailable(unknown_chip_reason(chip));
-
-  std::vector<std::string> metric_names;
-  for (const Metric& m : table->metrics) metric_names.emplace_back(m.name);
-  std::vector<const char*> c_names;
-  for (const std::string& n : metric_names) c_names.push_back(n.c_str());
-
-  ProfilerHost host(chip, counter_availability(ctx));
-  const std::vector<std::uint8_t> config = host.config_image(metric_names);
-  const std::size_t passes = ProfilerHost::passes(config);
-
-  RangeProfilerObject profiler(ctx);
-  std::vector<std::uint8_t> counter_data = counter_data_image(profiler.get(), c_names);
-
-  auto set = detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(
-      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
-  set.pRangeProfilerObject = profiler.get();
-  set.configSize = config.size();
-  set.pConfig = config.data();
-  set.counterDataImageSize = counter_data.size();
-  set.pCounterDataImage = counter_data.data();
-  set.range = CUPTI_UserRange;
-  set.replayMode = CUPTI_UserReplay;
-  set.maxRangesPerPass = 1;
-  set.numNestingLevels = 1;
-  set.minNestingLevel = 1;
-  set.passIndex = 0;
-  set.targetNestingLevel = 1;
-  TCB_CUPTI(available(cuptiRangeProfilerSetConfig(&set)));
-
-  std::size_t submitted = 0;
-  for (bool all_submitted = false; !all_submitted;) {
-    if (submitted > passes)
-      throw Error("CUPTI asked for more than the " + std::to_string(passes) +
-                  " passes its configuration image declares (chip " + chip + ")");
-    Pass pass(profiler.get());
+  const RangeSpec one[] = {{std::string(kRangeName), 1}};
+  RangeCounters got = collect(one, [&](RangeMarks& marks) {
+    marks.push(kRangeName);
     for (int r = 0; r < runs; ++r) work();
-    TCB_CUDA_CTX(cudaDeviceSynchronize(), "profiled work, pass " + std::to_string(submitted));
-    all_submitted = pass.finish();
-    ++submitted;
-  }
+    marks.pop();
+  });
+  return {got.chip, got.passes, runs, std::move(got.ranges.front().values)};
+}
 
-  auto decode = detail::cupti_params<CUpti_RangeProfiler_DecodeData_Params>(
-      CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
-  decode.pRangeProfilerObject = profiler.get();
-  TCB_CUPTI(cuptiRangeProfilerDecodeData(&decode));
-  if (decode.numOfRangeDropped != 0)
-    throw Error("CUPTI dropped " + std::to_string(decode.numOfRangeDropped) +
-                " profiled range(s) on chip " + chip);
+std::optional<double> RangeValues::value(std::string_view counter) const {
+  for (const CounterValue& v : values)
+    if (v.counter == counter) return v.value;
+  return std::nullopt;
+}
 
-  auto info = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
-      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
-  info.pCounterDataImage = counter_data.data();
-  info.counterDataImageSize = counter_data.size();
-  TCB_CUPTI(cuptiRangeProfilerGetCounterDataInfo(&info));
-  if (info.numTotalRanges < 1) throw Error("CUPTI decoded no range on chip " + chip);
+const RangeValues& RangeCounters::at(std::string_view path) const {
+  for (const RangeValues& r : ranges)
+    if (r.path == path) return r;
+  throw Error("no profiled range '" + std::string(path) + "' (chip " + chip + ")");
+}
 
-  const std::vector<double> values = host.evaluate(counter_data, 0, metric_names);
-  Counters out{chip, submitted, runs, {}};
-  for (std::size_t i = 0; i < values.size(); ++i)
-    out.values.push_back({std::string(table->metrics[i].counter), metric_names[i], values[i]});
-  return out;
+RangeCounters collect_range_counters(std::span<const RangeSpec> ranges,
+                                     const std::function<void(RangeMarks&)>& work) {
+  return collect(ranges, work);
 }
 
 }  // namespace tcbench::profiling

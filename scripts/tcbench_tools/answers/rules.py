@@ -13,7 +13,7 @@ from tcbench_tools import schema
 from tcbench_tools.answers import evidence as ev
 from tcbench_tools.answers.model import (BY_ID, CAVEAT, FAILS, GPU, HOLDS, HOST, NOT_MEASURED,
                                          Answer, Evidence)
-from tcbench_tools.results import ResultSet
+from tcbench_tools.results import Benchmark, ResultSet
 
 # Q1: "little accuracy lost" = within this many points of top-1 accuracy of FP32.
 Q1_ACCURACY_POINTS = 1.0
@@ -252,7 +252,8 @@ def q3_gpu(rs: ResultSet) -> Answer:
               f"{Q3_SIMT_MAX:g} %, a cuBLASLt Tensor Core GEMM above {Q3_TENSOR_MIN:g} %) and "
               f"tracks throughput across the GEMM rows (Spearman rank correlation with "
               f"pct_of_peak >= {Q3_TRACKS:g})")
-    rows = [b for b in ev.matching(rs, r"tensor_util/[^/]+/[^/]+/.*") if b.parsed.variant != "memory"]
+    rows = [b for b in ev.matching(rs, r"tensor_util/[^/]+/[^/]+/.*")
+            if b.parsed.variant not in ("memory", "train_step")]
     measured = [b for b in rows if ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) is not None]
     if not measured:
         notes = {ev.label(b).partition("counters skipped: ")[2] for b in rows} - {""}
@@ -297,6 +298,9 @@ def q3_gpu(rs: ResultSet) -> Answer:
                          f"{pct[small.name]:.0f} % busy pipes at {small_peak:.0f} % of peak: "
                          "the denominator is the active cycles of the SMs it occupies, not the "
                          "whole GPU")
+    step_caveats, step_evidence = _whole_steps(rs)
+    a.evidence += step_evidence
+    a.caveats += step_caveats
     if rs.context.get("compute_capability", "").startswith("9."):
         a.caveats.append("on Hopper wgmma (HGMMA/QGMMA) is counted in its own sub-pipe "
                          "(tensor_hmma_hgmma_qgmma_pct), and FP8 mma.sync is emulated through "
@@ -304,6 +308,54 @@ def q3_gpu(rs: ResultSet) -> Answer:
     if a.caveats:  # the statement needs its caveat to be true here
         a.verdict = CAVEAT
     return a
+
+
+def _whole_steps(rs: ResultSet) -> tuple[list[str], list[Evidence]]:
+    """What the train_step rows add to Q3 (issue 26): the claim is about training, and a whole
+    step is GEMMs plus the unscale, optimizer and launch gaps around them. The caveats say what
+    share of the step is not tensor work, and whether the metric still separates the FFMA step
+    from the Tensor Core steps and rises with TFLOP/s from the small MLP to the wide one."""
+    steps = [b for b in ev.matching(rs, r"tensor_util/train_step/[^/]+/.*")
+             if ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) is not None]
+    if not steps:
+        return [], []
+    caveats, evidence = [], []
+
+    def hidden(b: Benchmark) -> float:
+        return float(b.parsed.args.get("hidden", 0))
+
+    tensor_steps = [b for b in steps if b.parsed.precision != "fp32"]
+    ffma = [b for b in steps if b.parsed.precision == "fp32"]
+    pct = {b.name: ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) for b in steps}
+    wide = max(tensor_steps, key=lambda b: (hidden(b), b.parsed.precision == "fp16"), default=None)
+    if wide is not None:
+        non_tensor = sum(ev.value(rs, wide.name, schema.time_share(p)) or 0.0
+                         for p in (*schema.STEP_PHASES[2:], schema.GAPS))
+        ceiling = ev.value(rs, wide.name, schema.GEMM_PHASES_CEILING_PCT)
+        evidence.append(Evidence(wide.name, schema.TENSOR_ACTIVE_PCT, pct[wide.name]))
+        text = (f"a whole {wide.parsed.precision.upper()} training step (hidden "
+                f"{hidden(wide):g}) reads {pct[wide.name]:.0f} % busy tensor pipes: "
+                f"{non_tensor:.0f} % of its time is unscale, optimizer and gaps, which use no "
+                "tensor pipe")
+        if ceiling is not None:
+            evidence.append(Evidence(wide.name, schema.GEMM_PHASES_CEILING_PCT, ceiling))
+            text += f", and even with those free its GEMMs would reach {ceiling:.0f} %"
+        caveats.append(text)
+    busy_ffma = [b for b in ffma if pct[b.name] >= Q3_SIMT_MAX]
+    if busy_ffma:
+        caveats.append(f"the FP32 (FFMA) training step reads {pct[busy_ffma[0].name]:.0f} % busy "
+                       "tensor pipes: the metric does not separate the paths in a whole step")
+    # From the small MLP to the wide one, a precision's step must gain tensor-pipe % with TFLOP/s.
+    for prec in sorted({b.parsed.precision for b in tensor_steps}):
+        mine = sorted((b for b in tensor_steps if b.parsed.precision == prec), key=hidden)
+        rates = [ev.value(rs, b.name, schema.TFLOPS) for b in mine]
+        if len(mine) < 2 or None in rates:
+            continue
+        if (rates[-1] > rates[0]) != (pct[mine[-1].name] > pct[mine[0].name]):
+            caveats.append(f"in {prec.upper()} training steps the tensor-pipe % does not rise "
+                           f"with TFLOP/s from hidden {hidden(mine[0]):g} to "
+                           f"{hidden(mine[-1]):g}")
+    return caveats, evidence
 
 
 # --- Q4: alignment ---------------------------------------------------------------------------
@@ -316,6 +368,7 @@ def _pair(rs: ResultSet, prefix: str, suffix: str, metric: str) -> tuple[float, 
     return (a, b) if a is not None and b is not None else None
 
 
+CUBLAS_FP16 = "cuBLAS (cublasGemmEx)"
 NO_PADDING = ("in tcbench's NN/TN layouts N is never a leading dimension, so N = 33 breaks no "
               "16-byte rule: what 33 can cost is tile and wave quantization, and since cuBLAS 11 "
               "no padding is required")
@@ -387,16 +440,30 @@ def q4_gpu(rs: ResultSet) -> Answer:
             ("BF16", "alignment/cublaslt/bf16", "layout:nn"),
             ("TF32", "alignment/cublaslt/tf32", "layout:nn"),
             ("INT8", "alignment/cublaslt/int8", "layout:tn"),
-            ("cuBLAS (cublasGemmEx)", "alignment/cublas/fp16", "layout:nn")):
+            (CUBLAS_FP16, "alignment/cublas/fp16", "layout:nn")):
         r = loses(prefix, suffix, schema.TOPS if "int8" in prefix else schema.TFLOPS)
         if r is not None:
             others[label] = r
+    if CUBLAS_FP16 in others:
+        a.evidence += [Evidence(f"alignment/cublas/fp16/m:4096/n:{n}/k:4096/layout:nn",
+                                schema.TFLOPS, v)
+                       for n, v in zip((32, 33), _pair(rs, "alignment/cublas/fp16", "layout:nn",
+                                                       schema.TFLOPS))]
     fp8 = ev.skipped(rs, "alignment/cublaslt/fp8/m:4096/n:33/k:4096/layout:tn")
     a.caveats.append(NO_PADDING)
     if primary:
         a.verdict = HOLDS
         a.caveats.insert(0, f"33 delivers x{t33 / t32:.2f} the useful TFLOP/s of 32 (noise "
                             f"{noise:.1%})")
+        # The API most users call (issue 25): does the answer hold with cuBLAS too?
+        classic = others.get(CUBLAS_FP16)
+        if classic is not None and classic[0]:
+            a.caveats.insert(1, f"so does {CUBLAS_FP16}: x{classic[1]:.2f}")
+        elif classic is not None:
+            a.verdict = CAVEAT
+            a.caveats.insert(1, f"with {CUBLAS_FP16} 33 delivers x{classic[1]:.2f} the useful "
+                                "TFLOP/s of 32, within the noise or better: it holds with "
+                                "cuBLASLt's heuristic only")
     else:
         losing = [f"{k} (x{r:.2f})" for k, (lose, r) in others.items() if lose]
         a.verdict = CAVEAT if losing or fp8 else FAILS

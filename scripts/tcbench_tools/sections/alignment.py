@@ -7,8 +7,10 @@ Plots, per GPU:
   with the tile cuBLASLt chose) overlaid as a dashed line, and the multiples of 8 and 16 marked;
 - the headline pairs (32/33, 64/65, 128/129, 8192/8193) as bars per precision;
 - M and K swept around 4096, relative to 4096, with the model's relative prediction.
-Tables: the pairs with ``slowdown_vs_aligned`` and the padding strategies (33 run as 40 or 48,
-pad copy included) with the verdict.
+Tables: the pairs with ``slowdown_vs_aligned``, the padding strategies (33 run as 40 or 48,
+pad copy included) with the verdict, and the cuBLAS rows (the pairs, and the attention-shaped
+strided batches) beside their cuBLASLt twins with ``vs_cublaslt`` and the model (sections/
+_api_pairs.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tcbench_tools.names import ParsedName, precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
 from tcbench_tools.schema import (COPY_US, GEMM_US, MODEL_TFLOPS, PADDING_WINS, SLOWDOWN_VS_ALIGNED,
                                    UNPADDED_US, rate_counter)
+from tcbench_tools.sections import _api_pairs
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import microseconds, plt, save, slug, value
 from tcbench_tools.tables import fmt_num
@@ -243,7 +246,8 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
              "chose; it does not know the unaligned-kernel penalty, so the gap between a measured "
              "point and the model at a non-multiple of 8 is that penalty. See "
              "docs/concepts/alignment.md for which dimension's alignment matters in which layout.")
-    pair_rows, pad_rows = [], []
+    pair_rows, pad_rows, api_rows = [], [], []
+    model = (("model", lambda twin, _: fmt_num(value(twin, MODEL_TFLOPS))),)
     for rs, label in zip(sets, labels):
         points = _points(rs)
         tag = slug(label)
@@ -291,6 +295,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
             doc.heading(3, f"{label}: {swept} around 4096")
             doc.image(path, f"{label} {swept} around 4096")
         pad_rows += _padding_rows(rs, label)
+        api_rows += _api_pairs.rows(rs, label, TOPIC, extra=model)
 
     if pair_rows:
         doc.heading(3, "Pairs")
@@ -306,4 +311,13 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                  "the unpadded GEMM.")
         doc.table(["GPU", "precision", "as", "N = 33 (us)", "padded GEMM (us)", "copy (us)",
                    "padded total (us)", "verdict"], pad_rows, right={3, 4, 5, 6})
+    if api_rows:
+        doc.heading(3, "cuBLAS beside cuBLASLt")
+        doc.para("The headline pairs (M = K = 4096) and the strided batches (heads of 128 x 128 x "
+                 "head dimension and 128 x head dimension x 128) through cuBLAS "
+                 "(`cublasGemmEx`, `cublasGemmStridedBatchedEx`) and cuBLASLt, in TFLOP/s (TOP/s "
+                 "for int8); `vs_cublaslt` is cuBLASLt's time over cuBLAS's on that problem (> 1: "
+                 "cuBLAS faster); `model` is the efficiency model's rate with the tile cuBLASLt "
+                 "chose (cuBLAS does not report its kernel).")
+        doc.table(_api_pairs.headers(model), api_rows, _api_pairs.RIGHT | {6})
     return images

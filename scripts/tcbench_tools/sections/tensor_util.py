@@ -7,6 +7,13 @@ diagonal are a busy but stalled pipe, or a precision the pipe metric weighs diff
 docs/concepts/tensor-util.md). The tensor_peak table gives the instructions' own ceiling, and the
 summary line "cuBLASLt reached X% of what the instructions can do" reads every cuBLASLt result
 against it.
+
+The train_step rows (one whole training step per precision and width) get a stacked bar per GPU:
+where the step's time goes (time_pct_<phase>, and the gaps between phases), and how much of the
+step the tensor pipe is busy, stacked by phase (share x tensor_active_pct_<phase>: the stack is
+step_tensor_mix_pct), beside the step's own CUPTI range (tensor_active_pct) and the GEMM phases'
+ceiling (gemm_phases_ceiling_pct). A result file whose context says ``tcbench_synthetic: true``
+is labelled as synthetic test data.
 """
 
 from __future__ import annotations
@@ -18,9 +25,11 @@ from pathlib import Path
 from tcbench_tools import plot_style
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import Benchmark, ResultSet
-from tcbench_tools.schema import (CLOCK_MHZ_ATTRIBUTE, CLOCK_MHZ_MEASURED, GBPS, PCT_OF_CLOCK_MODEL,
+from tcbench_tools.schema import (CLOCK_MHZ_ATTRIBUTE, CLOCK_MHZ_MEASURED, GAPS,
+                                   GEMM_PHASES_CEILING_PCT, GBPS, PCT_OF_CLOCK_MODEL,
                                    PCT_OF_DATASHEET, PCT_OF_MAX_CLOCK_MODEL, PCT_OF_PEAK,
-                                   PROFILE_COUNTERS, TENSOR_ACTIVE_PCT)
+                                   PROFILE_COUNTERS, STEP_PHASES, STEP_TENSOR_MIX_PCT,
+                                   TENSOR_ACTIVE_PCT, TFLOPS, tensor_active_in, time_share)
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save, slug, value
 
@@ -29,6 +38,13 @@ TITLE = "Tensor-pipe utilization and the instructions' ceiling"
 PEAK_TOPIC = "tensor_peak"
 
 COUNTERS_SKIPPED = re.compile(r"counters skipped: (.*)$")
+STEP_VARIANT = "train_step"
+STEP_ORDER = ("fp16", "bf16", "tf32", "fp32")  # bench_tensor_util's order: tensor paths first
+# The phases in colours of the report's colour-blind-safe palette (plot_style.py), far apart in
+# lightness so that neighbouring stacks stay apart; the gaps grey.
+PHASE_COLORS = {"forward": plot_style.PALETTE[0], "backward": plot_style.PALETTE[2],
+                "unscale": plot_style.PALETTE[5], "optimizer": plot_style.PALETTE[6],
+                GAPS: "lightgrey"}
 
 
 @dataclass
@@ -39,9 +55,12 @@ class Point:
 
 
 def _shape(bench: Benchmark) -> str:
-    """m x n x k of a GEMM, the element count of a memory-bound row, else ""."""
+    """m x n x k of a GEMM, the element count of a memory-bound row, the width and tokens of a
+    training step, else ""."""
     args = bench.parsed.args
-    return "x".join(args[k] for k in ("m", "n", "k") if k in args) or args.get("elements", "")
+    width = f"h{args['hidden']} t{args['tokens']}" if "hidden" in args and "tokens" in args else ""
+    return ("x".join(args[k] for k in ("m", "n", "k") if k in args) or args.get("elements", "")
+            or width)
 
 
 def _short(bench: Benchmark) -> str:
@@ -72,10 +91,13 @@ def points(rs: ResultSet) -> list[Point]:
         pct, active = value(bench, PCT_OF_PEAK), value(bench, TENSOR_ACTIVE_PCT)
         if pct is not None and active is not None:
             found.append((bench, pct, active))
-    shapes = [_shape(b) for b, _, _ in found]
-    common = max(set(shapes), key=shapes.count) if shapes else ""
+    # Training steps always name their width; the GEMMs' most common shape goes unnamed (ties
+    # broken by the shape's text, so the labels do not depend on set order).
+    shapes = [_shape(b) for b, _, _ in found if b.parsed.variant != STEP_VARIANT]
+    common = max(sorted(set(shapes)), key=shapes.count) if shapes else ""
     return [Point(f"{b.parsed.variant}/{b.parsed.precision}" +
-                  (f" {_shape(b)}" if _shape(b) != common else ""), pct, active)
+                  (f" {_shape(b)}" if _shape(b) != common or b.parsed.variant == STEP_VARIANT
+                   else ""), pct, active)
             for b, pct, active in found]
 
 
@@ -141,9 +163,11 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
     ax.plot([0, 100], [0, 100], color="grey", linestyle="--", linewidth=1,
             label="pipe busy exactly as often as peak is reached")
     library = [p for p in pts if p.name.startswith("cublaslt")]
-    own = [p for p in pts if not p.name.startswith("cublaslt")]
+    steps = [p for p in pts if p.name.startswith(STEP_VARIANT)]
+    own = [p for p in pts if p not in library and p not in steps]
     for group, style, name in ((library, plot_style.series_style(0), "cuBLASLt"),
-                               (own, plot_style.series_style(6), "tcbench kernels")):
+                               (own, plot_style.series_style(6), "tcbench kernels"),
+                               (steps, plot_style.series_style(3), "whole training steps")):
         if group:
             ax.scatter([p.pct_of_peak for p in group], [p.tensor_active for p in group],
                        color=style.color, marker=style.marker, zorder=3, label=name)
@@ -173,6 +197,117 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
     return save(fig, path)
 
 
+def is_synthetic(rs: ResultSet) -> bool:
+    return str(rs.context.get("tcbench_synthetic", "")).lower() in ("true", "1")
+
+
+@dataclass
+class StepRow:
+    """One train_step row: the step's shares and tensor-pipe readings by phase."""
+    name: str                    # "fp16 h4096 t4096"
+    tflops: float | None
+    tensor_active: float | None  # the step's own CUPTI range
+    mix: float | None            # step_tensor_mix_pct
+    ceiling: float | None        # gemm_phases_ceiling_pct
+    time_pct: dict[str, float]   # by phase, and GAPS
+    phase_pct: dict[str, float]  # tensor_active_pct_<phase>, where counters were read
+
+
+def step_rows(rs: ResultSet) -> list[StepRow]:
+    """The train_step rows that have their time shares, narrow width first, then by precision."""
+    rows = []
+    for bench in rs.benchmarks.values():
+        p = bench.parsed
+        if p.topic != TOPIC or p.variant != STEP_VARIANT or not bench.ok:
+            continue
+        times = {ph: value(bench, time_share(ph)) for ph in (*STEP_PHASES, GAPS)}
+        if any(v is None for v in times.values()):
+            continue
+        phases = {ph: value(bench, tensor_active_in(ph)) for ph in STEP_PHASES}
+        order = STEP_ORDER.index(p.precision) if p.precision in STEP_ORDER else len(STEP_ORDER)
+        rows.append((int(p.args.get("hidden", "0") or 0), (order, precision_order(p.precision)),
+                     StepRow(f"{p.precision} {_shape(bench)}", value(bench, TFLOPS),
+                             value(bench, TENSOR_ACTIVE_PCT), value(bench, STEP_TENSOR_MIX_PCT),
+                             value(bench, GEMM_PHASES_CEILING_PCT), times,
+                             {ph: v for ph, v in phases.items() if v is not None})))
+    return [r for _, _, r in sorted(rows, key=lambda r: (r[0], r[1]))]
+
+
+def contributions(row: StepRow) -> dict[str, float]:
+    """Each phase's part of the step's time-weighted tensor-pipe share: time_pct x its
+    tensor_active_pct / 100 (0 where its counters were not read). They sum to
+    step_tensor_mix_pct, as the benchmark computes it."""
+    return {ph: row.time_pct[ph] * row.phase_pct.get(ph, 0.0) / 100.0 for ph in STEP_PHASES}
+
+
+def step_bars(label: str, rows: list[StepRow], path: Path, synthetic: bool) -> Path:
+    """Two stacked bars per training step: its time by phase, and its tensor-busy share by
+    phase with the measured step and the GEMM phases' ceiling beside it."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 4.8), sharex=True)
+    x = list(range(len(rows)))
+    names = [r.name.replace(" ", "\n") for r in rows]
+    bottom = [0.0] * len(rows)
+    for ph in (*STEP_PHASES, GAPS):
+        heights = [r.time_pct[ph] for r in rows]
+        left.bar(x, heights, bottom=bottom, color=PHASE_COLORS[ph], label=ph)
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    left.set_ylim(0, 100)
+    left.set_ylabel("% of the step's time")
+    left.set_title("where the step's time goes", fontsize="medium")
+    bottom = [0.0] * len(rows)
+    parts = [contributions(r) for r in rows]
+    for ph in STEP_PHASES:
+        heights = [c[ph] for c in parts]
+        right.bar(x, heights, bottom=bottom, color=PHASE_COLORS[ph], label=f"{ph} (share x its %)")
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    measured = [(i, r.tensor_active) for i, r in enumerate(rows) if r.tensor_active is not None]
+    if measured:
+        right.scatter([i for i, _ in measured], [v for _, v in measured], color="black",
+                      marker="o", zorder=3, label="tensor_active_pct of the step's own range")
+    ceilings = [(i, r.ceiling) for i, r in enumerate(rows) if r.ceiling is not None]
+    if ceilings:
+        right.scatter([i for i, _ in ceilings], [v for _, v in ceilings], color="black",
+                      marker="_", s=300, zorder=3, label="ceiling: GEMM phases only")
+    right.set_ylim(0, 100)
+    right.set_ylabel("tensor pipe busy, % (time-weighted)")
+    right.set_title("tensor-pipe utilization of the step, by phase", fontsize="medium")
+    for ax in (left, right):
+        ax.set_xticks(x, names, fontsize="x-small")
+        ax.grid(axis="y", alpha=0.3)
+    left.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=5)
+    right.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    fig.suptitle(f"{label}: one training step by phase" +
+                 (" (synthetic test data)" if synthetic else ""), fontsize="medium")
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def _step_section(doc, rs: ResultSet, label: str, out_dir: Path) -> list[Path]:
+    rows = step_rows(rs)
+    if not rows:
+        return []
+    doc.para("One whole training step (train_step rows): forward, backward, unscale and the "
+             "optimizer, each in its own CUPTI range nested in the step's. Left: the time each "
+             "phase takes. Right: the share of the step the tensor pipe is busy, stacked by phase "
+             "(time_pct x tensor_active_pct of the phase / 100: the stack is "
+             "step_tensor_mix_pct); the dot is the step's own range, which CUPTI weighs by active "
+             "SM cycles, so the time the SMs wait between phases does not lower it; the bar is "
+             "the ceiling if unscale, the optimizer and the gaps took no time.")
+    path = step_bars(label, rows, out_dir / f"section_{TOPIC}_steps_{slug(label)}.png",
+                     is_synthetic(rs))
+    doc.image(path, f"{label}: time and tensor-pipe utilization of one training step by phase")
+    table = []
+    for r in rows:
+        table.append([r.name, _fmt(r.tflops, 2), _fmt(r.tensor_active), _fmt(r.mix),
+                      _fmt(r.ceiling),
+                      *(_fmt(r.phase_pct.get(ph)) for ph in STEP_PHASES),
+                      *(_fmt(r.time_pct[ph]) for ph in (*STEP_PHASES, GAPS))])
+    doc.table(["step", "TFLOP/s", "tensor % (step range)", "time-weighted mix", "ceiling",
+               *(f"{ph} tensor %" for ph in STEP_PHASES), *(f"{ph} time %" for ph in STEP_PHASES),
+               "gaps time %"], table, set(range(1, 5 + 2 * len(STEP_PHASES) + 1)))
+    return [path]
+
+
 def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
     images = []
     doc.para("`tensor_active_pct` is `sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_"
@@ -186,6 +321,9 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         if not benches:
             continue
         doc.heading(3, label)
+        if is_synthetic(rs):
+            doc.para(f"**{label}** is synthetic test data (context tcbench_synthetic), not a "
+                     f"measurement.")
         for reason in sorted(counters_skipped(rs)):
             doc.para(f"Counters were not collected: {reason}. Throughput was still measured.")
         pts = points(rs)
@@ -232,4 +370,5 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         line = summary_line(rs)
         if line:
             doc.para(f"**{line}**")
+        images += _step_section(doc, rs, label, out_dir)
     return images

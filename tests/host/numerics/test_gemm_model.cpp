@@ -200,6 +200,67 @@ TEST(GemmModel, EfficiencyIsOneExactlyWhenEverythingDivides) {
   EXPECT_DOUBLE_EQ(full.predicted_relative_throughput, 1.0);
 }
 
+// Strided batches (issue 25: attention-shaped batches of 32/33 and 64/65 heads): the batch is a
+// third grid dimension, CTAs = tiles x batch x splits. Hand-computed cases on H100 (132 SMs) and
+// A100 (108 SMs), one CTA per SM, 128 x 64 tiles, heads of 128 x 128 x 64 (2 tiles each).
+TEST(GemmModel, BatchIsAThirdGridDimension) {
+  const tn::TileShape t{128, 64};
+  const auto heads = [&](std::int64_t batch, int sms, int split = 1) {
+    return tn::model_gemm({128, 128, 64, tn::ElementType::fp16, batch}, t, {sms, 1}, split);
+  };
+  const auto h32 = heads(32, 132);
+  EXPECT_EQ(h32.tiles, 2);  // per matrix
+  EXPECT_EQ(h32.batch, 32);
+  EXPECT_EQ(h32.ctas, 64);
+  EXPECT_EQ(h32.waves, 1);
+  EXPECT_DOUBLE_EQ(h32.waves_exact, 64.0 / 132.0);
+  EXPECT_DOUBLE_EQ(h32.wave_efficiency, 64.0 / 132.0);
+  EXPECT_DOUBLE_EQ(h32.tile_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(heads(33, 132).wave_efficiency, 0.5);            // 66 of 132
+  EXPECT_DOUBLE_EQ(heads(66, 132).wave_efficiency, 1.0);            // 132: one full wave
+  EXPECT_EQ(heads(67, 132).waves, 2);                               // 134 CTAs
+  EXPECT_DOUBLE_EQ(heads(67, 132).wave_efficiency, 134.0 / 264.0);  // the cliff after 66
+  EXPECT_DOUBLE_EQ(heads(33, 132, 2).wave_efficiency, 1.0);         // 2 x 33 x 2 = 132
+  EXPECT_DOUBLE_EQ(heads(54, 108).wave_efficiency, 1.0);            // A100: 108 of 108
+  EXPECT_DOUBLE_EQ(heads(55, 108).wave_efficiency, 110.0 / 216.0);  // and 110 of 216
+  EXPECT_DOUBLE_EQ(heads(65, 108).wave_efficiency, 130.0 / 216.0);
+  // The batch does not change a matrix's tile quantization: head dim 65 as N is 65 of 128
+  // columns of its two tiles, whatever the batch.
+  const auto n65 = tn::model_gemm({128, 65, 128, tn::ElementType::fp16, 33}, t, {132, 1});
+  EXPECT_DOUBLE_EQ(n65.tile_efficiency, 65.0 / 128.0);
+  EXPECT_EQ(n65.ctas, 66);
+  EXPECT_THROW(heads(0, 132), std::invalid_argument);
+}
+
+// Property: when M is a multiple of the tile's rows, a batch of b matrices launches exactly the
+// CTAs of one matrix with b times the rows (the tiles stack), so the two have one wave count.
+TEST(GemmModel, ABatchIsTheStackedMatrixWhenTheTilesDivide) {
+  std::mt19937 rng(25);
+  std::uniform_int_distribution<std::int64_t> tiles_m(1, 8), dim(1, 700), batch(1, 80);
+  for (int i = 0; i < 500; ++i) {
+    const std::int64_t m = 128 * tiles_m(rng), n = dim(rng), k = dim(rng), b = batch(rng);
+    const auto stacked = tn::model_gemm({m * b, n, k}, {128, 64}, {132, 1});
+    const auto batched = tn::model_gemm({m, n, k, tn::ElementType::fp16, b}, {128, 64}, {132, 1});
+    EXPECT_EQ(batched.ctas, stacked.ctas) << m << " " << n << " " << b;
+    EXPECT_DOUBLE_EQ(batched.waves_exact, stacked.waves_exact);
+    EXPECT_DOUBLE_EQ(batched.predicted_relative_throughput, stacked.predicted_relative_throughput);
+  }
+}
+
+TEST(GemmModel, ABatchMovesBatchTimesTheBytesAndFlops) {
+  // One head: A 128 x 64 and B 64 x 128 in FP16 (16384 B each), D 128 x 128 in FP16 (32768 B).
+  const tn::GemmShape one{128, 128, 64, tn::ElementType::fp16};
+  const tn::GemmShape heads{128, 128, 64, tn::ElementType::fp16, 32};
+  EXPECT_DOUBLE_EQ(tn::gemm_min_bytes(one, 2), 65536.0);
+  EXPECT_DOUBLE_EQ(tn::gemm_min_bytes(heads, 2), 32 * 65536.0);
+  const tn::GpuRates h100{989.4e12, 3352.3e9};
+  const auto p = tn::predict_gemm(heads, {128, 64}, {132, 1}, h100, 2);
+  EXPECT_TRUE(p.memory_bound);  // 32 FLOP/B, far below H100's ~295
+  EXPECT_DOUBLE_EQ(p.memory_seconds, 32 * 65536.0 / 3352.3e9);
+  EXPECT_DOUBLE_EQ(p.flops_per_s, 32 * 2.0 * 128 * 128 * 64 / p.seconds);
+  EXPECT_DOUBLE_EQ(p.compute_seconds, 32 * 2.0 * 128 * 128 * 64 / (989.4e12 * (64.0 / 132.0)));
+}
+
 TEST(GemmModel, RejectsNonPositiveInputs) {
   EXPECT_THROW(tn::model_gemm({0, 1, 1}, {}, {108, 1}), std::invalid_argument);
   EXPECT_THROW(tn::model_gemm({1, 1, -1}, {}, {108, 1}), std::invalid_argument);

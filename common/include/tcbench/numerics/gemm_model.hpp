@@ -2,8 +2,9 @@
 // (edge tiles do full work for partial output), wave quantization (the last wave of CTAs leaves
 // SMs idle), and the alignment rules a dimension meets. It predicts the sawtooth the alignment
 // benchmark measures. predict_gemm() adds a roofline bound (minimum DRAM traffic over the
-// bandwidth) and split-K (CTAs = tiles x splits); it does not model K-edge waste, stream-K,
-// L2 reuse or the slower kernels cuBLASLt picks for unaligned shapes.
+// bandwidth), split-K and strided batches (CTAs = tiles x batch x splits: a batch is one more
+// grid dimension, as in cuBLAS's and CUTLASS's batched kernels); it does not model K-edge waste,
+// stream-K, L2 reuse, launch latency or the slower kernels cuBLASLt picks for unaligned shapes.
 //
 // Sources: NVIDIA "Matrix Multiplication Background User's Guide" (Sec. 2.2 Tensor Core
 // requirements, Table 1; Sec. 3.1 tile quantization; Sec. 3.2 wave quantization, the A100
@@ -59,6 +60,7 @@ struct TileShape {
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   ElementType type = ElementType::fp16;
+  std::int64_t batch = 1;  // matrices of a strided-batched GEMM, each m x n x k
 };
 
 struct GpuShape {
@@ -67,10 +69,11 @@ struct GpuShape {
 };
 
 struct GemmEfficiency {
-  std::int64_t tiles_m = 0, tiles_n = 0, tiles = 0;
+  std::int64_t tiles_m = 0, tiles_n = 0, tiles = 0;  // per matrix
   double tile_efficiency = 0;  // useful M*N over the M*N the launched tiles compute
+  std::int64_t batch = 1;      // matrices: the grid's third dimension
   std::int64_t split_k = 1;    // K partitions per output tile (cuBLASLt's SPLITK_NUM)
-  std::int64_t ctas = 0;       // tiles * split_k
+  std::int64_t ctas = 0;       // tiles * batch * split_k
   std::int64_t wave_size = 0;  // CTAs resident at once: sm_count * ctas_per_sm
   std::int64_t waves = 0;      // ceil(ctas / wave_size)
   double waves_exact = 0;      // ctas / wave_size (cuBLASLt reports this as wavesCount)
@@ -79,7 +82,8 @@ struct GemmEfficiency {
   AlignmentClass align_m{}, align_n{}, align_k{};
 };
 
-// Throws std::invalid_argument for non-positive dimensions, tiles, SM or CTA counts or splits.
+// Throws std::invalid_argument for non-positive dimensions, batches, tiles, SM or CTA counts or
+// splits.
 GemmEfficiency model_gemm(const GemmShape& shape, TileShape tile, GpuShape gpu, int split_k = 1);
 
 // A GPU's dense rate for the precision and its DRAM bandwidth (datasheet or measured).
@@ -89,17 +93,17 @@ struct GpuRates {
 };
 
 // Least DRAM traffic of a GEMM: A (M x K) and B (K x N) read once in shape.type, D (M x N)
-// written once in `output_bytes` per element. Real kernels re-read operands that do not fit
-// in L2; this is the roofline's floor.
+// written once in `output_bytes` per element, for each of the batch's matrices. Real kernels
+// re-read operands that do not fit in L2; this is the roofline's floor.
 double gemm_min_bytes(const GemmShape& shape, int output_bytes);
 
 struct GemmTimePrediction {
   GemmEfficiency efficiency;
-  double compute_seconds = 0;  // 2MNK / (flops_per_s * tile_efficiency * wave_efficiency)
+  double compute_seconds = 0;  // 2MNK x batch / (flops_per_s * tile_eff. * wave_eff.)
   double memory_seconds = 0;   // gemm_min_bytes / bytes_per_s
   double seconds = 0;          // the larger of the two
   bool memory_bound = false;
-  double flops_per_s = 0;       // useful 2MNK / seconds: the predicted throughput
+  double flops_per_s = 0;       // useful 2MNK x batch / seconds: the predicted throughput
   double relative_to_peak = 0;  // flops_per_s / rates.flops_per_s
 };
 

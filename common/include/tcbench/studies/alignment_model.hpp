@@ -25,15 +25,20 @@ struct ModelGpu {
 std::span<const ModelGpu> model_gpus();
 
 // The tile assumed for an m x n output: 128x64 with split-K filling about one wave for a skinny
-// layer (n <= 256), the guide's 256x128 otherwise.
+// layer (n <= 256), the guide's 256x128 otherwise. A strided batch (batch > 1) fills the GPU with
+// its matrices instead: 128x64 without split-K (splitting a head dimension of 64 is assumed not
+// to pay).
 struct AssumedTile {
   numerics::TileShape tile;
   int split_k = 1;
 };
-AssumedTile assumed_tile(std::int64_t m, std::int64_t n, const GpuSpec& gpu);
+AssumedTile assumed_tile(std::int64_t m, std::int64_t n, const GpuSpec& gpu,
+                         std::int64_t batch = 1);
 
-// predict_on() with the assumed tile and the element types tcbench runs for p.
+// predict_on() with the assumed tile and the element types tcbench runs for p, for `batch`
+// matrices of m x n x k.
 numerics::GemmTimePrediction predict_assumed(std::int64_t m, std::int64_t n, std::int64_t k,
-                                             Precision p, const GpuSpec& gpu);
+                                             Precision p, const GpuSpec& gpu,
+                                             std::int64_t batch = 1);
 
 }  // namespace tcbench::studies

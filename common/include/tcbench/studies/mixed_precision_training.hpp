@@ -78,6 +78,10 @@ struct TrainingConfig {
   float static_scale = 1024.0f;  // fp16_static: 2^10
   GradScalerConfig dynamic{};    // fp16_dynamic: GradScaler's defaults
   bool poison_targets = false;   // tests: NaN targets make every gradient NaN
+  // Targets from the FP64 teacher (O(batch x inputs x hidden) host work, seconds at 4096 wide).
+  // false: uniform targets in [-target_scale, target_scale), a regression onto noise with the
+  // same step work and gradient sizes, for widths where the host teacher is too slow.
+  bool teacher_targets = true;
   std::uint64_t seed = 2018;
 
   // Throws std::invalid_argument naming the field; the scales go through the scalers'

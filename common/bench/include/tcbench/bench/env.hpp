@@ -1,11 +1,14 @@
 // What every benchmark of a binary shares: the options of the run and the process-wide GPU
-// resources (one stream, one cuBLASLt handle, one L2 flusher), created once by the shared main
-// after the device check and destroyed by it before the process ends.
+// resources (one stream, one cuBLASLt handle, one cuBLAS handle with its workspace, one L2
+// flusher), created once by the shared main after the device check and destroyed by it before
+// the process ends. The cuBLAS handle is created at its first use, so binaries that never call
+// cuBLAS never initialize it.
 #pragma once
 
 #include "tcbench/cuda_owners.hpp"
 #include "tcbench/device_info.hpp"
 #include "tcbench/error.hpp"
+#include "tcbench/gemm_cublas.hpp"
 #include "tcbench/gemm_lt.hpp"
 #include "tcbench/timing.hpp"
 
@@ -48,6 +51,9 @@ class Env {
   const DeviceInfo& device() const;
   cudaStream_t stream() const;
   const LtHandle& lt() const;
+  // Created on first use (cublasCreate and a kBlasWorkspaceBytes workspace); every cuBLAS GEMM
+  // binds it to stream() before it runs (BlasGemm::run).
+  const BlasHandle& blas() const;
   L2Flusher& flusher() const;
   const GpuSpec& gpu() const { return device().spec; }
   // Throws Skipped with the sentence when there is one: a support check in one line.

@@ -1,9 +1,10 @@
 // The GEMM benchmark helper: a topic states a GemmCase (precision, spec, inputs) and, for its
-// own kernels, the work; the helper allocates with the spec's element types, fills, verifies
-// once against the FP64 reference (outputs poisoned first; FP8 scales applied), times through
-// measure(), and reports tflops/tops, pct_of_peak, rel_error, the speed-ups the case asks for
-// (each against the same problem in another precision: same layout, same leading dimensions),
-// the label, and for cuBLASLt the wave count.
+// own kernels, the work; the helper allocates with the spec's element types (every matrix of a
+// strided batch), fills, verifies once against the FP64 reference (outputs poisoned first; FP8
+// scales applied; a batch's first and last matrix), times through measure(), and reports
+// tflops/tops (every matrix of a batch counted), pct_of_peak, rel_error, the speed-ups the case
+// asks for (each against the same problem in another precision: same layout, same leading
+// dimensions, same batch), the label, for cuBLASLt the wave count and for cuBLAS vs_cublaslt.
 #pragma once
 
 #include "tcbench/bench/env.hpp"
@@ -26,8 +27,12 @@
 namespace tcbench::bench {
 
 // The device buffers of one GEMM, typed by the spec (C aliases D: tcbench GEMMs use beta = 0).
+// A strided batch holds batch_count matrices per operand, matrix i at i * stride elements.
 struct GemmOperands {
   GemmProblem problem;  // resolved: leading dimensions filled
+  std::int32_t batch_count = 1;
+  std::int64_t stride_a = 0, stride_b = 0, stride_d = 0;  // effective (GemmSpec), in elements
+  std::size_t a_count = 0, b_count = 0, d_count = 0;      // elements of each buffer, batch included
   void* a = nullptr;
   void* b = nullptr;
   void* c = nullptr;
@@ -124,10 +129,22 @@ void fill_operand(cudaDataType_t t, void* p, std::size_t count, const Distributi
 
 // cuBLASLt: builds the plan (the heuristic's first choice), verifies, times, reports.
 // Throws Skipped with the rule when the spec is invalid on this GPU or no algorithm exists.
+// A spec with batch_count > 1 runs as one strided-batched matmul (the layouts' BATCH_COUNT and
+// STRIDED_BATCH_OFFSET); its rates count every matrix, and verification checks the first and
+// the last against the FP64 reference.
 GemmResult run_cublaslt_gemm(benchmark::State& state, const Env& env, const GemmCase& gemm);
 
+// cuBLAS: cublasGemmEx (cublasGemmStridedBatchedEx for a batch) on the Env's cuBLAS handle, in the
+// compute type and math mode the precision's row gives (gemm_cublas.hpp), verified and timed like
+// cuBLASLt, labelled "cuBLAS GemmEx (<math mode>)". vs_cublaslt is cuBLASLt's median on the very
+// same problem (baseline_case in the case's own precision) over this one: > 1 when cuBLAS is
+// faster; not written where cuBLASLt cannot run the problem. Throws Skipped with the rule where
+// cuBLAS cannot (FP8: cuBLASLt-only).
+GemmResult run_cublas_gemm(benchmark::State& state, const Env& env, const GemmCase& gemm);
+
 // An own kernel: `work` runs the GEMM on the given operands. The kernel's own support check
-// belongs in the topic (throw Skipped before calling this).
+// belongs in the topic (throw Skipped before calling this). Our kernels compute one GEMM per
+// call: a batched case is refused (InvalidArgument).
 GemmResult run_kernel_gemm(benchmark::State& state, const Env& env, const GemmCase& gemm,
                            const GemmWork& work);
 
@@ -135,9 +152,10 @@ GemmResult run_kernel_gemm(benchmark::State& state, const Env& env, const GemmCa
 // and cached by the spec.
 double baseline_median_seconds(const Env& env, const GemmCase& gemm);
 
-// The case `c` runs as in precision `base`: c's problem (m, n, k, layout, leading dimensions)
-// with base's types from the precision table, default inputs, no scales. The only way a
-// speed-up's denominator is built, so a ratio can never compare two layouts.
+// The case `c` runs as in precision `base`: c's problem (m, n, k, layout, leading dimensions,
+// batch count and strides) with base's types from the precision table, default inputs, no
+// scales. The only way a speed-up's (and vs_cublaslt's) denominator is built, so a ratio can never
+// compare two layouts or a batch with one matrix.
 GemmCase baseline_case(const GemmCase& c, Precision base);
 // baseline_median_seconds(env, baseline_case(c, base)).
 double baseline_seconds(const Env& env, const GemmCase& c, Precision base);
@@ -154,6 +172,8 @@ using RunGemm = std::function<GemmResult(benchmark::State&, const Env&, const Ge
 GemmCase default_case(Precision p, const GemmShape& s);
 // cuBLASLt (run_cublaslt_gemm), the default runner.
 GemmResult run_cublaslt(benchmark::State& state, const Env& env, const GemmCase& gemm);
+// cuBLAS (run_cublas_gemm).
+GemmResult run_cublas(benchmark::State& state, const Env& env, const GemmCase& gemm);
 void add_gemms(const Env& env, std::string_view topic, std::string_view variant,
                std::span<const Precision> precisions, std::span<const GemmShape> shapes,
                MakeCase make_case = default_case, RunGemm run = run_cublaslt);

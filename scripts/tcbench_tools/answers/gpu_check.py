@@ -1,0 +1,77 @@
+"""The five answers at the end of ``scripts/gpu_check.sh``: the check's per-binary result files
+(``OUT/results/<binary>.json``) read as one GPU run, the bundle's tcbench_studies for the host
+half, and ``OUT/answers.{md,html,json}``; the verdicts printed for the check's log.
+
+    python3 -m tcbench_tools.answers.gpu_check OUT BIN_DIR
+
+A result file a failed binary left unreadable is named and left out, so the answers say "not
+measured" for what it held instead of losing the other binaries' evidence. Exit 0 when the answers
+were written, 1 when they could not be (one sentence on stderr), 2 on usage. Standard library only:
+the GPU box's Python may have nothing else.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tcbench_tools import results, studies
+from tcbench_tools.answers import GPU, answer_all, render
+from tcbench_tools.errors import InputError
+
+USAGE = "usage: python3 -m tcbench_tools.answers.gpu_check OUT BIN_DIR"
+
+
+def gpu_run(results_dir: Path) -> results.ResultSet:
+    """Every readable ``*.json`` of the check's results folder merged into one run; the rest are
+    named on stderr. The first file that names a benchmark keeps it."""
+    sets, skipped = [], []
+    for path in sorted(results_dir.glob("*.json")):
+        try:
+            sets.append(results.load_file(path))
+        except InputError as exc:
+            skipped.append(f"{path.name} ({exc})")
+    for note in skipped:
+        print(f"answers: left out {note}", file=sys.stderr)
+    if not sets:
+        raise InputError(f"no readable result file in {results_dir}: nothing to answer from.")
+    merged: dict[str, results.Benchmark] = {}
+    for rs in sets:
+        for key, bench in rs.benchmarks.items():
+            merged.setdefault(key, bench)
+    return results.ResultSet(str(results_dir), sets[0].context, merged)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(USAGE, file=sys.stderr)
+        return 2
+    out, bin_dir = Path(argv[0]), Path(argv[1])
+    try:
+        inputs = [gpu_run(out / "results")]
+        tool = studies.find_tool(out, [bin_dir], elsewhere=False)
+        if tool is None:
+            print(f"answers: no {studies.TOOL} in {bin_dir}: the answers have no host half.",
+                  file=sys.stderr)
+        else:
+            # Not in results/: that folder is the GPU run, and a studies file there would be
+            # read as one of its binaries.
+            inputs.append(results.load(studies.run_studies(tool, out / "studies")))
+        result = answer_all(inputs)
+        for name, text in (("answers.md", render.markdown(result)),
+                           ("answers.html", render.page_html(result)),
+                           ("answers.json", render.as_json(result))):
+            (out / name).write_text(text, encoding="utf-8")
+    except (InputError, OSError) as exc:
+        print(f"answers: not written: {exc}", file=sys.stderr)
+        return 1
+    print(render.console(result))
+    print(f"Details: {out / 'answers.md'}")
+    # Last: the line the check's summary shows for this step.
+    print("GPU verdicts: " + "; ".join(f"{a.id.upper()} {a.verdict}" for a in result
+                                       if a.scope == GPU), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
