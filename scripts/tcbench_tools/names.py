@@ -99,6 +99,13 @@ def count_label(text: str) -> str:
     return text
 
 
+def short_path(path: str) -> str:
+    """A result file as the report names it: its file name, with its folder when it is a run's
+    ``results.json`` (``run_0105/results.json``); the full path goes in a title."""
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    return "/".join(parts[-2:]) if parts[-1] == "results.json" else parts[-1]
+
+
 def short(name: str) -> str:
     """A benchmark name without its topic and precision (the tables around it say them), with
     its GEMM shape compact: ``fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn`` ->

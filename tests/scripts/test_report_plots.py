@@ -245,4 +245,6 @@ def test_one_synthetic_file_among_real_ones_marks_the_whole_report(cli, tmp_path
                      "--out", tmp_path / "rep")
     assert code == 0
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert "SYNTHETIC DATA: 1 of the input files" in md and "gpu_b.json" in md.splitlines()[2]
+    banner = md.splitlines()[2]
+    assert "SYNTHETIC DATA: 1 of the input files (gpu_b.json)" in banner
+    assert "/fixtures/" not in banner  # file names; the full paths are in the Runs table

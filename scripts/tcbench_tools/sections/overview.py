@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcbench_tools import plot_style, plots, power, power_report, summary, synthetic
-from tcbench_tools.names import precision_order, short
+from tcbench_tools.names import precision_order, short, short_path
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet, pct_of_peak
 from tcbench_tools.schema import GBPS, TFLOPS, TOPS
 from tcbench_tools.sections._common import percentiles, slug
@@ -67,8 +67,7 @@ def render_intro(doc, sets: list[ResultSet]) -> None:
 def _file_cell(rs: ResultSet):
     from tcbench_tools.report import Cell
 
-    path = Path(rs.path)
-    shown = "/".join(path.parts[-2:]) if path.name == "results.json" else path.name
+    shown = short_path(rs.path)
     return Cell(shown, title=rs.path) if shown != rs.path else rs.path
 
 
