@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcbench_tools import plot_style
+from tcbench_tools import plot_style, synthetic
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import Benchmark, ResultSet
 from tcbench_tools.schema import (CLOCK_MHZ_ATTRIBUTE, CLOCK_MHZ_MEASURED, GAPS,
@@ -198,7 +198,7 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
 
 
 def is_synthetic(rs: ResultSet) -> bool:
-    return str(rs.context.get("tcbench_synthetic", "")).lower() in ("true", "1")
+    return synthetic.is_synthetic(rs.context)  # the one reading of the key (synthetic.py)
 
 
 @dataclass
