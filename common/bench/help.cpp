@@ -1,5 +1,7 @@
 #include "tcbench/bench/help.hpp"
 
+#include "tcbench/bench/flags.hpp"
+
 #include <sstream>
 
 namespace tcbench::bench {
@@ -34,6 +36,13 @@ std::string entry(std::string_view name, std::string_view meaning) {
   return head + std::string(kColumn - head.size(), ' ') + body.substr(kColumn);
 }
 
+// "0.05 s": a budget as --help shows it, from the constant the harness uses.
+std::string seconds(double s) {
+  std::ostringstream out;
+  out << s << " s";
+  return out.str();
+}
+
 std::string_view base_name(std::string_view program) {
   const std::size_t slash = program.find_last_of('/');
   return slash == std::string_view::npos ? program : program.substr(slash + 1);
@@ -49,18 +58,22 @@ std::string help_text(std::string_view program, const TopicHelp& topic) {
               "  ") +
          "\n";
   out +=
-      "tcbench flags (taken out before Google Benchmark sees the command line):\n"
-      "  --quick                    the quick suite: a few sizes per question, 0.1 s per "
-      "benchmark\n"
+      "tcbench flags (taken out before Google Benchmark sees the command line):\n" +
+      entry("--quick", "the quick suite: a few sizes per question, " + seconds(kQuickMinSeconds) +
+                           " per benchmark") +
+      entry("--plan",
+            "print how many benchmarks this command line would run and the least time the "
+            "harness spends on them, then exit; works without a GPU") +
       "  --clock-policy=as-is|base|max\n"
       "                             as-is (default) times the clocks the driver sets; base or max\n"
       "                             locks the SM clock for the run (needs root) and restores it "
       "on\n"
       "                             exit, error, SIGINT or SIGTERM\n"
-      "Google Benchmark flags tcbench checks first:\n"
-      "  --benchmark_min_time=S     timing budget per benchmark in seconds, S or Ss (default 0.5,\n"
-      "                             0.1 with --quick); at least 10 samples are taken whatever S "
-      "is\n"
+      "Google Benchmark flags tcbench checks first:\n" +
+      entry("--benchmark_min_time=S",
+            "timing budget per benchmark in seconds, S or Ss (default " +
+                seconds(kDefaultMinSeconds) + ", " + seconds(kQuickMinSeconds) +
+                " with --quick); at least 10 samples are taken whatever S is") +
       "  --benchmark_repetitions=N  repetitions (1 to 100000); 5 or more for `tcbench compare`\n"
       "  --benchmark_filter=REGEX   run the benchmarks whose name matches (names:\n"
       "                             topic/variant/precision/key:value..., see "

@@ -21,7 +21,8 @@ namespace {
 tcbench::bench::RunOptions run_options(const tcbench::bench::CommandLine& line) {
   tcbench::bench::RunOptions o;
   o.quick = line.quick;
-  o.sampling.min_seconds = line.min_time_seconds.value_or(line.quick ? 0.05 : 0.5);
+  o.sampling.min_seconds = line.min_time_seconds.value_or(
+      line.quick ? tcbench::bench::kQuickMinSeconds : tcbench::bench::kDefaultMinSeconds);
   return o;
 }
 

@@ -107,11 +107,20 @@ TEST(Help, TheTcbenchPartSaysWhatTheBinaryIsFor) {
   const std::string text = help_text("build/dev/bin/bench_made_up", topic);
   EXPECT_EQ(text.rfind("bench_made_up (tcbench)\n", 0), 0u) << text;  // the binary's own name
   for (const char* needle :
-       {"in a paragraph", "with a last word.", "docs/concepts/made-up.md", "--quick",
+       {"in a paragraph", "with a last word.", "docs/concepts/made-up.md", "--quick", "--plan",
         "--clock-policy=as-is|base|max", "--benchmark_min_time=S", "TCBENCH_NVML_LIBRARY",
         "TCBENCH_MADE_UP=1,2", "extra values to time", "Exit codes: 0", "1 a benchmark failed",
         "2 usage error", "77 no CUDA GPU"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle;
+  // The budgets it states are the harness's own (docs/methodology.md: 0.5 s, 0.05 s with
+  // --quick); it said 0.1 s after --quick had become 0.05 s.
+  std::string flat;  // the text with its line breaks and indents as single spaces
+  for (std::istringstream words(text); words;) {
+    std::string word;
+    if (words >> word) flat += (flat.empty() ? "" : " ") + word;
+  }
+  EXPECT_NE(flat.find("a few sizes per question, 0.05 s per benchmark"), std::string::npos);
+  EXPECT_NE(flat.find("(default 0.5 s, 0.05 s with --quick)"), std::string::npos) << text;
   // The topic's variable sits in the same column as the common ones.
   std::map<std::string, std::size_t> column;
   std::istringstream entries(text);

@@ -11,6 +11,11 @@
 
 namespace tcbench::bench {
 
+// The sampling budget per benchmark, in seconds, when --benchmark_min_time is not given: the
+// run_options() default and what --help says.
+inline constexpr double kDefaultMinSeconds = 0.5;
+inline constexpr double kQuickMinSeconds = 0.05;  // --quick
+
 struct CommandLine {
   bool quick = false;       // --quick
   bool help = false;        // --help or -h: tcbench's part, then GBench's
