@@ -116,8 +116,10 @@ def alignment_model(t32=105.6, t33=108.9) -> list[dict]:
 
 
 def alignment_gpu(t32=100.0, t33=103.0, nt32=90.0, nt33=60.0, spread=2.0, fp8_skip=True,
-                  cublas: tuple[float, float] | None = None):
-    """``cublas``: cublasGemmEx's FP16 NN TFLOP/s at (N = 32, N = 33), or no cuBLAS rows."""
+                  cublas: tuple[float, float] | None = None,
+                  heads: tuple[float, float] | None = None):
+    """``cublas``: cublasGemmEx's FP16 NN TFLOP/s at (N = 32, N = 33), or no cuBLAS rows;
+    ``heads``: cuBLASLt's strided batch of (32, 33) heads of 128 x 128 x 64, or none."""
     p = "alignment/{}/{}/m:4096/n:{}/k:4096/layout:{}"
     rows = [row(p.format("cublaslt", "fp16", 32, "nn"), tflops=t32, spread_pct=spread),
             row(p.format("cublaslt", "fp16", 33, "nn"), tflops=t33, spread_pct=spread),
@@ -126,6 +128,9 @@ def alignment_gpu(t32=100.0, t33=103.0, nt32=90.0, nt33=60.0, spread=2.0, fp8_sk
     if cublas is not None:
         rows += [row(p.format("cublas", "fp16", n, "nn"), tflops=t, spread_pct=spread)
                  for n, t in zip((32, 33), cublas)]
+    if heads is not None:
+        rows += [row(f"alignment/cublaslt/fp16/m:128/n:128/k:64/layout:nn/batch:{h}", tflops=t,
+                     spread_pct=spread) for h, t in zip((32, 33), heads)]
     if fp8_skip:
         rows.append(row(p.format("cublaslt", "fp8", 33, "tn"),
                         error="skipped: FP8 GEMMs need m and k to be multiples of 16 and n a "

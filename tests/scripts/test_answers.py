@@ -137,6 +137,10 @@ def test_q4_gpu_asks_cublas_too():
                for e in both.evidence)
     lt_only = rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0, cublas=(100.0, 100.5))))
     assert lt_only.verdict == CAVEAT and "cuBLASLt's heuristic only" in lt_only.caveats[1]
+    heads = rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0, heads=(50.0, 40.0))))
+    assert heads.caveats[1] == "in the batched sense too: 33 heads of 128x128x64 (cublaslt) (x0.80)"
+    even = rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0, heads=(50.0, 51.0))))
+    assert not any("batched" in c for c in even.caveats)
     lost = rules.q4_gpu(gpu(ad.alignment_gpu(nt33=89.5, fp8_skip=False, cublas=(100.0, 70.0))))
     assert lost.verdict == CAVEAT and "cuBLAS (cublasGemmEx) (x0.70)" in lost.caveats[-1]
 
