@@ -11,6 +11,17 @@
 //     mx/fp4, mx/fp6 MXFP4, MXFP6: listed so that their skip says cuBLASLt has no such GEMM
 //   A mode the GPU or cuBLASLt lacks is a skip with the documented rule (GemmSpec::why_invalid).
 //
+//   quantize_<granularity>/<precision>/m:ROWS/k:COLS: what making the block scales costs, the
+//   kernels of kernels/block_quant.cu on one K-major FP32 operand (the activations below, ROWS
+//   rows of COLS along K): per-block amax, scale, cast, scales written in cuBLASLt's layout.
+//     1x128/fp8 (VEC128_32F), 128x128/fp8 (BLK128x128_32F), mx/fp8 (E8M0, VEC32_UE8M0),
+//     nvfp4/fp4 (E2M1 packed, UE4M3, VEC16_UE4M3, after a tensor amax pass)
+//   They run on every GPU (portable conversions); each is checked byte for byte (codes, the
+//   whole scale tensor, NVFP4's tensor scale) against numerics::quantize() before it is timed.
+//   Counters: gbps (the FP32 input read once plus codes and scales written: block_quant.hpp's
+//   block_quant_bytes_moved; NVFP4's second read for the tensor amax is in its time, not its
+//   bytes) and pct_of_peak (of the DRAM bandwidth).
+//
 // A (weights) and B (activations, with outlier channels 100x the rest along K) start as FP32
 // originals and are quantized on the host with numerics/block_quantize.hpp, the rules the host
 // tests check against their specs; the scale tensors go to the GPU in cuBLASLt's layout.
@@ -24,11 +35,13 @@
 //   build/release/bin/bench_block_scaling
 //   --benchmark_filter='block_scaling/gemm_(tensor|rowwise|1x128|128x128)/fp8/'
 #include "tcbench/bench/harness.hpp"
+#include "tcbench/kernels/block_quant.hpp"
 #include "tcbench/numerics/block_quantize.hpp"
 #include "tcbench/scale_modes.hpp"
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +49,7 @@ namespace tcbench::bench {
 namespace {
 
 namespace tn = tcbench::numerics;
+namespace tk = tcbench::kernels;
 
 constexpr std::string_view kTopic = "block_scaling";
 constexpr float kOutlierScale = 100.0f;
@@ -177,6 +191,78 @@ void run_block_gemm(benchmark::State& state, const Env& env, const Variant& v, c
                   elements);
 }
 
+// Quantization kernels ------------------------------------------------------------------------
+
+struct QuantVariant {
+  Precision precision;
+  tn::Granularity granularity;
+};
+constexpr QuantVariant kQuantVariants[] = {
+    {Precision::fp8, tn::Granularity::tile_1x128},
+    {Precision::fp8, tn::Granularity::block_128x128},
+    {Precision::fp8, tn::Granularity::mx},
+    {Precision::fp4, tn::Granularity::nvfp4},
+};
+
+// The first differing byte, as a sentence; nullopt when the two are equal.
+std::optional<std::string> first_difference(const char* what, const std::vector<std::uint8_t>& dev,
+                                            const std::vector<std::uint8_t>& host) {
+  if (dev.size() != host.size())
+    return std::string(what) + " bytes: " + std::to_string(dev.size()) + ", the host's " +
+           std::to_string(host.size());
+  for (std::size_t i = 0; i < host.size(); ++i)
+    if (dev[i] != host[i])
+      return std::string(what) + " byte " + std::to_string(i) + " is " + std::to_string(dev[i]) +
+             ", the host's " + std::to_string(host[i]);
+  return std::nullopt;
+}
+
+void run_quantize(benchmark::State& state, const Env& env, const std::string& key,
+                  const QuantVariant& v, std::int64_t rows, std::int64_t cols) {
+  const tn::Granularity g = v.granularity;
+  const tn::ElementFormat f = element_of(v.precision);
+  const std::size_t n = checked_elements(rows, cols);
+  const std::size_t code_bytes = tk::block_quant_code_bytes(g, rows, cols);
+  const std::size_t scale_bytes = tk::block_quant_scale_bytes(g, rows, cols);
+  require_memory(env, n * sizeof(float) + code_bytes + scale_bytes + (std::size_t{64} << 20),
+                 "a " + std::to_string(rows) + " x " + std::to_string(cols) + " operand and its " +
+                     std::string(tn::name(g)) + " quantization");
+  const cudaStream_t st = env.stream();
+  const std::vector<float> x = normal_operand(rows, cols, 0xB10C0B, true);
+  const DeviceBuffer<float> dx = upload(x, st);
+  DeviceBuffer<std::uint8_t> codes(code_bytes), scales(scale_bytes);
+  DeviceValue<float> tensor_scale;
+  DeviceValue<unsigned> amax;
+  const tk::BlockQuantOutput out{codes.get(), scales.get(), tensor_scale.ptr(), amax.ptr()};
+  KernelCase k;
+  k.bytes_moved = tk::block_quant_bytes_moved(g, rows, cols);
+  k.reset = [&](cudaStream_t s) {  // poison: a byte the kernel skips cannot equal the host's
+    TCB_CUDA(cudaMemsetAsync(codes.get(), 0xA5, codes.bytes(), s));
+    TCB_CUDA(cudaMemsetAsync(scales.get(), 0xA5, scales.bytes(), s));
+    tensor_scale.set(NAN, s);
+  };
+  k.work = [&](cudaStream_t s) {
+    tk::block_quantize(dx.get(), rows, cols, g, f, tn::MxRule::ocp, out, s);
+  };
+  k.check = [&](cudaStream_t s) -> std::optional<std::string> {
+    const tn::QuantizedMatrix q = tn::quantize(x, rows, cols, g, f);
+    if (auto wrong =
+            first_difference("code", codes.download(s),
+                             g == tn::Granularity::nvfp4 ? tn::pack_fp4(q.codes) : q.codes))
+      return wrong;
+    if (auto wrong = first_difference("scale tensor", scales.download(s), tn::to_cublas_scales(q)))
+      return wrong;
+    if (g == tn::Granularity::nvfp4) {
+      const float got = tensor_scale.get(s);
+      if (std::memcmp(&got, &q.tensor_scale, sizeof got) != 0)
+        return "the tensor scale is " + std::to_string(got) + ", the host's " +
+               std::to_string(q.tensor_scale);
+    }
+    return std::nullopt;
+  };
+  run_kernel(state, env, key, k);
+}
+
 }  // namespace
 
 TopicHelp topic_help() {
@@ -206,6 +292,15 @@ void register_topic(const Env& env) {
               .gemm(make_case(v, s).spec.problem);
       register_gpu_benchmark(name,
                              [&env, v, s](benchmark::State& st) { run_block_gemm(st, env, v, s); });
+    }
+    // The same operand size quantized: the activations (B) of that GEMM.
+    for (const QuantVariant& v : kQuantVariants) {
+      const std::string name =
+          BenchName(kTopic, "quantize_" + std::string(tn::name(v.granularity)), v.precision)
+              .arg(Key::m, n)
+              .arg(Key::k, n);
+      register_gpu_benchmark(
+          name, [&env, name, v, n](benchmark::State& st) { run_quantize(st, env, name, v, n, n); });
     }
   }
 }

@@ -40,16 +40,6 @@ struct ElementInfo {
   float epsilon;  // distance from 1 to the next value: 2^-mantissa_bits
 };
 
-// clang-format off
-inline constexpr ElementInfo kElementTable[] = {
-//  id                  name    bits emax max        min_normal min_subnormal epsilon
-  {ElementFormat::e4m3, "e4m3", 8,   8,   448.0f,    0x1p-6f,   0x1p-9f,      0x1p-3f},
-  {ElementFormat::e5m2, "e5m2", 8,   15,  57344.0f,  0x1p-14f,  0x1p-16f,     0x1p-2f},
-  {ElementFormat::e3m2, "e3m2", 6,   4,   28.0f,     0x1p-2f,   0x1p-4f,      0x1p-2f},
-  {ElementFormat::e2m3, "e2m3", 6,   2,   7.5f,      1.0f,      0x1p-3f,      0x1p-3f},
-  {ElementFormat::e2m1, "e2m1", 4,   2,   6.0f,      1.0f,      0.5f,         0.5f},
-};
-// clang-format on
 inline constexpr EnumName<ElementFormat> kElementNames[] = {{ElementFormat::e4m3, "e4m3"},
                                                             {ElementFormat::e5m2, "e5m2"},
                                                             {ElementFormat::e3m2, "e3m2"},
@@ -57,9 +47,27 @@ inline constexpr EnumName<ElementFormat> kElementNames[] = {{ElementFormat::e4m3
                                                             {ElementFormat::e2m1, "e2m1"}};
 static_assert(names_every_enumerator(kElementNames, ElementFormat::e2m1));
 
-TCB_HD constexpr const ElementInfo& element_info(ElementFormat f) {
-  return kElementTable[static_cast<int>(f)];
+// The table is local so that kernels can read it: a namespace-scope constexpr array is host
+// memory to nvcc, a local one folds away where the format is a constant.
+TCB_HD constexpr ElementInfo element_info(ElementFormat f) {
+  // clang-format off
+  constexpr ElementInfo kTable[] = {
+  //  id                  name    bits emax max        min_normal min_subnormal epsilon
+    {ElementFormat::e4m3, "e4m3", 8,   8,   448.0f,    0x1p-6f,   0x1p-9f,      0x1p-3f},
+    {ElementFormat::e5m2, "e5m2", 8,   15,  57344.0f,  0x1p-14f,  0x1p-16f,     0x1p-2f},
+    {ElementFormat::e3m2, "e3m2", 6,   4,   28.0f,     0x1p-2f,   0x1p-4f,      0x1p-2f},
+    {ElementFormat::e2m3, "e2m3", 6,   2,   7.5f,      1.0f,      0x1p-3f,      0x1p-3f},
+    {ElementFormat::e2m1, "e2m1", 4,   2,   6.0f,      1.0f,      0.5f,         0.5f},
+  };
+  // clang-format on
+  return kTable[static_cast<int>(f)];
 }
+constexpr bool element_rows_in_enum_order() {
+  for (int i = 0; i <= static_cast<int>(ElementFormat::e2m1); ++i)
+    if (static_cast<int>(element_info(static_cast<ElementFormat>(i)).id) != i) return false;
+  return true;
+}
+static_assert(element_rows_in_enum_order(), "element_info's rows must follow the enum's order");
 constexpr std::string_view name(ElementFormat f) {
   return name_in(kElementNames, f);
 }
