@@ -326,6 +326,17 @@ void run_padding(benchmark::State& state, const Env& env, Precision p, std::int6
 
 }  // namespace
 
+TopicHelp topic_help() {
+  return {
+      "Whether a batch of 33 runs slower than 32, and whether the efficiency model (roofline "
+      "with tile and wave quantization for the tile cuBLASLt chose) says why: M = K = 4096 "
+      "with N swept, the pairs 32/33, 64/65, 128/129 and 8192/8193, M and K swept around "
+      "4096, per precision, through cuBLASLt (also with B N-contiguous) and a WMMA kernel, "
+      "and 33 padded to 40 and 48 with the pad copy timed.",
+      "docs/concepts/alignment.md",
+      "TCBENCH_ALIGNMENT_N=33,100  extra N values to time (positive integers, comma-separated)"};
+}
+
 void register_topic(const Env& env) {
   std::set<std::string> seen;  // the M, K sweeps and the N list share the 4096^3 point
   for (const Point& pt : points(env.quick())) {

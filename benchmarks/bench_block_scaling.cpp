@@ -265,6 +265,15 @@ void run_quantize(benchmark::State& state, const Env& env, const std::string& ke
 
 }  // namespace
 
+TopicHelp topic_help() {
+  return {
+      "How fine an FP8 or FP4 scale must be and what each granularity costs: the cuBLASLt "
+      "GEMM of one TN problem in every scale mode the GPU and cuBLASLt accept (per tensor, "
+      "per row, 1x128 tiles and 128x128 blocks on Hopper; MXFP8 and NVFP4 on Blackwell) "
+      "beside BF16, with errors against the dequantized operands and the FP32 originals.",
+      "docs/concepts/fp8-scaling.md"};
+}
+
 void register_topic(const Env& env) {
   const std::vector<std::int64_t> sizes =
       env.quick() ? std::vector<std::int64_t>{8192} : std::vector<std::int64_t>{4096, 8192, 16384};

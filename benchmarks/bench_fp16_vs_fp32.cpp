@@ -49,6 +49,15 @@ KernelSupport wmma_support() {
 
 }  // namespace
 
+TopicHelp topic_help() {
+  return {
+      "What Tensor Cores add over CUDA cores: cuBLASLt GEMMs in FP32 (SIMT FFMA), TF32, "
+      "FP16 (FP32 and FP16 accumulation) and BF16 beside tcbench's own SIMT and WMMA kernels, "
+      "on square sizes and two transformer-layer shapes (NN), each checked against an FP64 "
+      "reference before it is timed.",
+      "docs/concepts/fp16-vs-fp32.md"};
+}
+
 void register_topic(const Env& env) {
   const std::vector<GemmShape> s = shapes(env.quick());
   // The same precisions, shapes and NN layouts through both library APIs.

@@ -369,6 +369,16 @@ void add_block_rows(const Env& env, std::int64_t h, std::int64_t t) {
 
 }  // namespace
 
+TopicHelp topic_help() {
+  return {
+      "What FP8 Tensor Cores buy and cost (Ada, Hopper, Blackwell): cuBLASLt FP8 GEMMs (E4M3 "
+      "and E5M2, fast and split accumulation) beside BF16 and FP16 on the same TN shapes, "
+      "their error against the quantized inputs and the FP32 originals, the cost of delayed "
+      "and current per-tensor scaling, and the precision a selector picks per transformer "
+      "layer within an error budget.",
+      "docs/concepts/fp8-scaling.md"};
+}
+
 void register_topic(const Env& env) {
   const bool quick = env.quick();
   const Fp8Variant variants[] = {kHeadline,

@@ -264,6 +264,15 @@ void quant_kernel(benchmark::State& state, const Env& env, QuantKernel which, st
 
 }  // namespace
 
+TopicHelp topic_help() {
+  return {
+      "INT8 inference on Tensor Cores after calibration and QAT: how much faster INT8 GEMMs "
+      "(IMMA, int32 accumulation, TN) run than FP32, TF32, FP16 and BF16 on the layers of "
+      "the MLP the host study trains and quantizes, with each PTQ calibrator's and QAT's "
+      "accuracy beside the speed-up, and what the quantization kernels cost.",
+      "docs/concepts/int8-calibration.md"};
+}
+
 void register_topic(const Env& env) {
   std::vector<GemmShape> shapes;
   for (std::int64_t tokens : token_counts(env))

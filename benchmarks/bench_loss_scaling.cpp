@@ -251,6 +251,15 @@ void unscale(benchmark::State& state, const Env& env, std::size_t elements) {
 
 }  // namespace
 
+TopicHelp topic_help() {
+  return {
+      "Why FP16 training needs loss scaling: where gradients land (underflow, subnormal, "
+      "overflow) after scaling by 2^k in FP16 and BF16, five training runs (FP32; FP16 "
+      "without, with static and with dynamic scaling; BF16 without) with their loss curves, "
+      "and the cost of the fused check-and-unscale kernel.",
+      "docs/concepts/loss-scaling.md"};
+}
+
 void register_topic(const Env& env) {
   const tn::Format formats[] = {tn::Format::fp16, tn::Format::bf16};
   for (Source source : {Source::lognormal, Source::mlp})

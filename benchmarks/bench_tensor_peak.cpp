@@ -122,6 +122,17 @@ void add_peak(const Env& env, PeakInstr instr) {
 
 }  // namespace
 
+TopicHelp topic_help() {
+  return {
+      "What the tensor instructions themselves can do: kernels issuing only mma.sync (f16, "
+      "bf16, tf32, s8; e4m3 on sm_89 and later) and, on Hopper, wgmma, each checked exactly "
+      "against the host, measured against SMs x measured clock x ops per clock and against "
+      "the datasheet: the ceiling the other topics' % of peak is read against.",
+      "docs/concepts/tensor-util.md",
+      "TCBENCH_COUNTERS=off  time without reading the tensor-pipe counters (tcbench profile "
+      "sets it so that ncu owns them)"};
+}
+
 void register_topic(const Env& env) {
   for (PeakInstr instr : kernels::kAllPeakInstrs) add_peak(env, instr);
 }

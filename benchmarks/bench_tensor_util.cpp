@@ -309,6 +309,17 @@ void add_train_steps(const Env& env) {
 
 }  // namespace
 
+TopicHelp topic_help() {
+  return {
+      "Whether a high sm__pipe_tensor_cycles_active means the Tensor Cores are heavily used: "
+      "the counter, read in-process through CUPTI after each GEMM is timed, beside TFLOP/s "
+      "and % of peak, from a SIMT FP32 kernel (no tensor work) through WMMA to cuBLASLt "
+      "TF32/FP16/BF16/INT8/FP8, a small GEMM and the STREAM triad.",
+      "docs/concepts/tensor-util.md",
+      "TCBENCH_COUNTERS=off  time without reading the tensor-pipe counters (tcbench profile "
+      "sets it so that ncu owns them)"};
+}
+
 void register_topic(const Env& env) {
   const GemmShape s = large(env.quick());
   add_profiled(env, "simt", P::fp32, s, labelled("SIMT FFMA"),

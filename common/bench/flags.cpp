@@ -53,6 +53,14 @@ bool parse_bool(const std::string& v, bool& out) {
 
 ParseResult parse_command_line(const std::vector<std::string>& args) {
   ParseResult r;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      // Help wins: what the binary is and how to call it, whatever else the line holds.
+      r.line.help = true;
+      r.line.passthrough = {args.empty() ? std::string("bench") : args[0], "--help"};
+      return r;
+    }
+  }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (i == 0) {
@@ -114,6 +122,11 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
       r.line.min_time_seconds = *seconds;
       r.line.passthrough.push_back(min_time_flag(*seconds));
       continue;
+    } else if ((v = flag_value(arg, "--benchmark_time_unit"))) {
+      if (*v != "ns" && *v != "us" && *v != "ms" && *v != "s") {
+        r.error = "--benchmark_time_unit=" + *v + " must be ns, us, ms or s.";
+        return r;
+      }
     } else if ((v = flag_value(arg, "--benchmark_out_format"))) {
       if (*v != "console" && *v != "json" && *v != "csv") {
         r.error = "--benchmark_out_format=" + *v + " must be console, json or csv.";

@@ -1,6 +1,7 @@
 // The main() of every benchmark binary (compiled into each bench_<topic>).
 #include "tcbench/bench/flags.hpp"
 #include "tcbench/bench/harness.hpp"
+#include "tcbench/bench/help.hpp"
 #include "tcbench/clock_policy.hpp"
 #include "tcbench/device_info.hpp"
 #include "tcbench/environment.hpp"
@@ -21,7 +22,8 @@ namespace {
 tcbench::bench::RunOptions run_options(const tcbench::bench::CommandLine& line) {
   tcbench::bench::RunOptions o;
   o.quick = line.quick;
-  o.sampling.min_seconds = line.min_time_seconds.value_or(line.quick ? 0.05 : 0.5);
+  o.sampling.min_seconds = line.min_time_seconds.value_or(
+      line.quick ? tcbench::bench::kQuickMinSeconds : tcbench::bench::kDefaultMinSeconds);
   return o;
 }
 
@@ -36,12 +38,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), parsed.error->c_str());
     return 2;
   }
+  if (parsed.line.help) {
+    // tcbench's part first; then Google Benchmark prints its flags for the --help passed on.
+    std::fputs(bench::help_text(program, bench::topic_help()).c_str(), stdout);
+    std::fflush(stdout);
+  }
   std::vector<std::string> args = parsed.line.passthrough;
   if (parsed.line.plan) args.emplace_back("--benchmark_list_tests=true");  // count, never run
   std::vector<char*> gbench_argv;
   for (std::string& a : args) gbench_argv.push_back(a.data());
   int gbench_argc = static_cast<int>(gbench_argv.size());
   benchmark::Initialize(&gbench_argc, gbench_argv.data());  // --help works without a GPU
+  if (parsed.line.help) return 0;  // Google Benchmark 1.7 exits itself after its usage
   if (benchmark::ReportUnrecognizedArguments(gbench_argc, gbench_argv.data())) return 2;
 
   // Every TCBENCH_* variable a binary reads, checked before anything runs, GPU or not.

@@ -84,6 +84,53 @@ def parse(name: str) -> ParsedName:
     return ParsedName(topic, variant, precision, args)
 
 
+def count_label(text: str) -> str:
+    """An element count as a reader takes it in: 10000000 -> 10M, 268435456 -> 2^28."""
+    value = _number(text)
+    if value is None or value < 100_000 or not value.is_integer():
+        return text
+    whole = int(value)
+    exponent = whole.bit_length() - 1 if whole & (whole - 1) == 0 else None
+    if exponent is not None:
+        return f"2^{exponent}"
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.4g}{suffix}"
+    return text
+
+
+def short_path(path: str) -> str:
+    """A result file as the report names it: its file name, with its folder when it is a run's
+    ``results.json`` (``run_0105/results.json``); the full path goes in a title."""
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    return "/".join(parts[-2:]) if parts[-1] == "results.json" else parts[-1]
+
+
+def short(name: str) -> str:
+    """A benchmark name without its topic and precision (the tables around it say them), with
+    its GEMM shape compact: ``fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn`` ->
+    ``cublaslt 8192³ nn``; ``.../m:4096/n:33/k:4096/layout:tn`` -> ``cublaslt 4096x33x4096 tn``;
+    ``loss_scaling/unscale/fp32/elements:10000000`` -> ``unscale 10M elements``. Words are
+    separated by spaces, so that a table cell can wrap between them (never inside one)."""
+    p = parse(name)
+    words = [p.variant] if p.variant != "-" else []
+    args = p.args
+    gemm = {"m", "n", "k"} <= args.keys()
+    for key, value in args.items():
+        if gemm and key == "m":
+            m, n, k = args["m"], args["n"], args["k"]
+            words.append(f"{m}\u00b3" if m == n == k else f"{m}x{n}x{k}")
+        elif gemm and key in ("n", "k"):
+            continue
+        elif key == "layout":
+            words.append(value)
+        elif key == "elements":
+            words.append(f"{count_label(value)} elements")
+        else:
+            words.append(f"{key}:{value}")
+    return " ".join(words) or name
+
+
 # ---------------------------------------------------------------------------------------------
 # The first grammar (tcbench 0.1), for telling a renamed baseline from a missing benchmark
 

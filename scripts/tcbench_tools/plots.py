@@ -1,20 +1,37 @@
-"""The report's general PNG plots: peak vs achieved, and sweeps (headless backend: see
-sections/_common.py).
+"""The report's general PNG plots: the best results per precision across GPUs (bar panels), and
+sweeps (headless backend: see sections/_common.py).
 
 Each plot has a ``*_figure`` function that builds the figure (tests inspect it) and a function
-that saves it. Axes use locators, never one tick per point: a sweep of 100 000 sizes still gets
-a dozen readable ticks, and draws in seconds.
+that saves it. They are made to stay readable from 1 to 20 GPUs and more:
+
+- every series has its own colour, marker and line style (plot_style.py), the same for one GPU
+  in every plot, and legends sit outside the data (right of the axes);
+- bar charts are small multiples: one panel per precision, one horizontal bar per GPU (GPUs are
+  rows, named on the axis), on a linear axis from 0, the peak drawn as an outline behind the bar;
+- a sweep over sizes that are powers of two (or span 8x or more) has a log2 axis (log10 for
+  decimal sizes) with ticks at the measured sizes when they are few; an integer axis gets
+  integer ticks; throughput axes start at 0;
+- a point measured over several repetitions carries its p10-p90 spread as an error bar (a band
+  on lines with very many points);
+- where the GPUs' peaks are known, a second panel shows each GPU's sweep as % of its own peak,
+  which is what makes generations comparable.
+
+Axes use locators, never one tick per point: a sweep of 100 000 sizes still gets a dozen
+readable ticks, and draws in seconds.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 from matplotlib import ticker
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
 
+from tcbench_tools import plot_style
+from tcbench_tools.plot_style import SeriesStyle
 from tcbench_tools.sections._common import plt, save
 
 # Very long labels (odd GPU names) may leave tight_layout nothing to do; the plot is still right.
@@ -22,73 +39,261 @@ warnings.filterwarnings("ignore", message="Tight layout not applied")
 
 MAX_MARKED_POINTS = 64  # more points than this: a plain line (markers would merge into a smear)
 MAX_WIDTH_IN = 16.0
-LEGEND_COLUMNS = 4
+PANEL_COLUMNS = 4  # bar panels per row
+MAX_TICKS_AT_SIZES = 12  # up to this many distinct sizes: a tick at each
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a sweep: the swept value, the median and (when repetitions exist) the
+    p10-p90 spread of the repetitions."""
+
+    x: float
+    y: float
+    low: float | None = None
+    high: float | None = None
+
+
+def _points(raw: list) -> list[Point]:
+    """Points from ``Point`` objects or plain ``(x, y)`` / ``(x, y, low, high)`` tuples."""
+    out = [p if isinstance(p, Point) else Point(*p) for p in raw]
+    return sorted(out, key=lambda p: p.x)
+
+
+def size_label(x: float) -> str:
+    """A size as a tick reads: 4096, 2^24 (powers of two from 2^17), 10M, 1G (decimal)."""
+    if x <= 0 or not math.isfinite(x):
+        return f"{x:g}"
+    if x < 100_000:
+        return f"{x:g}"
+    exponent = math.log2(x)
+    if exponent.is_integer():
+        return f"2^{int(exponent)}"
+    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= scale:
+            return f"{x / scale:.3g}{suffix}"
+    return f"{x:g}"
+
+
+def value_label(x: float) -> str:
+    """A value beside a bar: 3 significant digits, thousands written out (1,060 not 1.06e+03)."""
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+def _power_of_two(x: float) -> bool:
+    return x > 0 and math.log2(x).is_integer()
+
+
+def _spread_out(sizes: list[float], log: bool, min_gap: float) -> list[float]:
+    """The sizes that get a tick: the first, then each one at least ``min_gap`` of the axis span
+    past the last ticked one (32 and 33 side by side would print over each other)."""
+    pos = [math.log(x) if log else x for x in sizes]
+    span = (pos[-1] - pos[0]) or 1.0
+    kept, last = [], None
+    for x, q in zip(sizes, pos):
+        if last is None or (q - last) / span >= min_gap:
+            kept.append(x)
+            last = q
+    return kept
+
+
+def set_size_axis(ax, xs: list[float]) -> None:
+    """The x axis of a sweep: log2 for powers of two or a span of 8x or more (log10 when the
+    sizes are decimal, such as 1e7, 1e8, 1e9), ticks at the sizes when there are few, else a
+    locator; integer ticks on a short linear integer axis (4095, 4096, 4097)."""
+    distinct = sorted(set(xs))
+    if not distinct:
+        return
+    positive = distinct[0] > 0
+    wide = positive and distinct[-1] / distinct[0] >= 8
+    if positive and (wide or (len(distinct) > 2 and all(map(_power_of_two, distinct)))):
+        decimal = not all(map(_power_of_two, distinct)) and all(
+            math.log10(x).is_integer() for x in distinct)
+        base = 10 if decimal else 2
+        ax.set_xscale("log", base=base)
+        if len(distinct) <= MAX_TICKS_AT_SIZES:
+            ax.xaxis.set_major_locator(ticker.FixedLocator(_spread_out(distinct, True, 0.06)))
+        else:
+            ax.xaxis.set_major_locator(ticker.LogLocator(base=base, numticks=12))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: size_label(x)))
+        ax.xaxis.set_minor_locator(ticker.NullLocator())
+        if len(distinct) > 6:
+            for label in ax.get_xticklabels():
+                label.set_rotation(30)
+                label.set_horizontalalignment("right")
+        return
+    if all(float(x).is_integer() for x in distinct):
+        if len(distinct) <= MAX_TICKS_AT_SIZES:
+            ax.xaxis.set_major_locator(ticker.FixedLocator(_spread_out(distinct, False, 0.06)))
+        else:
+            ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=10, integer=True))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:.0f}"))
+
+
+def legend_outside(ax, handles=None, title: str | None = None) -> None:
+    """The legend right of the axes (two columns beyond 14 entries), never over the data."""
+    if handles is None:
+        handles, _ = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    ax.legend(handles=handles, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0, ncol=1 if len(handles) <= 14 else 2, title=title,
+              title_fontsize="small", frameon=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bar panels: one panel per precision (or metric), one bar per GPU
+
+
+def bar_panels_figure(title: str, panels: list[str], gpus: list[str],
+                      values: dict[tuple[str, str], float], xlabel: str,
+                      reference: dict[tuple[str, str], float] | None = None,
+                      reference_name: str = "peak", notes: dict[tuple[str, str], str] | None = None,
+                      hatched: set[tuple[str, str]] | None = None, hatched_name: str = "",
+                      styles: dict[str, SeriesStyle] | None = None,
+                      missing: dict[tuple[str, str], str] | None = None,
+                      log: bool = False) -> Figure:
+    """Small multiples: a panel per entry of ``panels``, GPUs as rows (named on the left), a
+    solid bar of ``values`` per GPU with its ``notes`` written beside it, ``reference`` (a peak)
+    as a black outline behind it, ``missing`` texts ("n/a", "-") where a GPU has no value."""
+    reference, notes, hatched = reference or {}, notes or {}, hatched or set()
+    missing = missing or {}
+    styles = styles or plot_style.styles_for(gpus)
+    cols = min(PANEL_COLUMNS, max(1, len(panels)))
+    rows = math.ceil(len(panels) / cols) if panels else 1
+    label_in = min(3.2, 0.075 * max((len(g) for g in gpus), default=8) + 0.3)
+    panel_w = min(3.6, (MAX_WIDTH_IN - label_in) / cols)
+    panel_h = 0.26 * max(1, len(gpus)) + 0.9
+    fig, axes = plt.subplots(rows, cols, figsize=(label_in + panel_w * cols, panel_h * rows + 0.8),
+                             squeeze=False, sharey=True)
+    ys = list(range(len(gpus)))[::-1]  # first GPU on top
+    for index, panel in enumerate(panels):
+        ax = axes[index // cols][index % cols]
+        top = max([values.get((g, panel), 0.0) for g in gpus] +
+                  [reference.get((g, panel), 0.0) for g in gpus] + [0.0])
+        for y, gpu in zip(ys, gpus):
+            key = (gpu, panel)
+            if key in reference:
+                ax.barh(y, reference[key], 0.78, facecolor="none", edgecolor=plot_style.REFERENCE,
+                        linewidth=0.9, zorder=2)
+            if key in values:
+                ax.barh(y, values[key], 0.62, color=styles[gpu].color, zorder=3,
+                        edgecolor="black" if key in hatched else styles[gpu].color,
+                        hatch="//" if key in hatched else None)
+                if key in notes:
+                    ax.text(max(values[key], reference.get(key, 0.0)) + 0.01 * (top or 1), y,
+                            notes[key], va="center", ha="left", fontsize="x-small", zorder=4)
+            elif key in missing:
+                ax.text(0.01 * (top or 1), y, missing[key], va="center", ha="left",
+                        fontsize="x-small", color="0.35")
+        ax.set_title(panel, fontsize="medium")
+        if log:
+            ax.set_xscale("log")
+        else:
+            ax.set_xlim(0, (top or 1.0) * 1.45)  # room for the notes beside the longest bar
+        ax.grid(axis="x", which="both", alpha=0.3)
+        ax.tick_params(axis="x", labelsize="small")
+        ax.set_xlabel(xlabel, fontsize="small")
+    for index in range(len(panels), rows * cols):
+        axes[index // cols][index % cols].set_visible(False)  # no empty panel
+    for r in range(rows):
+        axes[r][0].set_yticks(ys)
+        axes[r][0].set_yticklabels(gpus, fontsize="small")
+        axes[r][0].tick_params(axis="y", labelleft=True)
+    keys = []  # what the outline and the hatching mean, in the title (no legend over the bars)
+    if reference:
+        keys.append(f"black outline: {reference_name}")
+    if hatched:
+        keys.append(f"hatched: {hatched_name}")
+    fig.suptitle(title + (f"\n({'; '.join(keys)})" if keys else ""), fontsize="medium")
+    fig.tight_layout()
+    return fig
 
 
 def peak_vs_achieved_figure(precisions: list[str], gpus: list[str],
                             peak: dict[tuple[str, str], float],
-                            achieved: dict[tuple[str, str], float]) -> Figure:
-    """Grouped bars per precision: for each GPU a pale bar (peak) and a solid one (achieved).
-    The legend names each GPU once and the pale/solid convention once, below the axes."""
-    width_in = min(MAX_WIDTH_IN, max(6.0, 0.5 * len(precisions) * max(1, len(gpus)) + 2.0))
-    fig, ax = plt.subplots(figsize=(width_in, 4.5))
-    width = 0.8 / max(1, len(gpus))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    handles = []
-    for g, gpu in enumerate(gpus):
-        xs = [i - 0.4 + width * (g + 0.5) for i in range(len(precisions))]
-        color = colors[g % len(colors)]
-        peaks = [peak.get((gpu, p), 0.0) for p in precisions]
-        got = [achieved.get((gpu, p), 0.0) for p in precisions]
-        ax.bar(xs, peaks, width * 0.9, color=color, alpha=0.25, edgecolor=color)
-        ax.bar(xs, got, width * 0.9, color=color)
-        handles.append(Patch(color=color, label=gpu))
-    handles += [Patch(facecolor="grey", alpha=0.25, edgecolor="grey", label="peak (pale)"),
-                Patch(color="grey", label="best achieved (solid)")]
-    ax.set_xticks(range(len(precisions)))
-    ax.set_xticklabels(precisions)
-    ax.set_yscale("log")
-    ax.set_ylabel("TFLOP/s (TOP/s for int8), log scale")
-    ax.set_title("Peak vs best achieved, per precision")
-    ax.legend(handles=handles, fontsize="small", loc="upper center",
-              bbox_to_anchor=(0.5, -0.12), ncol=min(LEGEND_COLUMNS, len(handles)))
-    ax.grid(axis="y", which="both", alpha=0.3)
-    fig.tight_layout()
-    return fig
+                            achieved: dict[tuple[str, str], float],
+                            missing: dict[tuple[str, str], str] | None = None,
+                            styles: dict[str, SeriesStyle] | None = None) -> Figure:
+    """Per precision a panel; per GPU its best achieved throughput (solid) inside its peak
+    (outline), with "value (% of peak)" beside the bar."""
+    notes = {}
+    for key, got in achieved.items():
+        pk = peak.get(key)
+        notes[key] = value_label(got) + (f" ({100 * got / pk:.0f}%)" if pk else "")
+    return bar_panels_figure("Best achieved per precision and GPU, with its % of peak",
+                             precisions, gpus, achieved,
+                             "TFLOP/s (TOP/s for int8)", reference=peak, notes=notes,
+                             styles=styles, missing=missing)
 
 
 def peak_vs_achieved(precisions: list[str], gpus: list[str],
                      peak: dict[tuple[str, str], float], achieved: dict[tuple[str, str], float],
-                     path: Path) -> Path:
-    return save(peak_vs_achieved_figure(precisions, gpus, peak, achieved), path)
+                     path: Path, missing: dict[tuple[str, str], str] | None = None,
+                     styles: dict[str, SeriesStyle] | None = None) -> Path:
+    return save(peak_vs_achieved_figure(precisions, gpus, peak, achieved, missing, styles), path)
 
 
-def sweep_figure(title: str, axis: str, unit: str,
-                 lines: dict[str, list[tuple[float, float]]]) -> Figure:
-    """One line per GPU: throughput against the swept argument."""
-    fig, ax = plt.subplots(figsize=(6.5, 4.0))
-    xs_all = [x for pts in lines.values() for x, _ in pts]
+# ---------------------------------------------------------------------------------------------
+# Sweeps
+
+
+def _draw_lines(ax, lines: dict[str, list[Point]], styles: dict[str, SeriesStyle],
+                scale: dict[str, float] | None = None) -> None:
     for gpu, pts in lines.items():
-        pts = sorted(pts)
-        ax.plot([x for x, _ in pts], [y for _, y in pts], label=gpu,
-                marker="o" if len(pts) <= MAX_MARKED_POINTS else None)
-    if xs_all and min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 8:
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_locator(ticker.LogLocator(base=2, numticks=12))
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}"))
-        ax.xaxis.set_minor_locator(ticker.NullLocator())
-    elif all(float(x).is_integer() for x in xs_all):
-        ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=10, integer=True))
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:.0f}"))
-    ax.set_xlabel(axis)
-    ax.set_ylabel(unit)
-    ax.set_title(title, fontsize="medium")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+        factor = (scale or {}).get(gpu, 1.0)
+        style = styles[gpu]
+        xs = [p.x for p in pts]
+        ys = [p.y * factor for p in pts]
+        ax.plot(xs, ys, label=gpu, lw=1.3, ms=4.5, **style.line_kwargs(len(pts), MAX_MARKED_POINTS))
+        spread = [p for p in pts if p.low is not None and p.high is not None]
+        if not spread:
+            continue
+        if len(pts) > MAX_MARKED_POINTS:
+            ax.fill_between([p.x for p in spread], [p.low * factor for p in spread],
+                            [p.high * factor for p in spread], color=style.color, alpha=0.2,
+                            linewidth=0)
+        else:
+            ax.errorbar([p.x for p in spread], [p.y * factor for p in spread],
+                        yerr=[[max(0.0, (p.y - p.low) * factor) for p in spread],
+                              [max(0.0, (p.high - p.y) * factor) for p in spread]],
+                        fmt="none", ecolor=style.color, elinewidth=1.0, capsize=2.5, zorder=3)
+
+
+def sweep_figure(title: str, axis: str, unit: str, lines: dict[str, list],
+                 styles: dict[str, SeriesStyle] | None = None,
+                 peaks: dict[str, float] | None = None) -> Figure:
+    """One line per GPU: throughput against the swept argument, with the repetitions' p10-p90
+    spread; beside it the same lines as % of each GPU's peak when ``peaks`` has one for at least
+    one GPU."""
+    pts = {gpu: _points(p) for gpu, p in lines.items()}
+    styles = styles or plot_style.styles_for(list(pts))
+    relative = {g: 100.0 / peaks[g] for g in pts if peaks and peaks.get(g)}
+    panels = 2 if relative else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5.4 * panels + 0.6, 3.9), squeeze=False)
+    xs_all = [p.x for line in pts.values() for p in line]
+    _draw_lines(axes[0][0], pts, styles)
+    axes[0][0].set_ylabel(unit)
+    if relative:
+        _draw_lines(axes[0][1], {g: line for g, line in pts.items() if g in relative}, styles,
+                    relative)
+        axes[0][1].set_ylabel("% of the GPU's own peak")
+        axes[0][1].set_title("as % of each GPU's peak", fontsize="small")
+        axes[0][0].set_title("absolute", fontsize="small")
+    for ax in axes[0]:
+        set_size_axis(ax, xs_all)
+        ax.set_xlabel(axis)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize="medium")
+    legend_outside(axes[0][-1], handles=[h for h in axes[0][0].get_legend_handles_labels()[0]])
     fig.tight_layout()
     return fig
 
 
-def sweep(title: str, axis: str, unit: str, lines: dict[str, list[tuple[float, float]]],
-          path: Path) -> Path:
-    return save(sweep_figure(title, axis, unit, lines), path)
+def sweep(title: str, axis: str, unit: str, lines: dict[str, list], path: Path,
+          styles: dict[str, SeriesStyle] | None = None,
+          peaks: dict[str, float] | None = None) -> Path:
+    return save(sweep_figure(title, axis, unit, lines, styles, peaks), path)

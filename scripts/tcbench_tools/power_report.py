@@ -17,8 +17,10 @@ from tcbench_tools.results import ResultSet
 _GEMM_RATES = (schema.TFLOPS, schema.TOPS)
 MAX_LISTED = 25  # throttled results listed per GPU before "and N more"
 # The run context's power and clock settings (power_context.cpp), one row each.
-SETTINGS = ("power_limit_w", "power_limit_default_w", "max_sm_clock_mhz", "app_sm_clock_mhz",
-            "clock_policy", "locked_sm_clock_mhz", "persistence_mode", "ecc_mode", "nvml")
+SETTINGS = {"power_limit_w": "power limit (W)", "power_limit_default_w": "default limit (W)",
+            "max_sm_clock_mhz": "max SM clock (MHz)", "app_sm_clock_mhz": "application clock (MHz)",
+            "clock_policy": "clock policy", "locked_sm_clock_mhz": "locked SM clock (MHz)",
+            "persistence_mode": "persistence", "ecc_mode": "ECC", "nvml": "NVML"}
 
 
 def mark(rs: ResultSet, benchmark: str) -> str:
@@ -52,53 +54,28 @@ def best_efficiency(rs: ResultSet) -> dict[str, tuple[str, power.Power]]:
 def efficiency_figure(precisions: list[str], gpus: list[str],
                       values: dict[tuple[str, str], float],
                       throttled: set[tuple[str, str]] | None = None):
-    """Grouped bars: per precision, one bar per GPU, TFLOP/s per W on a log axis; a hatched bar
-    ran throttled."""
-    from matplotlib.patches import Patch
+    """Small multiples: per precision a panel, per GPU a bar of TFLOP/s per W (linear from 0,
+    the value beside it); a hatched bar ran throttled."""
+    from tcbench_tools import plots  # matplotlib (headless) only when a report is made
 
-    from tcbench_tools import plots  # noqa: F401  (selects the headless Agg backend)
-    import matplotlib.pyplot as plt
-
-    width_in = min(16.0, max(6.0, 0.5 * len(precisions) * max(1, len(gpus)) + 2.0))
-    fig, ax = plt.subplots(figsize=(width_in, 4.5))
-    width = 0.8 / max(1, len(gpus))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for g, gpu in enumerate(gpus):
-        xs = [i - 0.4 + width * (g + 0.5) for i in range(len(precisions))]
-        ys = [values.get((gpu, p), 0.0) for p in precisions]
-        bars = ax.bar(xs, ys, width * 0.9, color=colors[g % len(colors)], label=gpu)
-        for bar, prec, y in zip(bars, precisions, ys):
-            if (gpu, prec) in (throttled or set()):
-                bar.set_hatch("//")
-                bar.set_edgecolor("black")
-            if y > 0:
-                ax.annotate(f"{y:.3g}", (bar.get_x() + bar.get_width() / 2, y),
-                            ha="center", va="bottom", fontsize="x-small")
-    ax.set_xticks(range(len(precisions)))
-    ax.set_xticklabels(precisions)
-    if any(v > 0 for v in values.values()):
-        ax.set_yscale("log")
-    ax.set_ylabel("TFLOP/s per W (TOP/s per W for int8), log")
-    ax.set_title("Energy efficiency: best GEMM throughput per watt, per precision")
-    handles, _ = ax.get_legend_handles_labels()
-    if throttled:
-        handles.append(Patch(facecolor="white", edgecolor="black", hatch="//",
-                             label="hatched: ran throttled"))
-    ax.legend(handles=handles, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.1),
-              ncol=min(4, len(handles)))
-    ax.grid(axis="y", which="both", alpha=0.3)
-    fig.tight_layout()
-    return fig
+    notes = {key: plots.value_label(v) for key, v in values.items()}
+    return plots.bar_panels_figure(
+        "Energy efficiency: best GEMM throughput per watt, per precision", precisions, gpus,
+        values, "TFLOP/s per W (TOP/s per W for int8)", notes=notes, hatched=throttled or set(),
+        hatched_name="ran throttled")
 
 
 def _save(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
+    from tcbench_tools.sections._common import save  # the synthetic mark, the DPI, closing
 
-    try:
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return path
+    return save(fig, path)
+
+
+def _bench_cell(name: str):
+    from tcbench_tools.names import short
+    from tcbench_tools.report import Cell
+
+    return Cell(short(name), title=name)
 
 
 def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
@@ -120,59 +97,54 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
              "GPUs compare by silicon, not by the clock their power limit allowed. Results that "
              "ran with a limiting reason are marked (throttled: ...).")
 
-    doc.table(["setting", *labels],
-              [[key, *(str(rs.context.get(key, "-")) for rs in sets)] for key in SETTINGS], set())
+    doc.table(["GPU", *(SETTINGS[key] for key in SETTINGS)],
+              [[label, *(str(rs.context.get(key, "-")) for key in SETTINGS)]
+               for rs, label in zip(sets, labels)], set())
 
     best = [best_efficiency(rs) for rs in sets]
     shown = sorted({p for b in best for p in b}, key=precision_order)
     if shown:
         doc.heading(3, "TFLOP/s per W, per GPU and precision")
-        headers = ["precision"]
-        for label in labels:
-            headers += [f"{label} per W", f"{label} at"]
         rows, values, hot = [], {}, set()
         for prec in shown:
-            row = [prec]
             for label, b in zip(labels, best):
                 item = b.get(prec)
                 if item is None:
-                    row += ["-", "-"]
+                    rows.append([prec, label, "-", "-", "-"])
                     continue
                 name, p = item
                 values[(label, prec)] = p.efficiency[1]
                 if p.limiting:
                     hot.add((label, prec))
                 unit = power.EFFICIENCY_UNITS[p.efficiency[0]]
-                row += [f"{p.efficiency[1]:.3g} {unit}", p.describe()]
-            rows.append(row)
-        doc.table(headers, rows, set(range(1, len(headers), 2)))
+                rows.append([prec, label, f"{p.efficiency[1]:.3g} {unit}", p.describe(),
+                             _bench_cell(name)])
+        doc.table(["precision", "GPU", "per W", "at", "benchmark"], rows, {2})
         path = _save(efficiency_figure(shown, labels, values, hot),
                      out_dir / "section_power_efficiency.png")
         images.append(path)
-        doc.image(path, "Best GEMM TFLOP/s per W per precision and GPU (log scale; hatched: ran "
-                        "throttled)")
+        doc.image(path, "Best GEMM TFLOP/s per W, one panel per precision, a bar per GPU "
+                        "(hatched: ran throttled)")
 
     doc.heading(3, "SM clock and power per topic")
     topics = sorted({b.parsed.topic for rs in sets for b in rs.benchmarks.values() if b.ok})
-    headers = ["topic"]
-    for label in labels:
-        headers += [f"{label} SM clock", f"{label} power", f"{label} throttled"]
     rows = []
-    for topic in topics:
-        row = [topic]
-        for rs in sets:
+    for rs, label in zip(sets, labels):
+        for topic in topics:
             powers = [power.of(b, rs.context) for b in rs.benchmarks.values()
                       if b.ok and b.parsed.topic == topic]
+            if not powers:
+                continue
             clocks = [p.clock_mhz for p in powers if p.clock_mhz is not None]
             watts = [p.power_w for p in powers if p.power_w is not None]
             hot = [p for p in powers if p.limiting]
-            row += [f"{statistics.median(clocks):.0f} MHz ({min(clocks):.0f}-{max(clocks):.0f})"
-                    if clocks else "-",
-                    f"{statistics.median(watts):.0f} W (max {max(watts):.0f})" if watts else "-",
-                    f"{len(hot)} of {len(powers)}" if powers and any(p.known for p in powers)
-                    else "-"]
-        rows.append(row)
-    doc.table(headers, rows, set(range(1, len(headers))))
+            rows.append([
+                label, topic,
+                f"{statistics.median(clocks):.0f} MHz ({min(clocks):.0f}-{max(clocks):.0f})"
+                if clocks else "-",
+                f"{statistics.median(watts):.0f} W (max {max(watts):.0f})" if watts else "-",
+                f"{len(hot)} of {len(powers)}" if any(p.known for p in powers) else "-"])
+    doc.table(["GPU", "topic", "SM clock", "power", "throttled"], rows, set())
 
     doc.heading(3, "Results that ran throttled")
     any_throttled = False

@@ -2,10 +2,14 @@
 
 Writes ``<out>/report.md`` with PNG plots beside it and a self-contained ``<out>/report.html``
 (the same content, plots embedded as base64 data URIs). The content is made of sections
-(``tcbench_tools.sections``): the general ones of ``sections/overview.py`` (GPUs, peak vs
-achieved, the best result per topic and precision with its % of peak and speed-up over FP32,
-every sweep, what was skipped or failed) around one section per topic. This module holds the
-document model they write into, the GPU labels, and the writing.
+(``tcbench_tools.sections``): first the verdicts on the five questions when the answers package
+is there (issue 19), then the general ones of ``sections/overview.py`` (GPUs and their runs, peak
+vs achieved, the best result per topic and precision with its % of peak, speed-up over FP32 and
+the benchmark that achieved it, every sweep, what was skipped or failed) around one section per
+topic. Tables have one row per GPU (or per GPU and precision), so that 20 GPUs make a longer
+table, not a wider one. A report that reads a synthetic input (synthetic.py) says so in a banner
+and on every plot. This module holds the document model they write into, the GPU labels, and
+the writing.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcbench_tools import power_report
+from tcbench_tools import power_report, synthetic
 from tcbench_tools.errors import InputError
 from tcbench_tools.printable import printable
 from tcbench_tools.results import ResultSet, without_invalid
@@ -26,6 +30,18 @@ from tcbench_tools.tables import markdown_table
 
 # ---------------------------------------------------------------------------------------------
 # A tiny document model, rendered to Markdown and to HTML
+
+
+# Characters after which a browser may break a line inside a word ("fixture-host", "2026-01-01",
+# "a/b"): a table cell keeps such a word whole (the browser test checks it).
+_BREAKS_INSIDE = re.compile(r"[-/\u2010-\u2014]")
+
+
+def _cell_text(text: str) -> str:
+    """HTML for a cell's text: escaped, each word that a browser could break inside kept whole
+    (a nowrap span); the spaces between words stay where lines may wrap."""
+    return " ".join(f'<span class="w">{html.escape(word)}</span>' if _BREAKS_INSIDE.search(word)
+                    else html.escape(word) for word in printable(text).split(" "))
 
 
 def _inline_code(text: str) -> str:
@@ -39,12 +55,64 @@ def _inline_code(text: str) -> str:
 class Heading:
     level: int
     text: str
+    anchor: str | None = None  # the HTML id a link elsewhere in the report points to
 
     def markdown(self) -> str:
         return "#" * self.level + " " + printable(self.text)
 
     def html(self) -> str:
-        return f"<h{self.level}>{html.escape(printable(self.text))}</h{self.level}>"
+        ident = f' id="{html.escape(self.anchor)}"' if self.anchor else ""
+        return f"<h{self.level}{ident}>{html.escape(printable(self.text))}</h{self.level}>"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell with more than text: ``title`` (the full benchmark name behind an
+    abbreviation: a tooltip in HTML, a link title in Markdown), a link to another part of the
+    report (``anchor`` in HTML, ``file``, the plot beside report.md, in Markdown)."""
+
+    text: str
+    title: str | None = None
+    anchor: str | None = None
+    file: str | None = None
+
+    def markdown(self) -> str:
+        if self.file:
+            title = f' "{self.title}"' if self.title else ""
+            return f"[{printable(self.text)}]({self.file}{title})"
+        return printable(self.text)
+
+    def html(self) -> str:
+        esc = html.escape
+        title = f' title="{esc(self.title)}"' if self.title else ""
+        if self.anchor:
+            return f'<a href="#{esc(self.anchor)}"{title}>{_cell_text(self.text)}</a>'
+        return f"<span{title}>{_cell_text(self.text)}</span>" if title else _cell_text(self.text)
+
+
+CellValue = str | Cell
+
+
+def _cell_markdown(cell: CellValue) -> str:
+    return cell.markdown() if isinstance(cell, Cell) else cell
+
+
+def _cell_html(cell: CellValue) -> str:
+    return cell.html() if isinstance(cell, Cell) else _cell_text(cell)
+
+
+@dataclass(frozen=True)
+class Banner:
+    """A warning across the top of the report (the synthetic-data banner)."""
+
+    text: str
+
+    def markdown(self) -> str:
+        return f"> **{printable(self.text)}**"
+
+    def html(self) -> str:
+        return (f'<div class="banner" id="synthetic-banner" role="alert">'
+                f"{html.escape(printable(self.text))}</div>")
 
 
 @dataclass(frozen=True)
@@ -61,21 +129,19 @@ class Paragraph:
 @dataclass(frozen=True)
 class Table:
     headers: list[str]
-    rows: list[list[str]]
+    rows: list[list[CellValue]]
     right: set[int]  # right-aligned (numeric) columns
 
     def markdown(self) -> str:
-        return markdown_table(self.headers, self.rows, self.right)
+        return markdown_table(self.headers, [[_cell_markdown(c) for c in r] for r in self.rows],
+                              self.right)
 
     def html(self) -> str:
-        esc = html.escape
-
         def cls(i: int) -> str:
             return ' class="num"' if i in self.right else ""
 
-        head = "".join(f"<th{cls(i)}>{esc(printable(h))}</th>"
-                       for i, h in enumerate(self.headers))
-        body = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(printable(c))}</td>"
+        head = "".join(f"<th{cls(i)}>{_cell_text(h)}</th>" for i, h in enumerate(self.headers))
+        body = "".join("<tr>" + "".join(f"<td{cls(i)}>{_cell_html(c)}</td>"
                                         for i, c in enumerate(r))
                        + "</tr>" for r in self.rows)
         # Wide tables (many GPUs, long paths) scroll inside their own box (style below).
@@ -113,27 +179,34 @@ class Bullets:
                                  for i in self.items) + "</ul>")
 
 
-Block = Heading | Paragraph | Table | Image | Bullets
+Block = Heading | Paragraph | Table | Image | Bullets | Banner
 
-# Wide tables wrap their cells and scroll inside their own box rather than widening the page.
+# Cells wrap between words, never inside one (a number or a name stays whole); a table wider
+# than the page scrolls inside its own box rather than widening the page.
 _STYLE = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
           "div.wide{max-width:100%;overflow-x:auto}"
           "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;"
-          "padding:.25em .6em;overflow-wrap:anywhere}td.num,th.num{text-align:right}"
-          "img{max-width:100%}code{background:#f4f4f4;padding:0 .2em}")
+          "padding:.25em .6em;overflow-wrap:normal;word-break:normal;vertical-align:top}"
+          "td.num,th.num{text-align:right;white-space:nowrap}"
+          "span.w{white-space:nowrap}td a{color:#1a4f8b}img{max-width:100%}code{background:#f4f4f4;padding:0 .2em}"
+          "div.banner{background:#fde8e4;border:2px solid #cc3311;color:#7a1c0a;"
+          "font-weight:bold;padding:.6em 1em;margin:1em 0}")
 
 
 @dataclass
 class Doc:
     blocks: list[Block] = field(default_factory=list)
 
-    def heading(self, level: int, text: str) -> None:
-        self.blocks.append(Heading(level, text))
+    def heading(self, level: int, text: str, anchor: str | None = None) -> None:
+        self.blocks.append(Heading(level, text, anchor))
+
+    def banner(self, text: str) -> None:
+        self.blocks.append(Banner(text))
 
     def para(self, text: str) -> None:
         self.blocks.append(Paragraph(text))
 
-    def table(self, headers: list[str], rows: list[list[str]], right: set[int]) -> None:
+    def table(self, headers: list[str], rows: list[list[CellValue]], right: set[int]) -> None:
         self.blocks.append(Table(headers, rows, right))
 
     def image(self, path: Path, alt: str, caption: bool = True) -> None:
@@ -213,33 +286,37 @@ def answers_first(doc: Doc, sets: list[ResultSet], labels: list[str], out_dir: P
 def build(sets: list[ResultSet], out_dir: Path,
           labels: list[str] | None = None) -> tuple[Doc, list[Path]]:
     """The whole report: the verdicts first, the general parts around one section per topic
-    present."""
+    present. Plots drawn from a synthetic input carry the mark."""
     from tcbench_tools import sections, summary  # matplotlib only when a report is made
     from tcbench_tools.sections import overview
-
     from tcbench_tools.answers import evidence as answers_evidence
+    from tcbench_tools.sections._common import synthetic_marks
 
     labels = unique_labels(sets, labels)
     doc = Doc()
     images: list[Path] = []
+    fake = [rs.path for rs in sets if synthetic.is_synthetic(rs.context)]
     # The host studies (tcbench_studies' studies.json) feed the verdicts only: they are not a GPU.
     gpu = [i for i, rs in enumerate(sets) if not answers_evidence.is_host(rs)]
-    overview.render_intro(doc, [sets[i] for i in gpu])
-    images += answers_first(doc, sets, labels, out_dir)
-    sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
-    best = [summary.best_results(rs) for rs in sets]
-    overview.render_gpus(doc, sets, labels)
-    images += overview.render_peak_vs_achieved(doc, sets, labels, best, out_dir)
-    overview.render_topic_tables(doc, sets, labels, best)
-    images += power_report.render(doc, sets, labels, out_dir)
-    images += overview.render_sweeps(doc, sets, labels, out_dir)
-    # Topic sections (sections/<topic>.py): the plots and tables each concept needs.
-    present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}
-    for mod in sections.modules():
-        if mod.TOPIC in present:
-            doc.heading(2, mod.TITLE)
-            images += mod.render(doc, sets, labels, out_dir)
-    overview.render_problems(doc, sets, labels)
+    with synthetic_marks(bool(fake)):
+        overview.render_title(doc, fake)  # the title, then the banner when an input is synthetic
+        images += answers_first(doc, sets, labels, out_dir)  # the verdicts come first
+        sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
+        best = [summary.best_results(rs) for rs in sets]
+        sweeps = overview.SweepIndex(sets, labels)
+        overview.render_intro(doc, sets)
+        overview.render_gpus(doc, sets, labels)
+        images += overview.render_peak_vs_achieved(doc, sets, labels, best, out_dir, sweeps)
+        overview.render_topic_tables(doc, sets, labels, best, sweeps)
+        images += power_report.render(doc, sets, labels, out_dir)
+        images += overview.render_sweeps(doc, sets, labels, out_dir, sweeps)
+        # Topic sections (sections/<topic>.py): the plots and tables each concept needs.
+        present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}
+        for mod in sections.modules():
+            if mod.TOPIC in present:
+                doc.heading(2, mod.TITLE)
+                images += mod.render(doc, sets, labels, out_dir)
+        overview.render_problems(doc, sets, labels)
     return doc, images
 
 

@@ -3,11 +3,13 @@
 // listing without a GPU.
 #include "tcbench/bench/flags.hpp"
 #include "tcbench/bench/harness.hpp"
+#include "tcbench/bench/help.hpp"
 #include "tcbench/gemm_types.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <type_traits>
 
 namespace tcbench::bench {
@@ -62,6 +64,12 @@ TEST(CommandLine, UsageErrorsAreOneSentence) {
       {"--benchmark_format=yaml", "console, json or csv"},
       {"--benchmark_min_time=-1", "seconds from 0 to 1000000, written like 0.5 or 0.5s"},
       {"--benchmark_min_time=fast", "seconds from 0 to 1000000"},
+      {"--benchmark_repetitions=100001", "whole number from 1 to 100000"},
+      {"--benchmark_min_time=2e6", "seconds from 0 to 1000000"},
+      {"--benchmark_min_time=10x", "seconds from 0 to 1000000"},
+      // Google Benchmark 1.7 printed its whole usage and exited 0 on an unknown unit.
+      {"--benchmark_time_unit=fortnight", "ns, us, ms or s"},
+      {"--benchmark_time_unit=", "ns, us, ms or s"},
       {"--benchmark_list_tests=maybe", "true or false"},
       {"--clock-policy=turbo", "as-is, base or max"},
       {"--clock-policy", "as-is, base or max"}};
@@ -71,6 +79,63 @@ TEST(CommandLine, UsageErrorsAreOneSentence) {
     EXPECT_NE(r.error->find(words), std::string::npos) << *r.error;
     EXPECT_EQ(r.error->back(), '.') << *r.error;
   }
+}
+
+TEST(CommandLine, TimeUnitsGoogleBenchmarkKnowsArePassedOn) {
+  for (const char* unit : {"ns", "us", "ms", "s"}) {
+    const ParseResult r = parse({std::string("--benchmark_time_unit=") + unit});
+    ASSERT_FALSE(r.error) << *r.error;
+    EXPECT_EQ(r.line.passthrough.back(), std::string("--benchmark_time_unit=") + unit);
+  }
+}
+
+TEST(CommandLine, HelpWinsOverEveryOtherArgument) {
+  for (const char* flag : {"--help", "-h"}) {
+    const ParseResult r = parse({"--benchmark_filter=(", flag, "--bogus"});
+    ASSERT_FALSE(r.error) << *r.error;
+    EXPECT_TRUE(r.line.help);
+    // Google Benchmark gets --help alone (it prints its usage), whatever was beside it.
+    EXPECT_EQ(r.line.passthrough, (std::vector<std::string>{"bench_x", "--help"}));
+  }
+  EXPECT_FALSE(parse({"--quick"}).line.help);
+}
+
+TEST(Help, TheTcbenchPartSaysWhatTheBinaryIsFor) {
+  const TopicHelp topic{
+      "What a made-up topic shows, in a paragraph long enough to be wrapped "
+      "at one hundred columns by the help text, with a last word.",
+      "docs/concepts/made-up.md", "TCBENCH_MADE_UP=1,2  extra values to time"};
+  const std::string text = help_text("build/dev/bin/bench_made_up", topic);
+  EXPECT_EQ(text.rfind("bench_made_up (tcbench)\n", 0), 0u) << text;  // the binary's own name
+  for (const char* needle :
+       {"in a paragraph", "with a last word.", "docs/concepts/made-up.md", "--quick", "--plan",
+        "--clock-policy=as-is|base|max", "--benchmark_min_time=S", "TCBENCH_NVML_LIBRARY",
+        "TCBENCH_MADE_UP=1,2", "extra values to time", "Exit codes: 0", "1 a benchmark failed",
+        "2 usage error", "77 no CUDA GPU"})
+    EXPECT_NE(text.find(needle), std::string::npos) << needle;
+  // The budgets it states are the harness's own (docs/methodology.md: 0.5 s, 0.05 s with
+  // --quick); it said 0.1 s after --quick had become 0.05 s.
+  std::string flat;  // the text with its line breaks and indents as single spaces
+  for (std::istringstream words(text); words;) {
+    std::string word;
+    if (words >> word) flat += (flat.empty() ? "" : " ") + word;
+  }
+  EXPECT_NE(flat.find("a few sizes per question, 0.05 s per benchmark"), std::string::npos);
+  EXPECT_NE(flat.find("(default 0.5 s, 0.05 s with --quick)"), std::string::npos) << text;
+  // The topic's variable sits in the same column as the common ones.
+  std::map<std::string, std::size_t> column;
+  std::istringstream entries(text);
+  for (std::string line; std::getline(entries, line);) {
+    if (line.rfind("  TCBENCH_MADE_UP=1,2 ", 0) == 0) column["topic"] = line.find("extra values");
+    if (line.rfind("  TCBENCH_NVML_LIBRARY=PATH ", 0) == 0) column["nvml"] = line.find("the NVML");
+  }
+  EXPECT_EQ(column, (std::map<std::string, std::size_t>{{"nvml", 29}, {"topic", 29}})) << text;
+  // It ends by announcing Google Benchmark's flags, which follow it.
+  const std::string tail = "\nGoogle Benchmark's own flags:\n";
+  ASSERT_GT(text.size(), tail.size());
+  EXPECT_EQ(text.substr(text.size() - tail.size()), tail);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
 }
 
 TEST(Sampling, AtLeastTenSamplesEvenWhenOneExceedsTheBudget) {

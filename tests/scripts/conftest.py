@@ -119,6 +119,33 @@ def table_rows(markdown: str, heading: str) -> list[list[str]]:
 
 
 # ---------------------------------------------------------------------------------------------
+# The built binaries (found like test_schema finds tcbench_context)
+
+def topics() -> list[str]:
+    """Every topic: benchmarks/bench_<topic>.cpp is one binary, bench_<topic>."""
+    return sorted(p.stem.removeprefix("bench_") for p in (REPO / "benchmarks").glob("bench_*.cpp"))
+
+
+def built_bin_dir() -> Path:
+    """The bin/ folder of $TCBENCH_BUILD_DIR (CI: it must hold every topic binary), else of the
+    most recently built build/*/ with tcbench_context; skips when there is none."""
+    build = os.environ.get("TCBENCH_BUILD_DIR")
+    if build:
+        bin_dir = Path(build) / "bin"
+        missing = [t for t in topics() if not (bin_dir / f"bench_{t}").is_file()]
+        if missing:
+            pytest.fail(f"TCBENCH_BUILD_DIR={build} lacks bin/bench_{missing[0]}: the benchmark "
+                        "binaries were not built")
+        return bin_dir
+    found = sorted(REPO.glob("build/*/bin/tcbench_context"), key=lambda p: p.stat().st_mtime,
+                   reverse=True)
+    for tool in found:
+        if all((tool.parent / f"bench_{t}").is_file() for t in topics()):
+            return tool.parent
+    pytest.skip("no build with every bench_<topic> binary (scripts/tcbench test builds them)")
+
+
+# ---------------------------------------------------------------------------------------------
 # The tools as a separate process
 
 def tcbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

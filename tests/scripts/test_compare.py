@@ -14,8 +14,9 @@ from tcbench_tools.results import parse_doc
 FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
 INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
 WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024/layout:nn"
-FP8 = "fp8/cublaslt/fp8/m:4096/n:4096/k:4096/layout:tn"
-CUPTI = "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn"
+FP8 = "fp8/gemm_e4m3xe4m3_bf16/fp8/m:4096/n:4096/k:4096/layout:tn/accum:fast"
+# The fixture benchmark that fails in gpu_a.json (a cuBLASLt error).
+FAILING = "tensor_util/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"
 
 
 def statuses(comp: compare.Comparison) -> dict[str, str]:
@@ -142,7 +143,7 @@ def test_added_removed_errored_and_skipped_benchmarks_are_listed(cli, tmp_path):
     assert "only in candidate" in lines["fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"]
     assert "FAILED" in lines[INT8] and "CUBLAS_STATUS_NOT_SUPPORTED" in lines[INT8]
     assert "skipped" in lines[FP8] and "FP8 needs compute capability 8.9" in lines[FP8]
-    assert "failed on both" in lines[CUPTI]
+    assert "failed on both" in lines[FAILING]
     summary = out.strip().splitlines()[-1]
     for part in ("1 FAILED", "1 MISSING", "1 only in candidate", "1 skipped",
                  "1 failed on both"):
@@ -169,25 +170,25 @@ def test_a_benchmark_that_failed_in_the_baseline_and_runs_now_is_fixed(cli, tmp_
     """FIXED ("now runs"): the baseline's error row, a measurement in the candidate."""
     doc = load_doc("gpu_a.json")
     fp16_rows = [r for r in doc["benchmarks"] if r["run_name"].startswith(FP16 + "/")]
-    cand = dict(doc, benchmarks=[r for r in doc["benchmarks"] if not r["name"].startswith(CUPTI)])
-    for row in fp16_rows:  # CUPTI now measures what FP16 measured
-        cand["benchmarks"].append(dict(row, name=row["name"].replace(FP16, CUPTI),
-                                       run_name=row["run_name"].replace(FP16, CUPTI)))
+    cand = dict(doc, benchmarks=[r for r in doc["benchmarks"] if not r["name"].startswith(FAILING)])
+    for row in fp16_rows:  # FAILING now measures what FP16 measured
+        cand["benchmarks"].append(dict(row, name=row["name"].replace(FP16, FAILING),
+                                       run_name=row["run_name"].replace(FP16, FAILING)))
     base_set, cand_set = parse_doc(doc), parse_doc(cand)
-    assert base_set.benchmarks[CUPTI].failed and cand_set.benchmarks[CUPTI].ok
+    assert base_set.benchmarks[FAILING].failed and cand_set.benchmarks[FAILING].ok
     comp = compare.compare(base_set, cand_set, compare.Options())
-    row = next(r for r in comp.rows if r.name == CUPTI)
+    row = next(r for r in comp.rows if r.name == FAILING)
     assert row.status == compare.FIXED and not row.failing
     assert row.cand == cand_set.benchmarks[FP16].sample("time").center
-    assert row.note == "baseline: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: profiling counters are " \
-                       "not allowed"
+    assert row.note == "baseline: error: cublasLtMatmul failed: CUBLAS_STATUS_EXECUTION_FAILED " \
+                       "(fp16 m=8192 n=8192 k=8192)"
     assert comp.exit_code == 0
     # With --normalize-peak the value shown is the candidate's % of peak.
     peak = compare.compare(base_set, cand_set, compare.Options(normalize_peak=True))
-    assert next(r for r in peak.rows if r.name == CUPTI).cand == pytest.approx(80.0, rel=0.02)
+    assert next(r for r in peak.rows if r.name == FAILING).cand == pytest.approx(80.0, rel=0.02)
     code, out, _ = cli("compare", fixture("gpu_a.json"), write(tmp_path, "c.json", cand))
     assert code == 0 and "1 now runs" in out.strip().splitlines()[-1]
-    assert f"{CUPTI}  " in out and "now runs (baseline: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES" in out
+    assert f"{FAILING}  " in out and "now runs (baseline: error: cublasLtMatmul failed" in out
 
 
 @pytest.mark.parametrize("suffix,text", [

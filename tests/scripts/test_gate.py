@@ -101,7 +101,7 @@ def test_a_benchmark_that_failed_in_the_baseline_may_disappear():
     # Nothing measured is lost: listed, not failing.
     base = parse_doc(load_doc("gpu_a.json"))
     cand = parse_doc(without(load_doc("gpu_a.json"),
-                             "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn"))
+                             "tensor_util/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"))
     comp = compare.compare(base, cand, compare.Options())
     row = next(r for r in comp.rows if r.name.startswith("tensor_util/"))
     assert row.status == compare.ONLY_BASE and not row.failing
@@ -369,9 +369,10 @@ def test_a_v1_baseline_is_renamed_not_missing_and_fails_the_gate(cli, tmp_path):
     # the unchanged loss_scaling name is compared.
     assert summary(out) == ("tcbench compare: FAIL: 17 NOT COMPARABLE, 1 unchanged, 1 skipped, "
                             "1 failed on both.")
-    assert lines["fp8/cublaslt/fp8/m:4096/n:4096/k:4096"].rstrip().endswith(
-        "; renamed: fp8/cublaslt/fp8/m:4096/n:4096/k:4096/layout:tn in the candidate)")
-    assert "loss_scaling/unscale/fp32/elements:16777216" in lines
+    assert lines["fp8/gemm_e4m3xe4m3_bf16/fp8/m:4096/n:4096/k:4096/accum:fast"].rstrip().endswith(
+        "; renamed: fp8/gemm_e4m3xe4m3_bf16/fp8/m:4096/n:4096/k:4096/layout:tn/accum:fast in the "
+        "candidate)")
+    assert "loss_scaling/unscale/fp32/elements:10000000" in lines
     code, out, _ = cli("compare", old, BASE, "--allow-not-comparable")
     assert code == 0 and "17 not comparable (allowed)" in summary(out)
 
@@ -383,7 +384,7 @@ def test_renames_say_what_changed_for_every_v1_form(tmp_path):
     statuses = {r.name: r.status for r in comp.rows}
     e5m2 = "fp8/gemm_e5m2xe5m2_bf16/fp8/m:4096/n:4096/k:4096/accum:fast"  # skipped on both sides
     assert statuses.pop(e5m2) == compare.SKIPPED
-    assert set(statuses.values()) == {compare.NOT_COMPARABLE} and len(statuses) == 53
+    assert set(statuses.values()) == {compare.NOT_COMPARABLE} and len(statuses) == 51
     assert notes["fp8/layer_qkv/fp8/h:4096/t:4096/recipe:delayed"].startswith(
         "renamed: the baseline name has no layout and has h:/t: (hidden:/tokens: now); this "
         "benchmark is now fp8/layer_qkv/fp8/hidden:4096/tokens:4096/layout:tn/recipe:delayed ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcbench_tools.names import parse, upgrade_v1
+from tcbench_tools.names import parse, short_path, upgrade_v1
 
 
 def test_a_v2_gemm_name_exposes_its_layout_and_sizes():
@@ -94,3 +94,14 @@ def test_what_changed_is_said_and_the_layout_change_of_the_16_bit_baselines_is_k
     assert not upgrade_v1("int8_gemm/mlp/int8/tokens:32").timed_differently
     assert upgrade_v1("alignment/cublaslt_bT/fp16/m:4096/n:33/k:4096").changes == [
         "says cublaslt_bT (cublaslt with layout:nt now)"]
+
+
+@pytest.mark.parametrize("path, shown", [
+    ("/home/me/runs/h100_0105/results.json", "h100_0105/results.json"),  # a run folder's file
+    ("results.json", "results.json"),
+    ("/tmp/pytest-of-root/pytest-158/reports0/fleet/gpu01.json", "gpu01.json"),
+    ("C:\\runs\\a100\\results.json", "a100/results.json"),
+    ("gpu_a.json", "gpu_a.json"),
+])
+def test_a_result_file_is_shown_by_its_name_and_a_runs_folder(path, shown):
+    assert short_path(path) == shown

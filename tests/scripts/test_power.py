@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, fixture, load_doc, scaled, write
+from conftest import REPO, fixture, load_doc, scaled, table_rows, write
 
 from tcbench_tools import compare, power
 from tcbench_tools.results import parse_doc
@@ -266,13 +266,19 @@ def test_report_shows_tflops_per_watt_clocks_power_and_throttled_results(cli, tm
     assert code == 0, err
     md = (out / "report.md").read_text()
     assert "## Clocks, power and energy" in md
-    assert "| power_limit_w | 400.0 | 700.0 | 70.0 |" in md  # the settings, from the context
+    # The settings, from the context: a row per GPU, the enforced power limit first.
+    settings = table_rows(md.split("### TFLOP/s per W")[0], "## Clocks, power and energy")
+    assert {r[0]: r[1] for r in settings} == {"Fixture GPU A": "400.0", "Fixture GPU B": "700.0",
+                                             "Fixture GPU C": "70.0"}
     assert "### TFLOP/s per W, per GPU and precision" in md
-    # Fixture GPU B's best FP16 GEMM: 800 TFLOP/s at 700 W (fictional numbers).
-    table = md.split("### TFLOP/s per W, per GPU and precision")[1]
-    fp16_row = next(ln for ln in table.splitlines() if ln.startswith("| fp16 |"))
-    assert "| 1.14 TFLOP/s/W | 1650 MHz, 700 W, 65 C, throttle: sw_power_cap |" in fp16_row
-    assert "| 0.64 TFLOP/s/W | 1410 MHz, 400 W" in fp16_row  # GPU A: 256 TFLOP/s at 400 W
+    # Fixture GPU B's best FP16 GEMM: 800 TFLOP/s at 700 W (fictional numbers); a row per
+    # precision and GPU: per W, at what clock and power, which benchmark.
+    rows = {(r[0], r[1]): r[2:] for r in table_rows(md, "### TFLOP/s per W, per GPU and precision")}
+    assert rows[("fp16", "Fixture GPU B")][:2] == ["1.14 TFLOP/s/W",
+                                                   "1650 MHz, 700 W, 65 C, throttle: sw_power_cap"]
+    assert rows[("fp16", "Fixture GPU A")][0] == "0.64 TFLOP/s/W"  # 256 TFLOP/s at 400 W
+    assert rows[("fp16", "Fixture GPU A")][1].startswith("1410 MHz, 400 W")
+    assert rows[("fp16", "Fixture GPU A")][2].startswith("cublaslt 4096\u00b3 nn")
     assert "### SM clock and power per topic" in md
     assert "1755 MHz" in md and "700 W" in md
     # The throttled result is marked where it is shown, and listed.
@@ -298,11 +304,13 @@ def test_efficiency_plot_has_a_bar_per_gpu_and_precision(tmp_path):
     fig = power_report.efficiency_figure(["fp16", "int8"], ["A", "B", "C"],
                                          {("A", "fp16"): 0.8, ("B", "fp16"): 1.1,
                                           ("C", "fp16"): 0.9, ("B", "int8"): 2.2})
-    ax = fig.axes[0]
-    heights = sorted(round(p.get_height(), 3) for p in ax.patches)
-    assert heights == [0.0, 0.0, 0.8, 0.9, 1.1, 2.2]
-    assert ax.get_yscale() == "log"
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["fp16", "int8"]
+    # A panel per precision, a bar per GPU that has a value, on a linear axis from 0.
+    fp16, int8 = [ax for ax in fig.axes if ax.get_visible()]
+    assert (fp16.get_title(), int8.get_title()) == ("fp16", "int8")
+    assert sorted(round(p.get_width(), 3) for p in fp16.patches) == [0.8, 0.9, 1.1]
+    assert [round(p.get_width(), 3) for p in int8.patches] == [2.2]
+    assert fp16.get_xscale() == "linear" and fp16.get_xlim()[0] == 0
+    assert [t.get_text() for t in fp16.get_yticklabels()] == ["A", "B", "C"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,11 +6,15 @@ import base64
 import re
 
 import matplotlib.image as mpimg
+import numpy as np
 import pytest
 from conftest import PNG_SIGNATURE, fixture, table_rows
 
 from tcbench_tools.sections import overview
 from tcbench_tools.results import load
+
+GPUS = ["Fixture GPU A", "Fixture GPU B", "Fixture GPU C"]
+
 
 @pytest.fixture
 def three_gpus(cli, tmp_path):
@@ -21,34 +25,58 @@ def three_gpus(cli, tmp_path):
     return out, stdout, err
 
 
-def test_topic_table_has_best_result_pct_and_speedup_per_gpu(three_gpus):
+def by_gpu(rows: list[list[str]], precision: str) -> dict[str, list[str]]:
+    """The rows of one precision in a table of (precision, [unit,] GPU, ...) rows, by GPU."""
+    gpu = 2 if rows and rows[0][1] in ("TFLOP/s", "TOP/s", "GB/s") else 1
+    return {r[gpu]: r[gpu + 1:] for r in rows if r[0] == precision}
+
+
+def test_topic_table_has_best_result_pct_speedup_and_benchmark_per_gpu(three_gpus):
     out, stdout, err = three_gpus
     assert err == ""
     md = (out / "report.md").read_text()
-    rows = {r[0]: r for r in table_rows(md, "## Topic: fp16_vs_fp32")}
-    # precision, unit, then (value, % peak, x FP32) for GPU A, B, C. Best of the 1024..4096
+    rows = table_rows(md, "## Topic: fp16_vs_fp32")
+    # A row per precision and GPU: best, % peak, x FP32, the benchmark. Best of the 1024..4096
     # sweep = the 4096 point: 80 % of each card's fixture peak.
-    assert rows["fp32"] == ["fp32", "TFLOP/s", "16", "80.0", "1.00", "48", "80.0", "1.00",
-                            "6.4", "80.0", "1.00"]
-    assert rows["fp16"] == ["fp16", "TFLOP/s", "256", "80.0", "16.00", "800", "80.0", "16.67",
-                            "51.2", "80.0", "8.00"]
+    fp32, fp16 = by_gpu(rows, "fp32"), by_gpu(rows, "fp16")
+    assert [fp32[g][:3] for g in GPUS] == [["16", "80.0", "1.00"], ["48", "80.0", "1.00"],
+                                            ["6.4", "80.0", "1.00"]]
+    assert [fp16[g][:3] for g in GPUS] == [["256", "80.0", "16.00"], ["800", "80.0", "16.67"],
+                                            ["51.2", "80.0", "8.00"]]
+    # The benchmark that achieved it, abbreviated, linked to its sweep, the full name its title.
+    assert fp16["Fixture GPU A"][3] == (
+        "[cublaslt 4096\u00b3 nn](sweep_04_fp16_vs_fp32_cublaslt_fp16_m_n_k_layout_nn.png "
+        '"fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn")')
     # GPU C lacks tf32 (its peak_tf32 is 0): "n/a", not a zero and not a missing result.
-    assert rows["tf32"][8:] == ["n/a", "n/a", "n/a"]
-    int8 = table_rows(md, "## Topic: int8_gemm")[0]
-    assert int8[:5] == ["int8", "TOP/s", "448", "70.0", "-"]  # no FP32 in that topic
-    fp8 = table_rows(md, "## Topic: fp8")[0]
-    assert fp8[2:5] == ["n/a", "n/a", "n/a"] and fp8[5:7] == ["1200", "60.0"]
+    assert by_gpu(rows, "tf32")["Fixture GPU C"] == ["n/a"] * 4
+    int8 = by_gpu(table_rows(md, "## Topic: int8_gemm"), "int8")
+    assert int8["Fixture GPU A"] == ["448", "70.0", "-", "cublaslt 4096\u00b3 tn"]  # no FP32 here
+    fp8 = by_gpu(table_rows(md, "## Topic: fp8"), "fp8")
+    assert fp8["Fixture GPU A"] == ["n/a"] * 4 and fp8["Fixture GPU B"][:2] == ["1200", "60.0"]
 
 
 def test_peak_vs_achieved_table(three_gpus):
     out, _, _ = three_gpus
     md = (out / "report.md").read_text()
-    rows = {r[0]: r for r in table_rows(md, "## Peak vs best achieved")}
-    assert rows["fp16"][1:] == ["320", "256", "80.0", "1000", "800", "80.0", "64", "51.2", "80.0"]
+    rows = table_rows(md, "## Peak vs best achieved")
+    fp16 = by_gpu(rows, "fp16")
+    assert [fp16[g][:3] for g in GPUS] == [["320", "256", "80.0"], ["1000", "800", "80.0"],
+                                            ["64", "51.2", "80.0"]]
+    assert fp16["Fixture GPU B"][3].startswith("[cublaslt 4096\u00b3 nn](sweep_")
     # peak_<p>_max_clock and peak_<p>_source are not precisions
-    assert not any(k.endswith(("max_clock", "source")) for k in rows)
-    assert rows["fp8"][1:4] == ["n/a", "n/a", "n/a"]  # GPU A has no FP8 (peak_fp8 = 0)
-    assert "## GPUs" in md and "Fixture GPU B" in md and "13.1" in md
+    assert not any(r[0].endswith(("max_clock", "source")) for r in rows)
+    assert by_gpu(rows, "fp8")["Fixture GPU A"] == ["n/a"] * 4  # no FP8 (peak_fp8 = 0)
+
+
+def test_the_gpus_and_their_runs_are_rows(three_gpus):
+    out, _, _ = three_gpus
+    md = (out / "report.md").read_text()
+    gpus = {r[0]: r for r in table_rows(md.split("### Runs")[0], "## GPUs")}
+    assert list(gpus) == GPUS and gpus["Fixture GPU B"][1:4] == ["9.0", "132", "13.1"]
+    runs = {r[0]: r[1:] for r in table_rows(md, "### Runs")}
+    # host, run date, mode, repetitions, tcbench, measured SM clock, file
+    assert runs["Fixture GPU A"] == ["fixture-host", "2026-01-01 00:00 +00:00", "full", "5",
+                                     "0.2.0 (0123456789ab)", "-", "gpu_a.json"]
 
 
 def test_pngs_exist_and_are_valid_images(three_gpus):
@@ -77,6 +105,10 @@ def test_html_is_self_contained(three_gpus):
     assert ".png\"" not in html  # no reference to a file beside it
     assert "<td class=\"num\">16.67</td>" in html
     assert "<strong>Fixture GPU A</strong>" in html
+    # A best result links to its sweep's heading, its full name in the title.
+    link = re.search(r'<a href="#(sweep-\d+)" title="fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/'
+                     r'k:4096/layout:nn">cublaslt 4096\u00b3 nn</a>', html)
+    assert link and f'<h3 id="{link.group(1)}">fp16_vs_fp32/cublaslt/fp16' in html
 
 
 def test_skips_and_failures_are_listed(three_gpus):
@@ -84,7 +116,7 @@ def test_skips_and_failures_are_listed(three_gpus):
     md = (out / "report.md").read_text()
     section = md.split("## Skipped and failed")[1]
     assert "skipped (3): tf32 is not supported on compute capability 7.5" in section
-    assert "FAILED `tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn`" in section
+    assert "FAILED `tensor_util/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn`" in section
 
 
 def test_sweep_detection():
@@ -92,14 +124,23 @@ def test_sweep_detection():
     sweeps = overview.find_sweeps(sets, ["A", "C"])
     by_title = {s.title: s for s in sweeps}
     square = by_title["fp16_vs_fp32/cublaslt/fp16 (layout:nn): TFLOP/s vs m=n=k"]
-    assert square.lines["A"] == [(1024, 160.0), (2048, 224.0), (4096, 256.0)]
-    assert [x for x, _ in square.lines["C"]] == [1024, 2048, 4096]
+    assert [(p.x, p.y) for p in square.lines["A"]] == [(1024, 160.0), (2048, 224.0),
+                                                       (4096, 256.0)]
+    # The spread of the five repetitions (rates 256 / [1.00, 1.01, 0.99, 1.005, 0.995]): numpy's
+    # 10th and 90th percentiles, independently of the report's code.
+    reps = [256 / f for f in (1.00, 1.01, 0.99, 1.005, 0.995)]
+    top = square.lines["A"][-1]
+    assert (top.low, top.high) == pytest.approx(tuple(np.percentile(reps, [10, 90])))
+    assert [p.x for p in square.lines["C"]] == [1024, 2048, 4096]
     align = by_title["alignment/cublaslt/fp16 (m:4096, n:4096, layout:nn): TFLOP/s vs k"]
-    assert [x for x, _ in align.lines["A"]] == [4095, 4096, 4097]
+    assert [p.x for p in align.lines["A"]] == [4095, 4096, 4097]
     # tf32 exists only on A (skipped on C): one line.
     assert set(by_title["fp16_vs_fp32/cublaslt/tf32 (layout:nn): TFLOP/s vs m=n=k"].lines) == {"A"}
     # Single-size benchmarks are not sweeps.
     assert not any(s.topic == "int8_gemm" for s in sweeps)
+    # Each sweep knows its members, its heading's id and its PNG: what best results link to.
+    assert ("A", "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn") in square.members
+    assert square.anchor.startswith("sweep-") and square.file.endswith(".png")
 
 
 def test_plain_file_is_labelled_by_file_name_with_a_warning(cli, tmp_path):

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import REPO, fixture, load_doc, write
+from conftest import REPO, fixture, load_doc, table_rows, write
 from matplotlib.figure import Figure
 
 from tcbench_tools import plots
@@ -20,10 +20,13 @@ from tcbench_tools import plots
 FP16_1024 = "fp16_vs_fp32/cublaslt/fp16/m:1024/n:1024/k:1024/layout:nn"
 
 
-def table_header(markdown: str, heading: str) -> list[str]:
-    section = markdown.split(heading + "\n", 1)[1]
-    line = next(ln for ln in section.splitlines() if ln.startswith("| "))
-    return [c.strip() for c in line.strip("|").split("|")]
+def gpus_in(markdown: str, heading: str, column: int = 2) -> list[str]:
+    """The GPU labels a table under ``heading`` has rows for (GPUs are rows), in order."""
+    seen = []
+    for row in table_rows(markdown, heading):
+        if row[column] not in seen:
+            seen.append(row[column])
+    return seen
 
 
 def run_folder(root: Path, name: str, doc: dict) -> Path:
@@ -44,20 +47,19 @@ def test_two_runs_of_one_gpu_both_named_results_json_keep_their_own_labels(cli, 
     code, _, err = cli("report", a / "results.json", b, "--out", tmp_path / "rep")
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
-    header = table_header(md, "## Topic: fp16_vs_fp32")
-    assert header[2:4] == ["Fixture GPU A (2026-01-05)", "Fixture GPU A (2026-01-05) % peak"]
-    assert header[5] == "Fixture GPU A (2026-01-06)"
-    fp16 = next(ln for ln in md.split("## Topic: fp16_vs_fp32")[1].splitlines()
-                if ln.startswith("| fp16 |"))
-    assert "| 256 |" in fp16 and "| 128 |" in fp16  # each run's own best, none merged away
+    assert gpus_in(md, "## Topic: fp16_vs_fp32") == ["Fixture GPU A (2026-01-05)",
+                                                      "Fixture GPU A (2026-01-06)"]
+    fp16 = {r[2]: r[3] for r in table_rows(md, "## Topic: fp16_vs_fp32") if r[0] == "fp16"}
+    # Each run's own best, none merged away.
+    assert fp16 == {"Fixture GPU A (2026-01-05)": "256", "Fixture GPU A (2026-01-06)": "128"}
 
 
 def test_labels_given_on_the_command_line(cli, tmp_path):
     code, _, _ = cli("report", fixture("gpu_a.json"), fixture("gpu_a_single.json"),
                      "--label", "before", "--label", "after", "--out", tmp_path / "rep")
     assert code == 0
-    header = table_header((tmp_path / "rep" / "report.md").read_text(), "## Topic: int8_gemm")
-    assert header[2] == "before" and header[5] == "after"
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert gpus_in(md, "## Topic: int8_gemm") == ["before", "after"]
     code, _, err = cli("report", fixture("gpu_a.json"), fixture("gpu_b.json"), "--label", "x",
                        "--out", tmp_path / "rep")
     assert code == 2 and "--label was given 1 time(s) for 2 file(s)" in err
@@ -74,9 +76,8 @@ def test_a_nan_throughput_in_the_first_row_does_not_hide_the_best(cli, tmp_path)
     code, _, err = cli("report", write(tmp_path, "nan.json", doc), "--out", tmp_path / "rep")
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
-    fp16 = next(ln for ln in md.split("## Topic: fp16_vs_fp32")[1].splitlines()
-                if ln.startswith("| fp16 |"))
-    assert fp16.split("|")[3].strip() == "256"
+    fp16 = next(r for r in table_rows(md, "## Topic: fp16_vs_fp32") if r[0] == "fp16")
+    assert fp16[3] == "256"
     assert f"INVALID `{FP16_1024}`: tflops of repetition 0 is NaN (left out)" in md
 
 
@@ -143,18 +144,22 @@ def test_a_long_sweep_gets_a_few_readable_ticks(saved_figures, tmp_path):
     assert [t.get_text() for t in short_ax.get_xticklabels() if t.get_text()] != []
 
 
-def test_the_bar_chart_legend_stays_readable_with_many_gpus(saved_figures, tmp_path):
+def test_the_bar_chart_stays_readable_with_many_gpus(saved_figures, tmp_path):
     gpus = [f"Some Long GPU Model Name {i}" for i in range(12)]
     precisions = ["fp64", "fp32", "tf32", "fp16", "bf16", "int8"]
     peak = {(g, p): 100.0 for g in gpus for p in precisions}
     achieved = {(g, p): 80.0 for g in gpus for p in precisions}
     plots.peak_vs_achieved(precisions, gpus, peak, achieved, tmp_path / "bars.png")
     fig = saved_figures[0]
-    assert fig.get_figwidth() <= plots.MAX_WIDTH_IN
-    legend = fig.axes[0].get_legend()
-    assert len(legend.get_texts()) == len(gpus) + 2  # one entry per GPU, peak/achieved once
-    assert legend.get_window_extent(fig.test_renderer).width <= fig.bbox.width
-    assert min(t.get_fontsize() for t in legend.get_texts()) >= 8
+    assert fig.get_figwidth() <= plots.MAX_WIDTH_IN + 3.5  # panels plus the GPU names
+    # GPUs are rows named on the axis (no legend to match colours against), in every row of
+    # panels, at a readable size.
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    for ax in fig.axes[::plots.PANEL_COLUMNS]:
+        assert [t.get_text() for t in ax.get_yticklabels()] == gpus
+        assert min(t.get_fontsize() for t in ax.get_yticklabels()) >= 8
+    labels = fig.axes[0].get_yticklabels()
+    assert max(t.get_window_extent(fig.test_renderer).width for t in labels) < fig.bbox.width / 3
 
 
 class VisibleText(HTMLParser):
@@ -199,9 +204,13 @@ def test_the_gpus_table_fits_the_page(three_gpu_report):
     page = (three_gpu_report / "report.html").read_text()
     gpus_table = page.split("<h2>GPUs</h2>", 1)[1].split("</table>", 1)[0]
     header = re.search(r"<thead><tr>(.*?)</tr></thead>", gpus_table).group(1)
-    assert header.count("<th") == 1 + 3  # one column per GPU, a row per property
+    # One row per GPU, a column per property: more GPUs make the table longer, not wider.
+    assert header.count("<th") == 7
+    assert gpus_table.count("<tr>") == 1 + 3
     assert gpus_table.lstrip().startswith('<div class="wide">')
-    assert "overflow-wrap:anywhere" in page and "div.wide{max-width:100%;overflow-x:auto}" in page
+    # Cells wrap between words, never inside one (numbers wrapped mid-digit before).
+    assert "overflow-wrap:anywhere" not in page
+    assert "div.wide{max-width:100%;overflow-x:auto}" in page
 
 
 def synthetic_run(rows: int) -> dict:

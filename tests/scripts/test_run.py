@@ -59,10 +59,10 @@ def test_skips_and_benchmark_errors_are_reported(cli, tmp_path):
     make_fake(bins, "bench_fp8", topic="fp8")
     make_fake(bins, "bench_tensor_util", topic="tensor_util")
     code, stdout, err = cli("run", "--bin-dir", bins, "--out", tmp_path / "out")
-    assert code == 1  # the CUPTI benchmark failed for real
+    assert code == 1  # the tensor_util cuBLASLt benchmark failed for real
     assert "skipped (1): FP8 needs compute capability 8.9 or newer (this GPU is 8.0)" in stdout
-    assert ("FAILED tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn: "
-            "CUPTI_ERROR_INSUFFICIENT") in stdout
+    assert ("FAILED tensor_util/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn: "
+            "error: cublasLtMatmul failed") in stdout
     assert "failed: 0 of 2 binaries, 1 benchmarks." in err
 
 

@@ -20,12 +20,14 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO
 
-from tcbench_tools import names, schema
+from tcbench_tools import names, schema, synthetic
 
 # Keys Google Benchmark itself writes into "context".
 GBENCH_KEYS = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
                "cpu_scaling_enabled", "caches", "load_avg", "library_build_type",
                "json_schema_version", "library_version"}
+# Keys only fixtures carry: the C++ never writes them (checked below), so a real run cannot.
+FIXTURE_ONLY_KEYS = {synthetic.KEY}
 TCBENCH_FIXTURES = ["gpu_a.json", "gpu_b.json", "gpu_c.json", "gpu_a_single.json",
                     "gpu_a_aggregates.json", "loss_scaling.json", "fp8_gpu_h.json",
                     "alignment_quick.json", "int8_gemm_a.json", "int8_gemm_b.json"]
@@ -57,7 +59,7 @@ def cpp_context() -> dict[str, str]:
 def test_fixture_context_has_exactly_the_keys_cpp_writes(name):
     cpp = set(cpp_context())
     fixture = set(json.loads((FIXTURES / name).read_text())["context"]) - GBENCH_KEYS
-    assert fixture - cpp == set(), f"{name} has keys the C++ never writes"
+    assert fixture - cpp - FIXTURE_ONLY_KEYS == set(), f"{name} has keys the C++ never writes"
     assert cpp - fixture == set(), f"{name} lacks keys the C++ writes"
 
 
@@ -73,6 +75,26 @@ def test_fixture_context_values_have_the_cpp_formats(name):
         if key.endswith("_source") and key != "peak_source":
             assert value in ("datasheet", "max-clock", "none")
             assert ctx[key] in ("datasheet", "max-clock", "none"), (name, key, ctx[key])
+
+
+def every_fixture() -> list[Path]:
+    return sorted(p for p in FIXTURES.glob("*.json"))
+
+
+@pytest.mark.parametrize("path", every_fixture(), ids=lambda p: p.name)
+def test_every_fixture_says_it_is_synthetic(path):
+    """Fixture numbers are made up: each file says so, and a report that reads it marks it."""
+    context = json.loads(path.read_text())["context"]
+    assert context.get(synthetic.KEY) == "true", f"{path.name} lacks {synthetic.KEY}: \"true\""
+
+
+def test_a_real_run_cannot_carry_the_synthetic_key():
+    """The C++ context has no such key, and no C++ source names it: only fixtures carry it."""
+    assert FIXTURE_ONLY_KEYS.isdisjoint(cpp_context())
+    sources = [p for folder in ("common", "benchmarks", "kernels", "tests/tools")
+               for p in (REPO / folder).rglob("*") if p.suffix in (".cpp", ".hpp", ".cu", ".cuh")]
+    assert sources
+    assert [p for p in sources if synthetic.KEY in p.read_text(errors="replace")] == []
 
 
 def test_every_precision_is_stated_even_when_the_gpu_lacks_it():

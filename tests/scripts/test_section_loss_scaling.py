@@ -47,12 +47,13 @@ def test_report_draws_both_plots_and_the_tables(cli, tmp_path):
     md = (out / "report.md").read_text()
     assert f"## {loss_scaling.TITLE}" in md
     rows = {r[0]: r for r in table_rows(md, "### Training with and without loss scaling")}
-    # final loss, x FP32, lost %, skipped, ms/step
-    assert rows["fp16_noscale"][1:] == ["4.18e-07", "437.79", "45.4", "0", "0.180"]
-    assert rows["fp16_dynamic"][2] == "1.00" and rows["fp16_dynamic"][3] == "1.5"
-    assert rows["bf16_noscale"][3] == "0.0"
+    # mode, GPU, final loss, x FP32, lost %, skipped, ms/step: a row per mode and GPU
+    assert rows["fp16_noscale"][1:] == ["Fixture GPU A", "4.18e-07", "437.79", "45.4", "0",
+                                        "0.180"]
+    assert rows["fp16_dynamic"][3] == "1.00" and rows["fp16_dynamic"][4] == "1.5"
+    assert rows["bf16_noscale"][4] == "0.0"
     cost = table_rows(md, "### Cost of the fused check-and-unscale")
-    assert cost[-1] == ["1,000,000,000", "1660", "83.0", "4.10"]
+    assert cost[-1] == ["1,000,000,000", "Fixture GPU A", "1660", "83.0", "4.10"]
     pngs = sorted(p.name for p in out.glob("section_loss_scaling_*.png"))
     assert pngs == ["section_loss_scaling_curves_fixture_gpu_a.png",
                     "section_loss_scaling_landing.png"]
@@ -71,9 +72,10 @@ def test_a_mode_missing_on_one_gpu_shows_as_a_dash(cli, tmp_path):
     code, _, err = cli("report", write(tmp_path, "a.json", doc), write(tmp_path, "b.json", other),
                        "--out", out)
     assert code == 0, err
-    rows = {r[0]: r for r in table_rows((out / "report.md").read_text(),
-                                        "### Training with and without loss scaling")}
-    assert rows["bf16_noscale"][6:] == ["-"] * 5
+    rows = {(r[0], r[1]): r[2:] for r in table_rows((out / "report.md").read_text(),
+                                                    "### Training with and without loss scaling")}
+    assert rows[("bf16_noscale", "Fixture GPU B")] == ["-"] * 5
+    assert rows[("bf16_noscale", "Fixture GPU A")][0] != "-"
     assert len(list(out.glob("section_loss_scaling_curves_*.png"))) == 2
 
 
@@ -90,10 +92,10 @@ def test_no_section_without_the_topic(cli, tmp_path):
     assert not list(out.glob("section_loss_scaling_*.png"))
 
 
-def test_unscale_rows_named_with_n_are_read_too(cli, tmp_path):
-    # gpu_a.json (an older fixture) names the element count n:16777216.
+def test_unscale_rows_of_another_fixture_are_read_too(cli, tmp_path):
+    # gpu_a.json holds one unscale size, the smallest bench_loss_scaling lists.
     out = tmp_path / "rep"
     code, _, err = cli("report", fixture("gpu_a.json"), "--out", out)
     assert code == 0, err
     cost = table_rows((out / "report.md").read_text(), "### Cost of the fused check-and-unscale")
-    assert cost[0][0] == "16,777,216"
+    assert cost[0][:2] == ["10,000,000", "Fixture GPU A"]

@@ -20,8 +20,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from matplotlib import ticker
 from matplotlib.patches import Patch
 
+from tcbench_tools import plot_style, plots
 from tcbench_tools.names import ParsedName, precision_order
 from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
 from tcbench_tools.schema import (COPY_US, GEMM_US, MODEL_TFLOPS, PADDING_WINS, SLOWDOWN_VS_ALIGNED,
@@ -86,22 +88,39 @@ def _unit(precision: str) -> str:
     return THROUGHPUT_UNITS[rate_counter(precision)]
 
 
-def _mark_multiples(ax, lo: float, hi: float) -> None:
-    """Thin lines at multiples of 8, darker at multiples of 16 (the FP16 and INT8 rules)."""
+def _mark_multiples(ax, lo: float, hi: float) -> set[int]:
+    """Thin lines at multiples of 8, darker at multiples of 16 (the FP16 and INT8 rules);
+    returns which of {8, 16} were drawn, so that a title promises only what is there."""
+    drawn = set()
     for x in range(8 * math.ceil(lo / 8), int(hi) + 1, 8):
         strong = x % 16 == 0
+        drawn.add(16 if strong else 8)
         ax.axvline(x, color="0.5" if strong else "0.65", lw=0.9 if strong else 0.8,
                    ls="-" if strong else (0, (2, 2)), zorder=0)
+    return drawn
+
+
+def _multiples_note(drawn: set[int]) -> str:
+    parts = (["grey: multiples of 16"] if 16 in drawn else []) + \
+            (["dotted: of 8"] if 8 in drawn else [])
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _integer_ticks(ax, xs: list[int]) -> None:
+    """Ticks at whole sizes only (a sweep of 4095..4097 read 4095.25, 4095.50 ... before)."""
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=9, integer=True, min_n_ticks=2))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:.0f}"))
+    if len(set(xs)) <= 9:
+        ax.xaxis.set_major_locator(ticker.FixedLocator(sorted(set(xs))))
 
 
 def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(9.0, 4.6))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     xs_all = [n for pts in lines.values() for n in pts]
-    _mark_multiples(ax, min(xs_all), max(xs_all))
+    drawn = _mark_multiples(ax, min(xs_all), max(xs_all))
     for i, (variant, pts) in enumerate(lines.items()):
         name, style, marker = VARIANT_STYLE.get(variant, (variant, "-", "."))
-        color = colors[i % len(colors)]
+        color = plot_style.series_style(i).color
         ns = sorted(pts)
         ax.plot(ns, [pts[n].value for n in ns], style, marker=marker, ms=2.5, lw=1.1,
                 color=color, label=f"{name} (measured)")
@@ -111,10 +130,10 @@ def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], p
                     label="model (roofline x tile x wave, cuBLASLt's tile)")
     ax.set_xlim(0, max(xs_all) + 2)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("N (M = K = 4096); grey lines: multiples of 16, dotted: multiples of 8")
+    ax.set_xlabel("N (M = K = 4096)" + _multiples_note(drawn))
     ax.set_ylabel(_unit(precision))
     ax.set_title(f"{gpu}: {precision} throughput vs N")
-    ax.legend(fontsize="small", loc="upper left")
+    plots.legend_outside(ax)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return save(fig, path)
@@ -124,7 +143,7 @@ def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path
     """One panel per pair; per precision an aligned bar and an odd bar, the ratio above it."""
     precisions = sorted(pairs, key=precision_order)
     fig, axes = plt.subplots(1, len(PAIRS), figsize=(3.4 * len(PAIRS), 4.2))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = [plot_style.PALETTE[0], plot_style.PALETTE[6]]  # aligned, odd
     for ax, (even, odd) in zip(axes, PAIRS):
         for i, prec in enumerate(precisions):
             pts = pairs[prec]
@@ -153,33 +172,44 @@ def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path
 
 
 def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Path) -> Path:
-    """M and K around 4096: throughput relative to the 4096 point, measured and model."""
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.2), sharey=True)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, axis in zip(axes, ("m", "k")):
+    """M and K around 4096: throughput relative to the 4096 point, measured and (dashed) the
+    model. A panel per swept dimension that has data: no empty panel."""
+    present = [a for a in ("m", "k") if any(axis == a and BASE in pts
+                                            for (axis, _), pts in sweeps.items())]
+    fig, axes = plt.subplots(1, len(present), figsize=(5.0 * len(present) + 1.6, 4.2),
+                             sharey=True, squeeze=False)
+    notes = set()
+    for ax, axis in zip(axes[0], present):
         precs = sorted({p for (a, p) in sweeps if a == axis}, key=precision_order)
         xs_all = [x for (a, _), pts in sweeps.items() if a == axis for x in pts]
-        if xs_all:
-            _mark_multiples(ax, min(xs_all), max(xs_all))
+        drawn = _mark_multiples(ax, min(xs_all), max(xs_all))
+        notes |= drawn
+        modelled = False
         for i, prec in enumerate(precs):
             pts = sweeps[(axis, prec)]
             if BASE not in pts:
                 continue
-            ref, color = pts[BASE], colors[i % len(colors)]
+            ref, style = pts[BASE], plot_style.series_style(i)
             xs = sorted(pts)
-            ax.plot(xs, [pts[x].value / ref.value for x in xs], "-", marker="osD^v"[i % 5],
-                    ms=3.5, color=color, label=prec, alpha=0.85)
+            ax.plot(xs, [pts[x].value / ref.value for x in xs], "-", marker=style.marker,
+                    ms=3.5, color=style.color, label=prec, alpha=0.9)
             if ref.model:
                 model = [(x, pts[x].model / ref.model) for x in xs if pts[x].model]
-                ax.plot([x for x, _ in model], [m for _, m in model], "--", color=color, lw=1)
+                if model:
+                    modelled = True
+                    ax.plot([x for x, _ in model], [m for _, m in model], "--",
+                            color=style.color, lw=1)
+        _integer_ticks(ax, xs_all)
         ax.axhline(1.0, color="0.4", lw=0.8)
         ax.set_xlabel(f"{axis.upper()} (the other two = 4096)")
-        ax.set_title(f"{axis.upper()} swept; dashed: model", fontsize="medium")
+        ax.set_title(f"{axis.upper()} swept" + ("; dashed: model" if modelled else ""),
+                     fontsize="medium")
         ax.grid(axis="y", alpha=0.3)
-        if precs:
-            ax.legend(fontsize="x-small")
-    axes[0].set_ylabel("throughput relative to 4096")
-    fig.suptitle(f"{gpu}: M and K around 4096 (grey: multiples of 16, dotted: of 8)")
+    axes[0][0].set_ylabel("throughput relative to 4096")
+    plots.legend_outside(axes[0][-1], handles=axes[0][0].get_legend_handles_labels()[0],
+                         title="precision")
+    fig.suptitle(f"{gpu}: {' and '.join(a.upper() for a in present)} around 4096"
+                 + _multiples_note(notes))
     fig.tight_layout()
     return save(fig, path)
 
@@ -257,12 +287,13 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                         b.label if b else "skipped"])
 
         mk = {(axis, prec): pts for (variant, prec, axis), pts in points.items()
-              if variant == MAIN and axis in ("m", "k") and len(pts) >= 3}
+              if variant == MAIN and axis in ("m", "k") and len(pts) >= 3 and BASE in pts}
         if mk:
             path = out_dir / f"section_{TOPIC}_{tag}_m_k.png"
             images.append(plot_mk(label, mk, path))
-            doc.heading(3, f"{label}: M and K around 4096")
-            doc.image(path, f"{label} M and K around 4096")
+            swept = " and ".join(a.upper() for a in ("m", "k") if any(x == a for x, _ in mk))
+            doc.heading(3, f"{label}: {swept} around 4096")
+            doc.image(path, f"{label} {swept} around 4096")
         pad_rows += _padding_rows(rs, label)
         api_rows += _api_pairs.rows(rs, label, TOPIC, extra=model)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tcbench_tools import schema
+from tcbench_tools import plot_style, plots, schema, synthetic
 from tcbench_tools.sections._common import plt, save, value
 
 TOPIC = "block_scaling"
@@ -52,7 +52,7 @@ def _rows(rs):
 
 
 def _is_synthetic(rs) -> bool:
-    return str(rs.context.get("tcbench_synthetic", "")).lower() in ("true", "1")
+    return synthetic.is_synthetic(rs.context)
 
 
 def _largest(rows):
@@ -101,17 +101,17 @@ def pareto(points: list[tuple[float, float]]) -> list[int]:
     return sorted(front, key=lambda i: points[i][0])
 
 
-def _accuracy_plot(series, out_dir: Path):
+def _accuracy_plot(series, out_dir: Path, labels: list[str]):
     points = [(gpu, name, bpe, err) for gpu, rows in series.items() for name, bpe, err, _ in rows
               if bpe is not None and err is not None and err > 0]
     if not points:
         return None
+    styles = plot_style.styles_for(labels)
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    markers = "osD^v<>p"
-    for i, gpu in enumerate(series):
+    for gpu in series:
         mine = [(b, e, n) for g, n, b, e in points if g == gpu]
-        ax.scatter([b for b, _, _ in mine], [e for _, e, _ in mine], marker=markers[i % 8],
-                   label=gpu, zorder=3)
+        ax.scatter([b for b, _, _ in mine], [e for _, e, _ in mine], marker=styles[gpu].marker,
+                   color=styles[gpu].color, label=gpu, zorder=3)
         for b, e, n in mine:
             ax.annotate(n, (b, e), textcoords="offset points", xytext=(5, 4), fontsize=8)
     xy = [(b, e) for _, _, b, e in points]
@@ -124,27 +124,29 @@ def _accuracy_plot(series, out_dir: Path):
     ax.set_ylabel("relative error vs FP32 originals")
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    plots.legend_outside(ax)
     ax.set_title("Accuracy vs storage per granularity")
     return save(fig, out_dir / f"section_{TOPIC}_accuracy_vs_bytes.png")
 
 
-def _speed_plot(series, out_dir: Path):
+def _speed_plot(series, out_dir: Path, labels: list[str]):
+    """A panel per granularity, a bar per GPU (GPUs as rows), TFLOP/s at the largest size."""
     names = [n for n in FORMAT.values() if any(n == r[0] for rows in series.values() for r in rows)]
     if not names:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    width = 0.8 / max(1, len(series))
-    for i, (gpu, rows) in enumerate(series.items()):
+    values, missing = {}, {}
+    for gpu, rows in series.items():
         speed = {n: t for n, _, _, t in rows}
-        xs = [j + i * width for j in range(len(names))]
-        ax.bar(xs, [speed.get(n) or 0 for n in names], width, label=gpu)
-    ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(names))])
-    ax.set_xticklabels(names, rotation=25, ha="right", fontsize=8)
-    ax.set_ylabel("TFLOP/s")
-    ax.set_title("Speed per granularity (largest measured size; 0 = skipped)")
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
+        for n in names:
+            if speed.get(n):
+                values[(gpu, n)] = speed[n]
+            else:
+                missing[(gpu, n)] = "skipped"
+    notes = {k: plots.value_label(v) for k, v in values.items()}
+    fig = plots.bar_panels_figure("Speed per granularity (largest measured size)", names,
+                                  [g for g in labels if g in series], values, "TFLOP/s",
+                                  notes=notes, missing=missing,
+                                  styles=plot_style.styles_for(labels))
     return save(fig, out_dir / f"section_{TOPIC}_speed.png")
 
 
@@ -171,8 +173,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                           value(b, schema.REL_ERROR_UNQUANTIZED), value(b, schema.TFLOPS))
                          for b in _largest(rows) if b.ok]
     images = []
-    for plot, alt in ((_accuracy_plot(series, out_dir), "error vs bytes per element, Pareto front"),
-                      (_speed_plot(series, out_dir), "TFLOP/s per granularity per GPU")):
+    for plot, alt in ((_accuracy_plot(series, out_dir, labels),
+                       "error vs bytes per element, Pareto front"),
+                      (_speed_plot(series, out_dir, labels), "TFLOP/s per granularity per GPU")):
         if plot is not None:
             doc.image(plot, alt)
             images.append(plot)

@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from matplotlib import ticker
-
+from tcbench_tools import plot_style, plots
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save
 from tcbench_tools.sections._common import value
@@ -201,29 +200,28 @@ def _selection_tables(doc, rs, label):
                       brows, {1, 2, 3})
 
 
-def _speedup_plot(series, out_dir: Path) -> Path | None:
-    """x BF16 of the headline FP8 GEMM over square sizes, one line per GPU."""
+def _speedup_plot(series, out_dir: Path, labels: list[str]) -> Path | None:
+    """x BF16 of the headline FP8 GEMM over square sizes, one line per GPU (each GPU's report
+    style), the datasheet's 2x marked."""
     lines = {gpu: sorted((k[0], s) for k, s in sp.items() if not k[3] and s and k[0] == k[1] == k[2])
              for gpu, sp in series.items()}
     lines = {g: pts for g, pts in lines.items() if pts}
     if not lines:
         return None
+    styles = plot_style.styles_for(labels)
     fig, ax = plt.subplots(figsize=(6.5, 4.0))
     for gpu, pts in lines.items():
-        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=gpu)
-    xs = sorted({x for pts in lines.values() for x, _ in pts})
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(xs)
-    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}"))
-    ax.xaxis.set_minor_locator(ticker.NullLocator())
+        ax.plot([x for x, _ in pts], [y for _, y in pts], label=gpu, **styles[gpu].line_kwargs())
+    plots.set_size_axis(ax, sorted({x for pts in lines.values() for x, _ in pts}))
     ax.axhline(2.0, color="grey", linestyle="--", linewidth=1, label="datasheet ratio (2x)")
     ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("m = n = k")
     ax.set_ylabel("FP8 / BF16 throughput")
     ax.set_title("FP8 (E4M3, fast accumulation) speed-up over BF16, square GEMMs",
                  fontsize="medium")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    plots.legend_outside(ax)
     fig.tight_layout()
     return save(fig, out_dir / "section_fp8_speedup.png")
 
@@ -244,7 +242,7 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         _variant_table(doc, rs, label)
         _recipe_tables(doc, rs, label)
         _selection_tables(doc, rs, label)
-    plot = _speedup_plot(series, out_dir)
+    plot = _speedup_plot(series, out_dir, labels)
     if plot is not None:
         doc.image(plot, "FP8 speed-up over BF16 per square size")
         images.append(plot)

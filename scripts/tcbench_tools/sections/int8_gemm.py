@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tcbench_tools import plot_style, plots
 from tcbench_tools.names import precision_order
 from tcbench_tools.schema import GBPS, PCT_OF_PEAK, accuracy, agreement, speedup_vs
 from tcbench_tools.sections._common import first_row, microseconds, plt, save, value
@@ -76,6 +77,32 @@ def deployment_bars(rs) -> tuple[int, list[tuple[str, float, float | None, float
     return tokens, bars
 
 
+MAX_SIDE_BY_SIDE = 2  # GPUs drawn in full, side by side; more get the compact figure
+
+
+def _plot_many(bars_by_gpu: dict[str, tuple[int, list]], path: Path, labels: list[str]) -> Path:
+    """Many GPUs: a panel per path (TF32, FP16, BF16 and INT8, whose variants share one speed),
+    a bar per GPU with its speed-up over FP32; the accuracies are the table's (the host's
+    evaluation, the same for every GPU)."""
+    panels: list[str] = []
+    values, notes = {}, {}
+    for gpu, (tokens, bars) in bars_by_gpu.items():
+        for name, speed, _, _ in bars:
+            panel = "INT8 (every variant)" if name.startswith("INT8") else name
+            if panel == "FP32":
+                continue
+            if panel not in panels:
+                panels.append(panel)
+            values[(gpu, panel)] = speed
+            notes[(gpu, panel)] = f"{speed:.2f}x at {tokens} tokens"
+    gpus = [g for g in labels if g in bars_by_gpu]
+    fig = plots.bar_panels_figure(
+        "Speed-up over FP32 of the MLP's three layer GEMMs, per path and GPU (accuracy: the "
+        "table above)", panels, gpus, values, "x FP32", notes=notes,
+        styles=plot_style.styles_for(labels))
+    return save(fig, path)
+
+
 def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
     """Per GPU two panels sharing the rows: speed-up bars, and accuracy points beside them."""
     n = len(bars_by_gpu)
@@ -86,7 +113,8 @@ def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
         ax, ax_acc = axes[0][2 * g], axes[0][2 * g + 1]
         rows = bars[::-1]  # first variant on top
         ys = range(len(rows))
-        colors = ["tab:orange" if r[0].startswith("INT8") else "tab:blue" for r in rows]
+        colors = [plot_style.PALETTE[6] if r[0].startswith("INT8") else plot_style.PALETTE[0]
+                  for r in rows]
         ax.barh(ys, [r[1] for r in rows], color=colors, alpha=0.85)
         ax.set_yticks(list(ys))
         ax.set_yticklabels([r[0] for r in rows], fontsize="small")
@@ -104,14 +132,14 @@ def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
         ax_acc.set_yticks(list(ys))
         ax_acc.set_yticklabels([])
         if scored:
-            ax_acc.scatter([r[2] for _, r in scored], [y for y, _ in scored], color="tab:green",
+            ax_acc.scatter([r[2] for _, r in scored], [y for y, _ in scored], color=plot_style.PALETTE[3],
                            zorder=3, label="accuracy")
             agree = [(y, r) for y, r in scored if r[3] is not None and r[0] != "FP32"]
             ax_acc.scatter([r[3] for _, r in agree], [y for y, _ in agree], marker="x",
-                           color="tab:purple", zorder=3, label="top-1 agreement with FP32")
+                           color=plot_style.PALETTE[8], zorder=3, label="top-1 agreement with FP32")
             fp32 = next((r[2] for _, r in scored if r[0] == "FP32"), None)
             if fp32 is not None:
-                ax_acc.axvline(fp32, color="tab:green", lw=0.8, ls="--")
+                ax_acc.axvline(fp32, color=plot_style.PALETTE[3], lw=0.8, ls="--")
             for y, r in scored:
                 ax_acc.text(r[2], y + 0.25, f"{r[2]:.1f}", fontsize="x-small", ha="center")
             values = [r[2] for _, r in scored] + [r[3] for _, r in agree]
@@ -150,7 +178,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         doc.heading(3, "Deployment: speed-up vs FP32 and accuracy")
         doc.table(["GPU", "tokens", "variant", "x FP32", "accuracy %", "agreement %"], rows,
                   {1, 3, 4, 5})
-        path = _plot(bars_by_gpu, out_dir / f"section_{TOPIC}_speedup_accuracy.png")
+        path = out_dir / f"section_{TOPIC}_speedup_accuracy.png"
+        path = (_plot(bars_by_gpu, path) if len(bars_by_gpu) <= MAX_SIDE_BY_SIDE
+                else _plot_many(bars_by_gpu, path, labels))
         images.append(path)
         doc.image(path, "Speed-up over FP32 per deployment variant, with accuracy beside each bar")
 

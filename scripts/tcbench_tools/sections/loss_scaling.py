@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tcbench_tools import plot_style
 from tcbench_tools.schema import (FINAL_LOSS, GBPS, LOSS_AT, OVERFLOW_PCT, PCT_OF_PEAK,
                                    SKIPPED_STEPS, STEPS_RUN, TIME_PER_STEP_US, UNDERFLOW_PCT,
                                    UNSCALE_PCT_OF_STEP, counter, loss_at, scale_at)
@@ -81,7 +82,7 @@ def _fmt(v: float | None, spec: str) -> str:
 def plot_landing(points, label: str, path: Path) -> Path:
     sources = sorted({s for s, _ in points})
     fig, axes = plt.subplots(1, len(sources), figsize=(5.2 * len(sources), 4.0), squeeze=False)
-    style = {"fp16": ("tab:red", "FP16"), "bf16": ("tab:blue", "BF16")}
+    style = {"fp16": (plot_style.PALETTE[6], "FP16"), "bf16": (plot_style.PALETTE[0], "BF16")}
     for ax, source in zip(axes[0], sources):
         for prec in ("fp16", "bf16"):
             pts = points.get((source, prec))
@@ -110,14 +111,15 @@ def plot_landing(points, label: str, path: Path) -> Path:
 
 def plot_curves(runs: dict[str, dict], label: str, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6.8, 4.2))
-    for mode in [m for m in MODES if m in runs] + sorted(set(runs) - set(MODES)):
+    for i, mode in enumerate([m for m in MODES if m in runs] + sorted(set(runs) - set(MODES))):
         curve = runs[mode]["curve"]
         if not curve:
             continue
         # FP32 is the reference the others should track: dashed black, drawn on top, so it
         # stays visible where a scaled run lies exactly on it.
         style = (dict(color="black", linestyle="--", linewidth=1.2, zorder=3) if mode == "fp32"
-                 else dict(marker="."))
+                 else dict(color=plot_style.series_style(i).color,
+                           marker=plot_style.series_style(i).marker, markersize=3))
         ax.plot([s for s, _ in curve], [v for _, v in curve], label=mode, **style)
     ax.set_yscale("log")
     ax.set_xlabel("training step")
@@ -149,30 +151,26 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     per_gpu = [training_runs(rs) for rs in sets]
     if any(per_gpu):
         doc.heading(3, "Training with and without loss scaling")
-        headers = ["mode"]
-        for label in labels:
-            headers += [f"{label} final loss", f"{label} x FP32", f"{label} lost %",
-                        f"{label} skipped", f"{label} ms/step"]
         rows = []
         modes = [m for m in MODES if any(m in r for r in per_gpu)]
         for mode in modes:
-            row = [mode]
-            for runs in per_gpu:
+            for runs, label in zip(per_gpu, labels):
                 run = runs.get(mode)
                 if run is None:
-                    row += ["-"] * 5
+                    if runs:
+                        rows.append([mode, label] + ["-"] * 5)
                     continue
                 bench = run["bench"]
                 final = value(bench, FINAL_LOSS)
                 fp32 = value(runs["fp32"]["bench"], FINAL_LOSS) if "fp32" in runs else None
                 step_us = value(bench, TIME_PER_STEP_US)
-                row += [_fmt(final, ".3g"),
-                        _fmt(final / fp32 if final is not None and fp32 else None, ".2f"),
-                        _fmt(value(bench, UNDERFLOW_PCT), ".1f"),
-                        _fmt(value(bench, SKIPPED_STEPS), ".0f"),
-                        _fmt(step_us / 1e3 if step_us is not None else None, ".3f")]
-            rows.append(row)
-        doc.table(headers, rows, set(range(1, len(headers))))
+                rows.append([mode, label, _fmt(final, ".3g"),
+                             _fmt(final / fp32 if final is not None and fp32 else None, ".2f"),
+                             _fmt(value(bench, UNDERFLOW_PCT), ".1f"),
+                             _fmt(value(bench, SKIPPED_STEPS), ".0f"),
+                             _fmt(step_us / 1e3 if step_us is not None else None, ".3f")])
+        doc.table(["mode", "GPU", "final loss", "x FP32", "lost %", "skipped", "ms/step"], rows,
+                  {2, 3, 4, 5, 6})
         for runs, label in zip(per_gpu, labels):
             if any(r["curve"] for r in runs.values()):
                 path = plot_curves(runs, label,
@@ -186,17 +184,15 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     sizes = sorted({n for u in unscale for n in u})
     if sizes:
         doc.heading(3, "Cost of the fused check-and-unscale")
-        headers = ["elements"]
-        for label in labels:
-            headers += [f"{label} GB/s", f"{label} % of DRAM peak", f"{label} % of a step's GEMMs"]
         rows = []
         for n in sizes:
-            row = [f"{n:,}"]
-            for u in unscale:
+            for u, label in zip(unscale, labels):
                 b = u.get(n)
-                row += [_fmt(value(b, GBPS) if b else None, ".0f"),
-                        _fmt(value(b, PCT_OF_PEAK) if b else None, ".1f"),
-                        _fmt(value(b, UNSCALE_PCT_OF_STEP) if b else None, ".2f")]
-            rows.append(row)
-        doc.table(headers, rows, set(range(1, len(headers))))
+                if not u:
+                    continue
+                rows.append([f"{n:,}", label, _fmt(value(b, GBPS) if b else None, ".0f"),
+                             _fmt(value(b, PCT_OF_PEAK) if b else None, ".1f"),
+                             _fmt(value(b, UNSCALE_PCT_OF_STEP) if b else None, ".2f")])
+        doc.table(["elements", "GPU", "GB/s", "% of DRAM peak", "% of a step's GEMMs"], rows,
+                  {0, 2, 3, 4})
     return images

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcbench_tools import plot_style, synthetic
 from tcbench_tools.names import precision_order
 from tcbench_tools.results import Benchmark, ResultSet
 from tcbench_tools.schema import (CLOCK_MHZ_ATTRIBUTE, CLOCK_MHZ_MEASURED, GAPS,
@@ -39,8 +40,11 @@ PEAK_TOPIC = "tensor_peak"
 COUNTERS_SKIPPED = re.compile(r"counters skipped: (.*)$")
 STEP_VARIANT = "train_step"
 STEP_ORDER = ("fp16", "bf16", "tf32", "fp32")  # bench_tensor_util's order: tensor paths first
-PHASE_COLORS = {"forward": "tab:blue", "backward": "tab:green", "unscale": "tab:orange",
-                "optimizer": "tab:red", GAPS: "lightgrey"}
+# The phases in colours of the report's colour-blind-safe palette (plot_style.py), far apart in
+# lightness so that neighbouring stacks stay apart; the gaps grey.
+PHASE_COLORS = {"forward": plot_style.PALETTE[0], "backward": plot_style.PALETTE[2],
+                "unscale": plot_style.PALETTE[5], "optimizer": plot_style.PALETTE[6],
+                GAPS: "lightgrey"}
 
 
 @dataclass
@@ -161,12 +165,12 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
     library = [p for p in pts if p.name.startswith("cublaslt")]
     steps = [p for p in pts if p.name.startswith(STEP_VARIANT)]
     own = [p for p in pts if p not in library and p not in steps]
-    for group, color, name in ((library, "tab:blue", "cuBLASLt"),
-                               (own, "tab:orange", "tcbench kernels"),
-                               (steps, "tab:purple", "whole training steps")):
+    for group, style, name in ((library, plot_style.series_style(0), "cuBLASLt"),
+                               (own, plot_style.series_style(6), "tcbench kernels"),
+                               (steps, plot_style.series_style(3), "whole training steps")):
         if group:
             ax.scatter([p.pct_of_peak for p in group], [p.tensor_active for p in group],
-                       color=color, zorder=3, label=name)
+                       color=style.color, marker=style.marker, zorder=3, label=name)
     # Labels in two columns (points right of 60% labelled to their left, the rest to their
     # right), pushed apart vertically and tied to their point by a thin line, so that the
     # cluster of library GEMMs near the diagonal stays readable.
@@ -194,7 +198,7 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
 
 
 def is_synthetic(rs: ResultSet) -> bool:
-    return str(rs.context.get("tcbench_synthetic", "")).lower() in ("true", "1")
+    return synthetic.is_synthetic(rs.context)  # the one reading of the key (synthetic.py)
 
 
 @dataclass
@@ -331,13 +335,16 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         rows = []
         for b in sorted(benches, key=lambda b: b.name):
             if not b.ok:
-                rows.append([_short(b), b.error or "-"] + ["" for _ in range(1 + len(present))])
+                # Nothing measured: dashes in the number columns, the reason in its own column
+                # (the error message sat in the throughput column before).
+                rows.append([_short(b), "skipped" if b.skipped else "FAILED"] +
+                            ["-"] * (1 + len(present)) + [b.error or "-"])
                 continue
             got = _throughput(b)
             rows.append([_short(b), f"{got[1]:.1f} {got[0]}" if got else "-",
                          _fmt(value(b, PCT_OF_PEAK))] +
-                        [_fmt(value(b, c)) for c in present])
-        doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present], rows,
+                        [_fmt(value(b, c)) for c in present] + [""])
+        doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present, "note"], rows,
                   set(range(1, 3 + len(present))))
 
         peak_rows = []

@@ -12,11 +12,17 @@
 
 namespace tcbench::bench {
 
+// The sampling budget per benchmark, in seconds, when --benchmark_min_time is not given: the
+// run_options() default and what --help says.
+inline constexpr double kDefaultMinSeconds = 0.5;
+inline constexpr double kQuickMinSeconds = 0.05;  // --quick
+
 struct CommandLine {
   bool quick = false;       // --quick
+  bool help = false;        // --help or -h: tcbench's part, then GBench's
   bool list_tests = false;  // --benchmark_list_tests[=true]
   bool plan = false;  // --plan: one line, the benchmarks a run would execute and their least time
-  std::optional<double> min_time_seconds;         // --benchmark_min_time=X (seconds; "Xs" accepted)
+  std::optional<double> min_time_seconds;         // --benchmark_min_time=X or Xs (seconds)
   ClockPolicy clock_policy = ClockPolicy::as_is;  // --clock-policy=as-is|base|max
   std::optional<NameFilter> filter;               // --benchmark_filter=REGEX (not passed on)
   std::vector<std::string> passthrough;  // everything for benchmark::Initialize, argv[0] first
@@ -32,7 +38,9 @@ inline constexpr double kMaxMinTimeSeconds = 1e6;
 // backtracks), --benchmark_repetitions a whole number from 1 to 100000, --benchmark_min_time a
 // number of seconds from 0 to 1e6 ("0.5" or "0.5s"; passed on in the form the linked Google
 // Benchmark takes), the output formats are console, json or csv, --clock-policy is as-is, base or
-// max. Unknown flags are left to Google Benchmark, which rejects them.
+// max, --benchmark_time_unit is ns, us, ms or s (1.7 prints its usage and exits 0 on any
+// other). --help or -h anywhere wins over every other argument. Unknown flags are left to Google
+// Benchmark, which rejects them.
 struct ParseResult {
   std::optional<std::string> error;
   CommandLine line;

@@ -6,6 +6,7 @@
 
 #include "tcbench/bench/env.hpp"
 #include "tcbench/bench/gemm_bench.hpp"
+#include "tcbench/bench/help.hpp"
 #include "tcbench/bench/kernel_bench.hpp"
 #include "tcbench/bench/measure.hpp"
 #include "tcbench/bench/once.hpp"

@@ -1,0 +1,163 @@
+"""The built benchmark binaries speak for themselves, without a GPU: ``--help`` starts with
+tcbench's part (what the topic shows, --quick, --clock-policy, the TCBENCH_* variables, the exit
+codes, a concept page that exists), then Google Benchmark's; the flags tcbench checks are checked
+the same way directly and through ``tcbench run``; and every benchmark a fixture names is one the
+binaries list, so that the fixtures cannot drift from the binaries again.
+
+Found like test_schema finds tcbench_context ($TCBENCH_BUILD_DIR in CI, else the newest build).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, REPO, built_bin_dir, tcbench, topics
+
+TOPICS = topics()
+# A fixture row whose benchmark no binary lists must be a skip row saying so: its message starts
+# with this (a deliberate case, such as a shape the binary never registers).
+DELIBERATE = "skipped: fixture:"
+
+
+def run(binary: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(built_bin_dir() / binary), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@cache
+def listed(topic: str) -> frozenset[str]:
+    """Every name bench_<topic> lists, in the full and the quick suite (without /manual_time)."""
+    names = set()
+    for quick in ([], ["--quick"]):
+        proc = run(f"bench_{topic}", *quick, "--benchmark_list_tests")
+        assert proc.returncode == 0, (topic, proc.stderr)
+        names |= {line.strip().removesuffix("/manual_time") for line in proc.stdout.splitlines()
+                  if line.strip()}
+    assert names, topic
+    return frozenset(names)
+
+
+# ---------------------------------------------------------------------------------------------
+# --help
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_help_starts_with_what_the_topic_shows_then_google_benchmarks_flags(topic):
+    proc = run(f"bench_{topic}", "--help")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    first = text.splitlines()[0]
+    assert first == f"bench_{topic} (tcbench)", first
+    ours, _, theirs = text.partition("Google Benchmark's own flags:\n")
+    assert theirs.lstrip().startswith("benchmark [--benchmark_list_tests"), theirs[:200]
+    for needle in ("--quick", "--clock-policy=as-is|base|max", "--benchmark_min_time=S",
+                   "TCBENCH_NVML_LIBRARY", "Exit codes: 0", "1 a benchmark failed",
+                   "2 usage error", "77 no CUDA GPU"):
+        assert needle in ours, (topic, needle)
+    page = re.search(r"Concept page: (docs/concepts/[a-z0-9-]+\.md)", ours)
+    assert page and (REPO / page.group(1)).is_file(), (topic, page)
+    # The topic's own paragraph: several lines of text before the concept page.
+    paragraph = ours.split("Concept page:")[0].splitlines()[1:]
+    assert len(" ".join(paragraph).split()) >= 25, paragraph
+    assert all(len(line) <= 100 for line in ours.splitlines())
+    # -h is the same page (it was "unrecognized command-line flag: -h", exit 2).
+    assert run(f"bench_{topic}", "-h").stdout == text
+
+
+def test_each_topic_names_its_own_variables():
+    assert "TCBENCH_ALIGNMENT_N=" in run("bench_alignment", "--help").stdout
+    for topic in ("tensor_util", "tensor_peak"):
+        assert "TCBENCH_COUNTERS=off" in run(f"bench_{topic}", "--help").stdout
+    assert "TCBENCH_COUNTERS" not in run("bench_fp16_vs_fp32", "--help").stdout
+    # Each topic says something of its own.
+    paragraphs = {t: run(f"bench_{t}", "--help").stdout.split("Concept page:")[0] for t in TOPICS}
+    assert len(set(paragraphs.values())) == len(TOPICS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Flags: one verdict, directly and through tcbench run
+
+
+def test_min_time_with_the_seconds_suffix_is_accepted_by_both_tcbench_and_google_benchmark():
+    # Google Benchmark 1.7 parses the whole command line even when only listing: "0.5s" reached
+    # it and was rejected ("expected to be a double"), exit 2, although tcbench accepted it.
+    for value in ("0.5s", "0.5"):
+        proc = run("bench_fp16_vs_fp32", f"--benchmark_min_time={value}",
+                   "--benchmark_list_tests")
+        assert proc.returncode == 0, (value, proc.stderr)
+        assert "fp16_vs_fp32/" in proc.stdout
+    proc = run("bench_fp16_vs_fp32", "--benchmark_min_time=10x", "--benchmark_list_tests")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("must be a number of seconds from 0 to 1e6, written 0.5 "
+                                        "or 0.5s.")
+
+
+def test_an_unknown_time_unit_is_a_usage_error_directly_and_through_run(tmp_path):
+    proc = run("bench_loss_scaling", "--benchmark_time_unit=fortnight")
+    assert proc.returncode == 2 and proc.stdout == ""  # it printed the usage and exited 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(
+        "--benchmark_time_unit=fortnight must be ns, us, ms or s."), proc.stderr
+    through = tcbench("run", "--bin-dir", str(built_bin_dir()), "--bench", "loss_scaling",
+                      "--out", str(tmp_path / "run"), "--", "--benchmark_time_unit=fortnight")
+    assert through.returncode == 2, (through.stdout, through.stderr)  # it was 1 ("wrote no JSON")
+    assert "rejected its arguments" in through.stderr
+    assert "must be ns, us, ms or s" in through.stderr
+
+
+def test_a_known_time_unit_passes(tmp_path):
+    proc = run("bench_loss_scaling", "--benchmark_time_unit=ms", "--benchmark_list_tests")
+    assert proc.returncode == 0, proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixture names exist
+
+
+def fixture_documents() -> list[tuple[str, dict]]:
+    """Every committed fixture, and the full alignment sweeps the alignment tests generate."""
+    docs = [(p.name, json.loads(p.read_text())) for p in sorted(FIXTURES.glob("*.json"))]
+    sys.path.insert(0, str(FIXTURES / "gen"))
+    try:
+        import make_alignment_fixture as gen
+    finally:
+        sys.path.pop(0)
+    docs += [(f"make_alignment_fixture.document({key!r})", gen.document(key)) for key in gen.GPUS]
+    return docs
+
+
+def test_every_benchmark_a_fixture_names_is_one_the_binaries_list():
+    by_topic = {t: listed(t) for t in TOPICS}
+    drift, deliberate = [], 0
+    for source, doc in fixture_documents():
+        for row in doc["benchmarks"]:
+            name = row["run_name"].removesuffix("/manual_time") if "run_name" in row else \
+                row["name"].removesuffix("/manual_time")
+            topic = name.split("/", 1)[0]
+            if name in by_topic.get(topic, ()):
+                continue
+            if row.get("error_occurred") and str(row.get("error_message", "")).startswith(
+                    DELIBERATE):
+                deliberate += 1  # marked: a case no binary registers, on purpose
+                continue
+            drift.append(f"{source}: {name}")
+    assert drift == [], f"{len(drift)} fixture rows name benchmarks no binary lists"
+    assert deliberate >= 1  # the marked rows exist (and are the only exemption)
+
+
+def test_the_check_fails_on_a_name_the_binaries_do_not_list():
+    """What the test above catches: the drift the review found (an older unscale size)."""
+    assert "loss_scaling/unscale/fp32/elements:10000000" in listed("loss_scaling")
+    assert "loss_scaling/unscale/fp32/elements:16777216" not in listed("loss_scaling")
+    assert "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn" not in listed("tensor_util")
+
+
+def test_the_binaries_are_the_topics():
+    assert TOPICS and all((built_bin_dir() / f"bench_{t}").is_file() for t in TOPICS)
+    assert Path(built_bin_dir()).is_dir()
