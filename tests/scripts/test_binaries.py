@@ -94,8 +94,8 @@ def test_min_time_with_the_seconds_suffix_is_accepted_by_both_tcbench_and_google
         assert "fp16_vs_fp32/" in proc.stdout
     proc = run("bench_fp16_vs_fp32", "--benchmark_min_time=10x", "--benchmark_list_tests")
     assert proc.returncode == 2
-    assert proc.stderr.strip().endswith("must be a number of seconds from 0 to 1e6, written 0.5 "
-                                        "or 0.5s.")
+    assert proc.stderr.strip().endswith("must be a number of seconds from 0 to 1000000, written "
+                                        "like 0.5 or 0.5s.")
 
 
 def test_an_unknown_time_unit_is_a_usage_error_directly_and_through_run(tmp_path):

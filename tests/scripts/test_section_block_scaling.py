@@ -51,6 +51,17 @@ def test_report_tables_skips_and_plots(cli, tmp_path):
     assert set(blackwell) == {"BF16", "FP8 per tensor", "MXFP8", "NVFP4"}
     assert blackwell["NVFP4"][2:6] == ["6000", "50.0", "3.33", "1.76"]
 
+    # The quantize kernels: GB/s and their time beside the same granularity's GEMM. 8192^2 FP32
+    # read + codes and scales written is 5.03 bytes per element: 120.6 us at 2800 GB/s, and the
+    # 1x128 GEMM's 2 * 8192^3 FLOP at 1100 TFLOP/s take 999.6 us: 12.1 %.
+    quant = {(r[0], r[1]): r for r in rows_after(md, "### Fixture GPU H (block scaling): making "
+                                                     "the scales (quantize kernels)")}
+    assert quant[("FP8 1x128", "8192x8192")][2:] == ["120.6", "2800", "70.0", "12.1"]
+    assert quant[("MXFP8", "8192x8192")][5] == "-"  # no MX GEMM on Hopper to compare with
+    assert [k[0] for k in quant][:4] == ["FP8 1x128", "FP8 128x128", "MXFP8", "NVFP4"]
+    # The quantize rows never enter the GEMM table.
+    assert not any(k.startswith("quantize") for k in hopper)
+
     for png in ("section_block_scaling_accuracy_vs_bytes.png", "section_block_scaling_speed.png"):
         img = mpimg.imread(out / png)
         assert img.shape[0] > 300 and img.shape[1] > 600

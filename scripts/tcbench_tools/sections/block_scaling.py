@@ -9,6 +9,9 @@ Benchmark names it reads (``block_scaling/<variant>/<precision>/m:M/n:N/k:K/layo
   ``rel_error_unquantized`` (vs the FP32 originals) and ``bytes_per_element``; a mode the GPU or
   cuBLASLt lacks is a skipped row with the reason.
 - ``block_scaling/gemm/bf16/...``: the BF16 GEMM of the same problem.
+- ``block_scaling/quantize_<granularity>/<precision>/m:M/k:K``: a quantize kernel making one
+  operand's codes and scales (in cuBLASLt's layout): ``gbps``, ``pct_of_peak`` (of DRAM), and in
+  the report its time as a share of the same granularity's GEMM at n = k = K.
 
 Two plots: error vs the FP32 originals against bytes per element, one point per granularity and
 GPU, the Pareto front (no other point both smaller and more accurate) joined and ringed; and
@@ -26,6 +29,7 @@ from tcbench_tools.sections._common import plt, save, value
 TOPIC = "block_scaling"
 TITLE = "Block scaling: granularity vs speed, accuracy and bytes"
 
+QUANTIZE = "quantize_"  # block_scaling/quantize_<granularity>/<precision>/m:M/k:K
 MODES = ("tensor", "rowwise", "1x128", "128x128", "mx", "nvfp4")
 FORMAT = {("tensor", "fp8"): "FP8 per tensor", ("rowwise", "fp8"): "FP8 row-wise",
           ("1x128", "fp8"): "FP8 1x128", ("128x128", "fp8"): "FP8 128x128 / 1x128",
@@ -48,7 +52,48 @@ def _label(bench) -> str:
 
 
 def _rows(rs):
-    return [b for b in rs.benchmarks.values() if b.parsed.topic == TOPIC]
+    """The GEMM rows (the quantize rows have their own table)."""
+    return [b for b in rs.benchmarks.values()
+            if b.parsed.topic == TOPIC and not b.parsed.variant.startswith(QUANTIZE)]
+
+
+def _quantize_rows(rs):
+    return [b for b in rs.benchmarks.values()
+            if b.parsed.topic == TOPIC and b.parsed.variant.startswith(QUANTIZE)]
+
+
+def _quantize_table(doc, rs, label):
+    """What making the scales costs: each quantize kernel's GB/s, and its time beside the GEMM
+    of the same granularity whose N x K operand it makes (the GEMM's n = k = the operand's m = k)."""
+    rows = _quantize_rows(rs)
+    if not rows:
+        return
+    gemms = {(b.parsed.variant.removeprefix("gemm_"), b.parsed.args.get("k")): b
+             for b in _rows(rs) if b.ok}
+    out, skipped = [], []
+    def order(b):
+        mode = b.parsed.variant.removeprefix(QUANTIZE)
+        return (float(b.parsed.args.get("m", 0)), MODES.index(mode) if mode in MODES else 99)
+
+    for b in sorted(rows, key=order):
+        mode = b.parsed.variant.removeprefix(QUANTIZE)
+        name = "FP8 128x128" if mode == "128x128" else FORMAT.get(
+            (mode, b.parsed.precision), f"{b.parsed.precision} {mode}")
+        a = b.parsed.args
+        if not b.ok:
+            skipped.append(f"{name} {a.get('m')}x{a.get('k')}: "
+                           f"{b.skip_reason or b.error or 'no result'}")
+            continue
+        t, gemm = value(b, "time"), gemms.get((mode, a.get("k")))
+        g = value(gemm, "time") if gemm is not None and a.get("m") == a.get("k") else None
+        out.append([name, f"{a.get('m')}x{a.get('k')}", _f(t * 1e6 if t else None, ".1f"),
+                    _f(value(b, schema.GBPS), ".0f"), _f(value(b, schema.PCT_OF_PEAK), ".1f"),
+                    _f(100.0 * t / g if t and g else None, ".1f")])
+    doc.heading(3, f"{label}: making the scales (quantize kernels)")
+    doc.table(["format", "operand m x k", "time (us)", "GB/s", "% of DRAM peak",
+               "% of its GEMM's time"], out, {2, 3, 4, 5})
+    if skipped:
+        doc.para("Skipped here: " + "; ".join(skipped))
 
 
 def _is_synthetic(rs) -> bool:
@@ -169,6 +214,7 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
             doc.para(f"**{label}**: no block-scaling result: {'; '.join(reasons)}")
             continue
         _table(doc, rows, label)
+        _quantize_table(doc, rs, label)
         series[label] = [(_label(b), value(b, schema.BYTES_PER_ELEMENT),
                           value(b, schema.REL_ERROR_UNQUANTIZED), value(b, schema.TFLOPS))
                          for b in _largest(rows) if b.ok]
