@@ -80,6 +80,11 @@ def test_q3_every_verdict():
                              compute_capability="8.0"))
     assert rough.verdict == CAVEAT and "roughly" in rough.caveats[0]
     assert rules.q3_gpu(gpu(ad.tensor_util(simt=20.0))).verdict == FAILS
+    # Two GEMM rows separate the paths but cannot show tracking: a caveat, not a refutation.
+    two = rules.q3_gpu(gpu(ad.tensor_util()[:2], compute_capability="8.0"))
+    assert two.verdict == FAILS  # wmma fp16 reads 30 %: no Tensor Core GEMM above 50 %
+    few = rules.q3_gpu(gpu([ad.tensor_util()[0], ad.tensor_util()[4]], compute_capability="8.0"))
+    assert few.verdict == CAVEAT and "only 2 GEMM row(s)" in few.caveats[0]
     refused = rules.q3_gpu(gpu(ad.tensor_util(counters=False)))
     assert refused.verdict == NOT_MEASURED and "INSUFFICIENT_PRIVILEGES" in refused.why
 

@@ -276,7 +276,7 @@ def q3_gpu(rs: ResultSet) -> Answer:
                                    "pct_of_peak)", rho))
     separates = (simt is not None and best is not None and pct[simt.name] < Q3_SIMT_MAX
                  and pct[best.name] > Q3_TENSOR_MIN)
-    if not separates or rho is None or rho < Q3_ROUGHLY:
+    if not separates or (rho is not None and rho < Q3_ROUGHLY):
         a.verdict = FAILS
         if not separates:
             a.caveats.append("the metric does not separate the SIMT kernel from the Tensor Core "
@@ -284,8 +284,12 @@ def q3_gpu(rs: ResultSet) -> Answer:
         if rho is not None and rho < Q3_ROUGHLY:
             a.caveats.append(f"it barely follows throughput (rank correlation {rho:.2f})")
         return a
-    a.verdict = HOLDS if rho >= Q3_TRACKS else CAVEAT
-    if rho < Q3_TRACKS:
+    a.verdict = HOLDS if rho is not None and rho >= Q3_TRACKS else CAVEAT
+    if rho is None:  # a rank correlation needs 3 rows: too few is untested, not refuted
+        a.caveats.append(f"only {len(pairs)} GEMM row(s) with pct_of_peak: whether the metric "
+                         "tracks throughput is not tested here (bench_tensor_util's full list "
+                         "has enough)")
+    elif rho < Q3_TRACKS:
         a.caveats.append(f"it follows throughput only roughly (rank correlation {rho:.2f}): busy "
                          "tensor pipes are necessary, not sufficient, for a high TFLOP/s")
     small = next((b for b in measured if b.parsed.variant == "cublaslt_small"), None)
