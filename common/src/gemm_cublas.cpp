@@ -201,17 +201,6 @@ Why rule_blas_types(const GemmSpec& s) {
          " is not a combination cublasGemmEx supports (cuBLAS documentation, cublasGemmEx).";
 }
 
-Why rule_blas_architecture(const GemmSpec& s, int cc_major, int cc_minor) {
-  const std::string cc = cc_string(cc_major, cc_minor);
-  if ((s.a_type == CUDA_R_16BF || s.c_type == CUDA_R_16BF) && cc_major < 8)
-    return "BF16 needs compute capability 8.0 or newer; this GPU is " + cc + ".";
-  if (s.compute_type == CUBLAS_COMPUTE_32F_FAST_TF32 && cc_major < 8)
-    return "TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) needs compute capability 8.0 or newer; this GPU "
-           "is " +
-           cc + ".";
-  return std::nullopt;
-}
-
 // cuBLAS documentation, cublasGemmEx: the CUBLAS_COMPUTE_32I path needs A and B 32-bit aligned and
 // lda, ldb multiples of 4. For a strided batch every matrix must start aligned, so the strides of
 // A and B (in 1-byte INT8 elements) must be multiples of 4 too.
@@ -237,7 +226,7 @@ std::optional<std::string> why_cublas_invalid(const GemmSpec& s, int cc_major, i
   if (auto why = rule_cublaslt_only(s)) return why;
   if (auto why = rule_c_is_d(s)) return why;
   if (auto why = rule_blas_types(s)) return why;
-  if (auto why = rule_blas_architecture(s, cc_major, cc_minor)) return why;
+  if (auto why = s.why_gpu_lacks(cc_major, cc_minor)) return why;
   return rule_blas_int32(s);
 }
 

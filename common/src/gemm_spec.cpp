@@ -286,22 +286,6 @@ Why rule_types(const GemmSpec& s) {
   return std::nullopt;
 }
 
-Why rule_architecture(const GemmSpec& s, int cc_major, int cc_minor) {
-  const std::string cc = cc_string(cc_major, cc_minor);
-  if (s.is_fp8() && cc_number(cc_major, cc_minor) < 89)
-    return "FP8 GEMMs need compute capability 8.9 or newer (Ada, Hopper, Blackwell); this GPU is " +
-           cc + ".";
-  if (s.is_fp4() && cc_number(cc_major, cc_minor) < 100)
-    return "FP4 GEMMs need compute capability 10.0 or newer (Blackwell); this GPU is " + cc + ".";
-  if (uses_bf16(s) && cc_major < 8)
-    return "BF16 needs compute capability 8.0 or newer; this GPU is " + cc + ".";
-  if (s.compute_type == CUBLAS_COMPUTE_32F_FAST_TF32 && cc_major < 8)
-    return "TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) needs compute capability 8.0 or newer; this GPU "
-           "is " +
-           cc + ".";
-  return std::nullopt;
-}
-
 // INT8 with regular (COL) ordering: cuBLAS docs, cublasLtMatmul, the IMMA "regular data
 // ordering" requirements (https://docs.nvidia.com/cuda/cublas/#cublasltmatmul). The int8-out
 // variant (requantizing through a float alpha) follows the same layout rules.
@@ -565,10 +549,27 @@ bool GemmSpec::is_int8() const {
   return a_type == CUDA_R_8I || b_type == CUDA_R_8I;
 }
 
+std::optional<std::string> GemmSpec::why_gpu_lacks(int cc_major, int cc_minor) const {
+  const GemmSpec& s = *this;
+  const std::string cc = cc_string(cc_major, cc_minor);
+  if (s.is_fp8() && cc_number(cc_major, cc_minor) < 89)
+    return "FP8 GEMMs need compute capability 8.9 or newer (Ada, Hopper, Blackwell); this GPU is " +
+           cc + ".";
+  if (s.is_fp4() && cc_number(cc_major, cc_minor) < 100)
+    return "FP4 GEMMs need compute capability 10.0 or newer (Blackwell); this GPU is " + cc + ".";
+  if (uses_bf16(s) && cc_major < 8)
+    return "BF16 needs compute capability 8.0 or newer; this GPU is " + cc + ".";
+  if (s.compute_type == CUBLAS_COMPUTE_32F_FAST_TF32 && cc_major < 8)
+    return "TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) needs compute capability 8.0 or newer; this GPU "
+           "is " +
+           cc + ".";
+  return std::nullopt;
+}
+
 std::optional<std::string> GemmSpec::why_invalid(int cc_major, int cc_minor) const {
   if (auto why = why_shape_invalid("cuBLASLt")) return why;
   if (auto why = rule_types(*this)) return why;
-  if (auto why = rule_architecture(*this, cc_major, cc_minor)) return why;
+  if (auto why = why_gpu_lacks(cc_major, cc_minor)) return why;
   if (auto why = rule_int8(*this)) return why;
   if (auto why = rule_fp8(*this, cc_major, cc_minor)) return why;
   if (auto why = rule_scaling(*this, cc_major, cc_minor)) return why;

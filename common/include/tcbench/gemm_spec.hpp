@@ -98,6 +98,9 @@ struct GemmSpec {
   // and sizes in int32, batch count and strides, batch outputs that do not overlap), as a
   // sentence naming `library` ("cuBLASLt", "cuBLAS"); why_invalid() asks it first.
   std::optional<std::string> why_shape_invalid(std::string_view library) const;
+  // Why a GPU of compute capability cc_major.cc_minor lacks this spec's precision (BF16, TF32
+  // before 8.0; FP8 before 8.9; FP4 before 10.0), as one sentence; both libraries ask it.
+  std::optional<std::string> why_gpu_lacks(int cc_major, int cc_minor) const;
   // Throws InvalidArgument with why_invalid()'s sentence followed by describe().
   void validate(int cc_major, int cc_minor) const;
   // One line: sizes, types, ops, lds, compute/scale types, epilogue, flags.
