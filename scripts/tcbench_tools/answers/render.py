@@ -12,6 +12,7 @@ import json
 import math
 import re
 
+from tcbench_tools import mdtext
 from tcbench_tools.answers.model import (BY_ID, CAVEAT, FAILS, GPU, HOLDS, HOST, NOT_MEASURED,
                                          QUESTIONS, Answer)
 
@@ -74,35 +75,34 @@ def console(answers: list[Answer]) -> str:
     return "\n".join(lines)
 
 
-def _md_cell(text: str) -> str:
-    return clean(text).replace("|", "\\|")
-
-
 def markdown(answers: list[Answer]) -> str:
+    """answers.md: the verdict table, then per question its claim and per source the verdict,
+    evidence, caveats and rule. Every text escaped for Markdown (mdtext.py): GPU names, benchmark
+    names and the messages in caveats come from result files."""
     headers, rows = grid(answers)
     out = ["# The five questions, answered", "",
            "Each claim as it is usually taught, what tcbench measured that tests it, and a verdict "
            "from a written rule (docs/concepts/answers.md): holds, holds with a caveat, does not "
            "hold here, or not measured.", "",
-           "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+           "| " + " | ".join(mdtext.cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(mdtext.cell(clean(c)) for c in r) + " |" for r in rows]
     for q in QUESTIONS:
         out += ["", f"## {q.id.upper()}. {q.title}", "", f"**Claim.** {q.claim}", "",
                 f"Sources and background: [{q.page}]({q.page}).", ""]
         for a in (a for a in answers if a.id == q.id):
-            out += [f"### {_md_cell(source(a))}: {a.verdict}", ""]
+            out += [f"### {mdtext.text(source(a))}: {a.verdict}", ""]
             if a.why:
-                out += [f"Not measured: {_md_cell(a.why)}.", ""]
+                out += [f"Not measured: {mdtext.text(clean(a.why), at_line_start=False)}.", ""]
             if a.evidence:
                 out += ["| evidence | metric | value |", "|---|---|---:|"]
-                out += [f"| `{_md_cell(e.source)}` | {_md_cell(e.metric)} | {_fmt(e.value)} |"
-                        for e in a.evidence]
+                out += [f"| {mdtext.code(clean(e.source), in_table=True)} | "
+                        f"{mdtext.cell(clean(e.metric))} | {_fmt(e.value)} |" for e in a.evidence]
                 out.append("")
-            out += [f"- {_md_cell(c)}" for c in a.caveats]
+            out += [f"- {mdtext.text(clean(c))}" for c in a.caveats]
             if a.caveats:
                 out.append("")
             if a.rule:
-                out += [f"Rule: {_md_cell(a.rule)}.", ""]
+                out += [f"Rule: {mdtext.text(clean(a.rule), at_line_start=False)}.", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
