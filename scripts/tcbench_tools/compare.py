@@ -29,8 +29,9 @@ The gate (docs/ci.md, section 4, has the table) never passes silently:
 * ``MISSING`` (ran in the baseline, absent from the candidate), ``SKIPPED NOW`` (ran in the
   baseline, ``skipped:`` in the candidate) and ``NOT COMPARABLE`` (no metric, unknown time unit, a
   median that is zero or negative, or renamed: a baseline name of the first grammar, tcbench 0.1,
-  whose benchmark the candidate holds under its current name, e.g. with the GEMM layout) fail unless
-  ``--allow-missing``, ``--allow-skipped`` or ``--allow-not-comparable`` (or the config keys of the same names) opt out.
+  whose benchmark the candidate holds under its current name, e.g. with the GEMM layout) fail
+  unless ``--allow-missing``, ``--allow-skipped`` or ``--allow-not-comparable`` (or the config
+  keys of the same names) opt out.
 * ``NOT COMPARABLE: THROTTLED``: a candidate benchmark that ran under a hardware or thermal
   slowdown (``hw_slowdown``, ``sw_thermal``, ``hw_thermal``, ``hw_power_brake``) or at an SM clock
   more than 5 % below the baseline's (tcbench_tools/power.py reads the clocks NVML recorded)
@@ -59,13 +60,12 @@ from pathlib import Path
 
 from scipy import stats
 
-from tcbench_tools import arguments, files, mdtext, power, regex_guard
+from tcbench_tools import arguments, files, mdtext, power, regex_guard, schema
 from tcbench_tools.errors import InputError, exit_text
 from tcbench_tools.names import NAMES_V2_SINCE, upgrade_v1
-from tcbench_tools.results import Benchmark, ResultSet, Sample
-from tcbench_tools import schema
-from tcbench_tools.schema import HIGHER, PCT_OF_PEAK, SPREAD_PCT, counter
 from tcbench_tools.printable import printable_lines
+from tcbench_tools.results import Benchmark, ResultSet, Sample
+from tcbench_tools.schema import HIGHER, PCT_OF_PEAK, SPREAD_PCT, counter
 from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, markdown_table, text_table
 
 MIN_REPETITIONS_UTEST = 5
@@ -235,7 +235,8 @@ def load_config(path: str, options: Options) -> None:
         try:
             pattern = re.compile(regex)
         except re.error as exc:
-            raise InputError(f"{path}: {regex!r} is not a valid regular expression ({exc}).") from None
+            raise InputError(f"{path}: {regex!r} is not a valid regular expression "
+                             f"({exc}).") from None
         except Exception as exc:  # noqa: BLE001 - OverflowError, RecursionError: still bad input
             raise InputError(f"{path}: {regex[:60]!r} is not a usable regular expression "
                              f"({type(exc).__name__}: {exc}).") from None
@@ -508,7 +509,8 @@ def context_warnings(baseline: ResultSet, candidate: ResultSet, options: Options
         a, b = baseline.context.get(key), candidate.context.get(key)
         if a is not None and b is not None and str(a) != str(b):
             what = key.replace("_", " ")
-            hint = (" (expected with --normalize-peak)" if key == "gpu_name" and options.normalize_peak
+            hint = (" (expected with --normalize-peak)"
+                    if key == "gpu_name" and options.normalize_peak
                     else "")
             warnings.append(f"the runs differ in {what}: baseline {a!r}, candidate {b!r}{hint}.")
     warnings += power.context_warnings(baseline.context, candidate.context)

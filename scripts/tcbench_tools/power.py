@@ -28,9 +28,20 @@ import sys
 from dataclasses import dataclass, field
 
 from tcbench_tools.results import Benchmark, ResultSet, number
-from tcbench_tools.schema import (ENERGY_J, GBPS, GBPS_PER_W, PCT_OF_PEAK_AT_CLOCK, POWER_W,
-                                  SM_CLOCK_MHZ, TEMP_C_MAX, TFLOPS, TFLOPS_PER_W, THROTTLE, TOPS,
-                                  TOPS_PER_W)
+from tcbench_tools.schema import (
+    ENERGY_J,
+    GBPS,
+    GBPS_PER_W,
+    PCT_OF_PEAK_AT_CLOCK,
+    POWER_W,
+    SM_CLOCK_MHZ,
+    TEMP_C_MAX,
+    TFLOPS,
+    TFLOPS_PER_W,
+    THROTTLE,
+    TOPS,
+    TOPS_PER_W,
+)
 
 # The rate counter each efficiency counter divides (results.THROUGHPUT_UNITS' keys).
 EFFICIENCY = {TFLOPS: TFLOPS_PER_W, TOPS: TOPS_PER_W, GBPS: GBPS_PER_W}

@@ -135,5 +135,6 @@ def write(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,
         page = out_dir / "report.html"
         page.write_text(doc.html("tcbench report"))
     except OSError as exc:
-        raise InputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}.") from None
+        raise InputError(f"cannot write the report into {out_dir}: "
+                         f"{exc.strerror or exc}.") from None
     return md, page, images

@@ -204,7 +204,8 @@ class Benchmark:
             impossible = (schema.out_of_range(metric, value) if metric != "time"
                           else None if value > 0 else "outside its physical range (> 0)")
             if impossible:
-                shown = f"{value:g} {row.get('time_unit', 'ns')}" if metric == "time" else f"{value:g}"
+                shown = (f"{value:g} {row.get('time_unit', 'ns')}" if metric == "time"
+                         else f"{value:g}")
                 return Defect(True, f"{field_name} of {where} is {shown}, {impossible}")
         return None
 
@@ -282,7 +283,8 @@ class Benchmark:
         if "cv" in self.aggregates:
             cv = number(self.aggregates["cv"].get("real_time" if metric == "time" else metric))
         elif "stddev" in self.aggregates and "mean" in self.aggregates:
-            sd, mean = _value(self.aggregates["stddev"], metric), _value(self.aggregates["mean"], metric)
+            sd = _value(self.aggregates["stddev"], metric)
+            mean = _value(self.aggregates["mean"], metric)
             cv = sd / mean if sd is not None and mean else None
         if cv is not None and not math.isfinite(cv):
             cv = None
@@ -341,7 +343,8 @@ class ResultSet:
         A key the schema does not know raises names.UnknownKey: a query for a renamed key fails
         where it is made, instead of finding nothing."""
         query = names.Query(topic, variant, precision, args, where)
-        return [b for b in self.benchmarks.values() if query.matches(b.parsed) and (b.ok or not ran)]
+        return [b for b in self.benchmarks.values()
+                if query.matches(b.parsed) and (b.ok or not ran)]
 
     def peak(self, precision_or_gbps: str) -> float | None:
         raw = self.context.get(f"peak_{precision_or_gbps}")
@@ -456,7 +459,8 @@ def _group(path: Path, rows: list) -> dict[str, Benchmark]:
         if not isinstance(run_name, str):
             run_name = row["name"]
             agg = row.get("aggregate_name")
-            if run_type == "aggregate" and isinstance(agg, str) and agg and run_name.endswith("_" + agg):
+            if (run_type == "aggregate" and isinstance(agg, str) and agg
+                    and run_name.endswith("_" + agg)):
                 run_name = run_name[: -len(agg) - 1]
         key = strip_time_suffix(run_name)
         bench = benchmarks.setdefault(key, Benchmark(key, str(path)))

@@ -42,8 +42,15 @@ from pathlib import Path
 from typing import TextIO
 
 from tcbench_tools import files, process, runfile, summary
-from tcbench_tools.errors import (EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, TIMEOUT_CODE,
-                                  InputError, exit_text)
+from tcbench_tools.errors import (
+    EXIT_FAIL,
+    EXIT_NO_GPU,
+    EXIT_OK,
+    EXIT_USAGE,
+    TIMEOUT_CODE,
+    InputError,
+    exit_text,
+)
 from tcbench_tools.printable import printable
 from tcbench_tools.process import Interrupted, forward_signals  # noqa: F401 - cli, node use them
 from tcbench_tools.results import load_file, parse_doc
@@ -275,7 +282,8 @@ class Progress:
         if self.tty:
             left = self.total - index
             self.stream.write(f"\r[{index}/{self.total}] {name}{inner}  {_clock(seconds)}  "
-                              f"({left} left after this, total {_clock(time.monotonic() - self.started)})\033[K")
+                              f"({left} left after this, total "
+                              f"{_clock(time.monotonic() - self.started)})\033[K")
             self.stream.flush()
         elif seconds - self.last_line >= NON_TTY_EVERY:
             self.last_line = seconds
@@ -414,7 +422,8 @@ def _stopped_early(outcomes: list[Outcome], opts: RunOptions, total: int, why: s
     """Merge what finished before the run stopped; the sentence that says where it is."""
     measured = [o for o in outcomes if o.json_path]
     try:
-        merged = merge(outcomes, opts.out_dir / "results.json", incomplete=why) if measured else None
+        merged = (merge(outcomes, opts.out_dir / runfile.MERGED, incomplete=why) if measured
+                  else None)
     except MixedGpus as exc:
         return f"{exc}; no results.json was written"
     if merged is None:
@@ -483,7 +492,8 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
             name = signal.Signals(stop.signum).name
             stream.write("\n")
             where = _stopped_early(outcomes, opts, len(binaries),
-                                   f"interrupted by {name}" + (f" during {current}" if current else ""))
+                                   f"interrupted by {name}"
+                                   + (f" during {current}" if current else ""))
             print(f"tcbench: interrupted by {name}" + (f"; stopped {current}" if current else "")
                   + f": {where}.", file=sys.stderr)
             return 128 + stop.signum

@@ -50,7 +50,8 @@ def best_results(rs: ResultSet) -> dict[tuple[str, str, str], Best]:
         if key not in best or sample.center > best[key].value:
             best[key] = Best(p.topic, p.precision, metric, sample.center,
                              pct_of_peak(rs, bench, metric, sample.center), name)
-    return dict(sorted(best.items(), key=lambda kv: (kv[0][0], precision_order(kv[0][1]), kv[0][2])))
+    return dict(sorted(best.items(),
+                       key=lambda kv: (kv[0][0], precision_order(kv[0][1]), kv[0][2])))
 
 
 def problems(rs: ResultSet) -> tuple[list[tuple[str, str]], Counter]:

@@ -24,7 +24,8 @@ def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None
             widths[i] = max(widths[i], len(cell))
 
     def line(cells: list[str]) -> str:
-        out = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)]
+        out = [c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+               for i, c in enumerate(cells)]
         return "  ".join(out).rstrip()
 
     sep = "  ".join("-" * w for w in widths)

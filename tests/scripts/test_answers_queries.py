@@ -11,10 +11,10 @@ import json
 import re
 import subprocess
 
-import answers_data as ad
 import pytest
-from conftest import REPO, built_bin_dir, topics
 
+import answers_data as ad
+from conftest import REPO, built_bin_dir, topics
 from tcbench_tools import names, schema
 from tcbench_tools.answers import NOT_MEASURED, answer_all, rules
 from tcbench_tools.results import ResultSet, parse_doc

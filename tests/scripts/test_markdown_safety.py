@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-import answers_data as ad
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from conftest import FIXTURES, load_doc, write
 
+import answers_data as ad
+from conftest import FIXTURES, load_doc, write
 from tcbench_tools import mdtext, summary
 from tcbench_tools.printable import printable
 from tcbench_tools.results import parse_doc

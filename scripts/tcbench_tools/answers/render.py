@@ -13,8 +13,16 @@ import math
 import re
 
 from tcbench_tools import mdtext
-from tcbench_tools.answers.model import (BY_ID, CAVEAT, FAILS, GPU, HOLDS, HOST, NOT_MEASURED,
-                                         QUESTIONS, Answer)
+from tcbench_tools.answers.model import (
+    BY_ID,
+    CAVEAT,
+    FAILS,
+    HOLDS,
+    HOST,
+    NOT_MEASURED,
+    QUESTIONS,
+    Answer,
+)
 
 HOST_LABEL = "host studies (CPU)"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -120,7 +128,8 @@ def table_html(answers: list[Answer]) -> str:
             colour = _COLOURS.get(v, "#6e7781")
             cells.append(f"<td style='color:{colour};font-weight:600'>{html.escape(v)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return ("<div class='scroll'><table class='verdicts'><thead><tr>" + head + "</tr></thead><tbody>"
+    return ("<div class='scroll'><table class='verdicts'><thead><tr>" + head
+            + "</tr></thead><tbody>"
             + "".join(body) + "</tbody></table></div>")
 
 
@@ -128,7 +137,8 @@ def page_html(answers: list[Answer]) -> str:
     parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
              "<title>tcbench: the five questions</title><style>",
-             "body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;"
+             "body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;"
+             "padding:0 1rem;"
              "line-height:1.45}table{border-collapse:collapse;margin:.5rem 0}"
              "th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;"
              "vertical-align:top}td.num{text-align:right;font-variant-numeric:tabular-nums}"

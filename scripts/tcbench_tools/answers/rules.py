@@ -17,8 +17,17 @@ from dataclasses import replace
 
 from tcbench_tools import schema
 from tcbench_tools.answers import evidence as ev
-from tcbench_tools.answers.model import (BY_ID, CAVEAT, FAILS, GPU, HOLDS, HOST, NOT_MEASURED,
-                                         Answer, Evidence)
+from tcbench_tools.answers.model import (
+    BY_ID,
+    CAVEAT,
+    FAILS,
+    GPU,
+    HOLDS,
+    HOST,
+    NOT_MEASURED,
+    Answer,
+    Evidence,
+)
 from tcbench_tools.names import ANY, BenchName, is_square, prefix
 from tcbench_tools.results import Benchmark, ResultSet
 
@@ -415,7 +424,8 @@ def q4_host(rs: ResultSet) -> Answer:
                        for n, t in ((ALIGNED_N, t32), (ODD_N, t33))]
         verdicts.append(t33 < t32 * (1 - ev.NOISE_FLOOR))
     if not verdicts:
-        a.why = "no alignment model predictions in these results (tcbench_studies --study alignment)"
+        a.why = ("no alignment model predictions in these results (tcbench_studies --study "
+                 "alignment)")
         return a
     a.verdict = HOLDS if all(verdicts) else FAILS if not any(verdicts) else CAVEAT
     if a.verdict == FAILS:
@@ -540,7 +550,8 @@ def q5_host(rs: ResultSet) -> Answer:
         a.verdict = CAVEAT
         a.evidence.append(Evidence(b.name, schema.WORST_SATURATED_PCT, pct or 0.0))
         a.caveats.append(f"delayed scaling (last steps' amax) saturates when a tensor's range "
-                         f"grows or jumps between steps: up to {pct:.2f} % of a step's elements clamp "
+                         f"grows or jumps between steps: up to {pct:.2f} % of a step's elements "
+                         "clamp "
                          f"({b.parsed.variant.removeprefix('drift_')}, history "
                          f"{b.parsed.args.get('history')}, margin {b.parsed.args.get('margin')}); "
                          "a margin or current scaling avoids it")

@@ -18,8 +18,19 @@ from pathlib import Path
 from tcbench_tools import files, report
 from tcbench_tools.doc import Code
 from tcbench_tools.errors import EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, InputError
-from tcbench_tools.fleet.state import (ACTIVE, DONE, FAILED, NO_GPU, PROBLEMS, Manifest, Task,
-                                       count_text, fill_gpu_names, gather, load_manifest)
+from tcbench_tools.fleet.state import (
+    ACTIVE,
+    DONE,
+    FAILED,
+    NO_GPU,
+    PROBLEMS,
+    Manifest,
+    Task,
+    count_text,
+    fill_gpu_names,
+    gather,
+    load_manifest,
+)
 from tcbench_tools.results import ResultSet, load
 from tcbench_tools.runfile import files_in
 from tcbench_tools.tables import text_table

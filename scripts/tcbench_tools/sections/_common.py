@@ -54,7 +54,8 @@ def mark_synthetic(fig: Figure) -> None:
     cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
     # Bold sans-serif: a glyph is about 0.62 em wide and 0.75 em tall.
     length, tall = 0.62 * len(synthetic.MARK), 0.75
-    em = min(0.85 * width / (length * cos + tall * sin), 0.85 * height / (length * sin + tall * cos))
+    em = min(0.85 * width / (length * cos + tall * sin),
+             0.85 * height / (length * sin + tall * cos))
     text = fig.text(0.5, 0.5, synthetic.MARK, transform=fig.transFigure, rotation=angle,
                     ha="center", va="center", fontsize=72.0 * em, fontweight="bold",
                     color=plot_style.MARK_COLOR, alpha=0.28, zorder=1000,

@@ -26,8 +26,15 @@ from matplotlib.patches import Patch
 from tcbench_tools import plot_style, plots
 from tcbench_tools.names import ParsedName, precision_order, prefix
 from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
-from tcbench_tools.schema import (COPY_US, GEMM_US, MODEL_TFLOPS, PADDING_WINS, SLOWDOWN_VS_ALIGNED,
-                                   UNPADDED_US, rate_counter)
+from tcbench_tools.schema import (
+    COPY_US,
+    GEMM_US,
+    MODEL_TFLOPS,
+    PADDING_WINS,
+    SLOWDOWN_VS_ALIGNED,
+    UNPADDED_US,
+    rate_counter,
+)
 from tcbench_tools.sections import _api_pairs
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import microseconds, plt, save, slug

@@ -64,7 +64,8 @@ def _quantize_rows(rs):
 
 def _quantize_table(doc, rs, label):
     """What making the scales costs: each quantize kernel's GB/s, and its time beside the GEMM
-    of the same granularity whose N x K operand it makes (the GEMM's n = k = the operand's m = k)."""
+    of the same granularity whose N x K operand it makes (the GEMM's n = k = the operand's
+    m = k)."""
     rows = _quantize_rows(rs)
     if not rows:
         return

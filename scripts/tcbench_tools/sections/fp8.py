@@ -7,7 +7,8 @@ Every GEMM is TN (``layout:tn``), the FP8 GEMMs and the 16-bit ones they are com
 
 - ``fp8/gemm_<a>x<b>_<d>/fp8/m:M/n:N/k:K/layout:tn/accum:fast|split[/layer:L]``: FP8 cuBLASLt
   GEMMs with ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``, ``rel_error`` (vs the quantized
-  inputs) and ``rel_error_unquantized`` (vs FP32 of the original inputs); ``fp8/gemm/bf16|fp16/...`` beside.
+  inputs) and ``rel_error_unquantized`` (vs FP32 of the original inputs);
+  ``fp8/gemm/bf16|fp16/...`` beside.
 - ``fp8/recipe_<kernel>/fp8/elements:N/in:bf16|fp32``: scaling kernels with ``gbps`` and
   ``pct_of_peak``.
 - ``fp8/overhead_<recipe>/fp8/m:M/n:N/k:K/layout:tn``: ``overhead_pct`` of quantizing A and B vs
@@ -26,11 +27,21 @@ from pathlib import Path
 
 from tcbench_tools import plot_style, plots
 from tcbench_tools.doc import Strong
+from tcbench_tools.schema import (
+    BLOCK_REL_ERROR,
+    BLOCK_TIME_US,
+    GBPS,
+    OVERHEAD_PCT,
+    PCT_OF_PEAK,
+    REL_ERROR,
+    REL_ERROR_UNQUANTIZED,
+    SELECTED,
+    TFLOPS,
+    TIME_US,
+    speedup_vs,
+)
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save
-from tcbench_tools.schema import (BLOCK_REL_ERROR, BLOCK_TIME_US, GBPS, OVERHEAD_PCT, PCT_OF_PEAK,
-                                   REL_ERROR, REL_ERROR_UNQUANTIZED, SELECTED, TFLOPS, TIME_US,
-                                   speedup_vs)
 from tcbench_tools.tables import fmt_num
 
 TOPIC = "fp8"
@@ -105,7 +116,8 @@ def _variant_table(doc, rs, label):
         return
     key = max(by_shape, key=lambda k: (len(by_shape[k]), k[0] * k[1] * k[2]))
     rows = []
-    for b in sorted(by_shape[key], key=lambda b: (b.parsed.variant, b.parsed.args.get("accum", ""))):
+    for b in sorted(by_shape[key],
+                    key=lambda b: (b.parsed.variant, b.parsed.args.get("accum", ""))):
         p = b.parsed
         a_b_d = p.variant.removeprefix("gemm_")
         rows.append([a_b_d, p.args.get("accum", "-"), fmt_num(b.center(TFLOPS)),
@@ -203,7 +215,8 @@ def _selection_tables(doc, rs, label):
 def _speedup_plot(series, out_dir: Path, labels: list[str]) -> Path | None:
     """x BF16 of the headline FP8 GEMM over square sizes, one line per GPU (each GPU's report
     style), the datasheet's 2x marked."""
-    lines = {gpu: sorted((k[0], s) for k, s in sp.items() if not k[3] and s and k[0] == k[1] == k[2])
+    lines = {gpu: sorted((k[0], s) for k, s in sp.items()
+                         if not k[3] and s and k[0] == k[1] == k[2])
              for gpu, sp in series.items()}
     lines = {g: pts for g, pts in lines.items() if pts}
     if not lines:

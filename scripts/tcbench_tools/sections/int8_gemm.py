@@ -131,7 +131,8 @@ def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
         ax_acc.set_yticks(list(ys))
         ax_acc.set_yticklabels([])
         if scored:
-            ax_acc.scatter([r[2] for _, r in scored], [y for y, _ in scored], color=plot_style.PALETTE[3],
+            ax_acc.scatter([r[2] for _, r in scored], [y for y, _ in scored],
+                           color=plot_style.PALETTE[3],
                            zorder=3, label="accuracy")
             agree = [(y, r) for y, r in scored if r[3] is not None and r[0] != "FP32"]
             ax_acc.scatter([r[3] for _, r in agree], [y for y, _ in agree], marker="x",
@@ -158,7 +159,8 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     doc.para("Speed from the GPU run; accuracy (on the held-out split) and top-1 agreement with "
              "FP32 from the host's integer-exact INT8 evaluation of the same trained MLP "
              "(docs/concepts/int8-calibration.md). Every INT8 variant runs the same IMMA GEMMs, so "
-             "they share one speed-up; calibration decides only the accuracy. The bars count the GEMMs "
+             "they share one speed-up; calibration decides only the accuracy. The bars count "
+             "the GEMMs "
              "only; the quantization-kernel table gives what unfused quantize/dequantize passes "
              "add.")
 

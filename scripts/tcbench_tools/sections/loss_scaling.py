@@ -22,9 +22,21 @@ from pathlib import Path
 
 from tcbench_tools import plot_style
 from tcbench_tools.names import prefix
-from tcbench_tools.schema import (FINAL_LOSS, GBPS, LOSS_AT, OVERFLOW_PCT, PCT_OF_PEAK,
-                                   SKIPPED_STEPS, STEPS_RUN, TIME_PER_STEP_US, UNDERFLOW_PCT,
-                                   UNSCALE_PCT_OF_STEP, counter, loss_at, scale_at)
+from tcbench_tools.schema import (
+    FINAL_LOSS,
+    GBPS,
+    LOSS_AT,
+    OVERFLOW_PCT,
+    PCT_OF_PEAK,
+    SKIPPED_STEPS,
+    STEPS_RUN,
+    TIME_PER_STEP_US,
+    UNDERFLOW_PCT,
+    UNSCALE_PCT_OF_STEP,
+    counter,
+    loss_at,
+    scale_at,
+)
 from tcbench_tools.sections._common import first_row, plt, save, slug
 
 TOPIC = "loss_scaling"
@@ -93,14 +105,16 @@ def plot_landing(points, label: str, path: Path) -> Path:
                     label=f"{name}: lost (underflow + overflow)")
             ax.plot(xs, [u for _, _, u in pts], linestyle="--", color=color, alpha=0.6,
                     label=f"{name}: underflow only")
-        ax.set_xticks(sorted({k for prec in ("fp16", "bf16") for k, _, _ in points.get((source, prec), [])}))
+        ax.set_xticks(sorted({k for prec in ("fp16", "bf16")
+                              for k, _, _ in points.get((source, prec), [])}))
         ax.axvline(GRADSCALER_DEFAULT_LOG2, color="gray", linestyle=":")
         ax.annotate("GradScaler default 2^16", (GRADSCALER_DEFAULT_LOG2, 0.95),
                     xycoords=("data", "axes fraction"), ha="right", fontsize="small",
                     color="gray", xytext=(-3, 0), textcoords="offset points")
         ax.set_xlabel("log2(loss scale)")
         ax.set_ylabel("% of gradient elements lost")
-        ax.set_title(f"{'log-normal model' if source == 'lognormal' else source.upper() + ' backward pass'}")
+        ax.set_title("log-normal model" if source == "lognormal"
+                     else source.upper() + " backward pass")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="x-small")
     fig.suptitle(f"Where scaled gradients land ({label})", fontsize="medium")

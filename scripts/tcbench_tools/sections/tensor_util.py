@@ -26,11 +26,24 @@ from tcbench_tools import plot_style, synthetic
 from tcbench_tools.doc import Strong
 from tcbench_tools.names import one_of, precision_order, prefix
 from tcbench_tools.results import Benchmark, ResultSet
-from tcbench_tools.schema import (CLOCK_MHZ_ATTRIBUTE, CLOCK_MHZ_MEASURED, GAPS,
-                                   GEMM_PHASES_CEILING_PCT, GBPS, PCT_OF_CLOCK_MODEL,
-                                   PCT_OF_DATASHEET, PCT_OF_MAX_CLOCK_MODEL, PCT_OF_PEAK,
-                                   PROFILE_COUNTERS, STEP_PHASES, STEP_TENSOR_MIX_PCT,
-                                   TENSOR_ACTIVE_PCT, TFLOPS, tensor_active_in, time_share)
+from tcbench_tools.schema import (
+    CLOCK_MHZ_ATTRIBUTE,
+    CLOCK_MHZ_MEASURED,
+    GAPS,
+    GBPS,
+    GEMM_PHASES_CEILING_PCT,
+    PCT_OF_CLOCK_MODEL,
+    PCT_OF_DATASHEET,
+    PCT_OF_MAX_CLOCK_MODEL,
+    PCT_OF_PEAK,
+    PROFILE_COUNTERS,
+    STEP_PHASES,
+    STEP_TENSOR_MIX_PCT,
+    TENSOR_ACTIVE_PCT,
+    TFLOPS,
+    tensor_active_in,
+    time_share,
+)
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save, slug
 
@@ -148,7 +161,7 @@ def summary_line(rs: ResultSet) -> str | None:
     unit = "TOP/s" if prec == "int8" else "TFLOP/s"
     line = (f"cuBLASLt reached {100 * lt / peak:.0f}% of what the instructions can do "
             f"({prec}: {lt:.0f} of {peak:.0f} {unit}, {instr})")
-    others = [f"{p} {100 * l / c:.0f}% (of {i})" for p, l, c, i, _ in shares[1:]]
+    others = [f"{p} {100 * lt / c:.0f}% (of {i})" for p, lt, c, i, _ in shares[1:]]
     return line + (f"; {', '.join(others)}." if others else ".")
 
 
