@@ -135,6 +135,19 @@ std::string refused(Precision p, const numerics::OperandAlignment& a) {
 
 }  // namespace
 
+GemmQuery query_of(const GemmSpec& spec, Precision p) {
+  GemmQuery q;
+  q.precision = p;
+  q.m = spec.problem.n;
+  q.n = spec.problem.m;
+  q.k = spec.problem.k;
+  q.batch = spec.batch_count;
+  q.a_k_contiguous = !spec.problem.trans_b;
+  q.b_n_contiguous = !spec.problem.trans_a;
+  q.c_type = spec.d_type;
+  return q;
+}
+
 ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_view product,
                            const ModelConstants& constants) {
   if (q.m <= 0 || q.n <= 0 || q.k <= 0 || q.batch <= 0)

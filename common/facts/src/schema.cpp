@@ -180,7 +180,7 @@ constexpr std::array kCounterDefs = {
     // block scaling
     &bytes_per_element,
     // alignment
-    &model_efficiency, &model_tflops, &model_waves, &tile_m, &tile_n, &split_k, &align_m_bytes,
+    &model_efficiency, &model_tflops, &model_waves, &predicted_tflops, &model_ratio, &tile_m, &tile_n, &split_k, &align_m_bytes,
     &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned, &padded_n, &copy_us, &unpadded_us,
     &padding_wins,
     // loss scaling

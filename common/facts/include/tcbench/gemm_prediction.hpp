@@ -10,6 +10,7 @@
 #pragma once
 
 #include "tcbench/gemm_model_constants.hpp"
+#include "tcbench/gemm_spec.hpp"
 #include "tcbench/numerics/gemm_model.hpp"
 #include "tcbench/numerics/gemm_time_model.hpp"
 #include "tcbench/peaks.hpp"
@@ -83,6 +84,12 @@ struct ModelPrediction {
   // without a transpose the model does not price).
   std::string note;
 };
+
+// The row-major query of one of tcbench's own (column-major) GEMMs: D (m x n, ld m) = op(A) op(B)
+// is the row-major D^T (n x m) = op(B)^T op(A)^T, so M and N swap, B becomes the first operand
+// (K-contiguous unless B is transposed) and A the second (M-contiguous unless A is transposed,
+// as in TN). Leading dimensions are taken tight; the batch is spec.batch_count.
+GemmQuery query_of(const GemmSpec& spec, Precision p);
 
 // The time model for `q` on `gpu`. `product` is the peak-table name for the ceiling lookup
 // (known_product(gpu.name) when empty). Never throws for a shape it does not cover: it says so
