@@ -31,7 +31,6 @@ CONSTANTS = Path(__file__).resolve().parents[2] / "data" / "model" / "gemm_model
 GATE = (0.85, 1.15)  # aligned GEMMs of >= 100 us: the median predicted/measured must stay inside
 SIZE_CLASSES = (("< 10 us", 0.0, 10.0), ("10-100 us", 10.0, 100.0), (">= 100 us", 100.0, 1e30))
 PAIR_WITHIN = 1.5  # a pair's predicted slowdown is "right" within this factor of the measured
-PAIR_REACH = 64  # an aligned partner differs from the misaligned row by at most this many elements
 
 
 def find_or_build_tool(tool: Path | None = None) -> Path:
@@ -56,7 +55,7 @@ def find_or_build_tool(tool: Path | None = None) -> Path:
 def run_tool(tool: Path, args: list[str], stdin: str | None = None) -> str:
     try:
         done = subprocess.run([str(tool), *args], input=stdin, capture_output=True, text=True,
-                              timeout=600)
+                              timeout=600, check=False)
     except subprocess.TimeoutExpired:
         raise InputError(f"{tool.name} ran past 600 s.") from None
     if done.returncode != 0:
@@ -173,34 +172,10 @@ class Pair:
 
 
 def pairs(scored: list[Scored]) -> list[Pair]:
-    """Each misaligned row with its nearest aligned neighbour in the same series: the same GPU,
-    precision, layouts and batch, one of M, N, K different by at most PAIR_REACH elements (the
-    lower one on a tie)."""
-    groups: dict[tuple, list[Scored]] = {}
-    for s in scored:
-        if s.predicted_us is None:
-            continue
-        r = s.row
-        groups.setdefault((r.series, r.model_gpu, r.precision, r.c_type, r.layout_a,
-                           r.layout_b, r.batch), []).append(s)
-    out = []
-    for members in groups.values():
-        aligned = [s for s in members if s.aligned]
-        for s in members:
-            if s.aligned:
-                continue
-            best = None
-            for a in aligned:
-                diffs = [(d, abs(getattr(a.row, d) - getattr(s.row, d))) for d in "mnk"]
-                moved = [(d, v) for d, v in diffs if v]
-                if len(moved) != 1 or moved[0][1] > PAIR_REACH:
-                    continue
-                key = (moved[0][1], getattr(a.row, moved[0][0]))
-                if best is None or key < best[0]:
-                    best = (key, a)
-            if best is not None:
-                out.append(Pair(best[1], s))
-    return out
+    """published.pairs() of the rows the model predicted, with the predictions beside them."""
+    by_row = {id(s.row): s for s in scored if s.predicted_us is not None}
+    return [Pair(by_row[id(p.aligned)], by_row[id(p.misaligned)])
+            for p in published.pairs([s.row for s in by_row.values()])]
 
 
 @dataclass
@@ -266,18 +241,18 @@ def build_report(scored: list[Scored]) -> Report:
 
 
 def markdown(rep: Report) -> str:
-    lines = ["Accuracy of the GEMM time model: predicted / measured TFLOP/s (1 = exact; > 1: the "
-             "model is optimistic). data: fit = what the constants were fitted on; held_out = "
-             "never fitted on.", "",
+    lines = [("Accuracy of the GEMM time model: predicted / measured TFLOP/s (1 = exact; > 1: the "
+              "model is optimistic). data: fit = what the constants were fitted on; held_out = "
+              "never fitted on."), "",
              "| data | source | alignment | measured time | rows | median | p10 | p90 |",
              "|---|---|---|---|---|---|---|---|"]
     for a in rep.accuracy:
         lines.append(f"| {a['data']} | {a['source']} | {a['alignment']} | {a['size']} | "
                      f"{a['rows']} | {a['median']:.2f} | {a['p10']:.2f} | {a['p90']:.2f} |")
-    lines += ["", "Alignment pairs: a misaligned GEMM and its nearest 16-byte-aligned neighbour "
-              "of the same sweep; slowdown = aligned over misaligned TFLOP/s.", "",
-              "| data | source | pairs | direction right | within 1.5x | measured slowdown "
-              "(median) | predicted slowdown (median) |", "|---|---|---|---|---|---|---|"]
+    lines += ["", ("Alignment pairs: a misaligned GEMM and its nearest 16-byte-aligned neighbour "
+                   "of the same sweep; slowdown = aligned over misaligned TFLOP/s."), "",
+              ("| data | source | pairs | direction right | within 1.5x | measured slowdown "
+               "(median) | predicted slowdown (median) |"), "|---|---|---|---|---|---|---|"]
     for p in rep.pairs:
         lines.append(f"| {p['data']} | {p['source']} | {p['pairs']} | "
                      f"{p['direction_right']:.0%} | {p['within_1_5x']:.0%} | "
@@ -285,8 +260,8 @@ def markdown(rep: Report) -> str:
     g = rep.gate
     verdict = "pass" if g["pass"] else "FAIL"
     median = f"{g['median']:.3f}" if g["median"] is not None else "none"
-    lines += ["", f"Gate: aligned GEMMs of >= 100 us, {g['rows']} rows, median {median}, must be "
-              f"in [{GATE[0]}, {GATE[1]}]: {verdict}."]
+    lines += ["", (f"Gate: aligned GEMMs of >= 100 us, {g['rows']} rows, median {median}, must "
+                   f"be in [{GATE[0]}, {GATE[1]}]: {verdict}.")]
     if rep.not_covered:
         lines.append(f"{rep.not_covered} rows the model does not cover (no prediction).")
     return "\n".join(lines) + "\n"
@@ -337,7 +312,7 @@ def add_parser(sub) -> None:
                     "peak-table name such as 'H100 SXM'; precision fp16, bf16, tf32, fp8, int8, "
                     "...) and writes them back with predicted_tflops, predicted_us, bound_tflops "
                     "(a bound, not a prediction) and the tile, schedule and regime assumed. The "
-                    "header line is optional (a first field 'gpu' marks one; then columns may "
+                    "header line is optional (a first line naming the columns gpu and precision is one; then columns may "
                     "come in any order and an optional c_type column names the output type); "
                     "fields are trimmed, names and layouts matched without regard to case.",
         epilog="Exit codes: 0 written; 2 an unknown GPU or precision, a bad row or file (one "

@@ -18,7 +18,10 @@ import re
 import sys
 from pathlib import Path
 
-from tcbench_tools import files, model_cmd, published
+from tcbench_tools import files, model_cmd, published, schema
+
+# The predict CSV's column is the counter the benchmarks write: one name.
+PREDICTED = schema.PREDICTED_TFLOPS
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "concepts" / "alignment.md"
 GPUS = (("H100 SXM", "NVIDIA H100 80GB HBM3"), ("A100 SXM 80GB", "NVIDIA A100-SXM4-80GB"))
@@ -70,9 +73,9 @@ def likely(pred: dict, bars: dict[str, tuple[float, float]]) -> str:
     us = float(pred["predicted_us"])
     classes = [c for c, _, _ in model_cmd.SIZE_CLASSES]
     at = next(i for i, (c, lo, hi) in enumerate(model_cmd.SIZE_CLASSES) if lo <= us < hi)
-    cls = next((c for c in classes[at:] + classes[:at][::-1] if c in bars))
+    cls = next(c for c in classes[at:] + classes[:at][::-1] if c in bars)
     lo, hi = bars[cls]
-    t = float(pred["predicted_tflops"])
+    t = float(pred[PREDICTED])
     return f"{t / hi:.0f}-{t / lo:.0f}"
 
 
@@ -80,28 +83,28 @@ def n_sweep(model: Model, bars) -> str:
     ns = (1, 8, 16, 32, 33, 40, 48, 64, 65, 96, 128, 129, 160, 8192, 8193)
     rows = [{"gpu": dev, **as_run("fp16", 4096, n, 4096)} for _, dev in GPUS for n in ns]
     preds = model.run(rows)
-    lines = ["| GPU | N | predicted TFLOP/s (model) | likely measured, p10-p90 | bound TFLOP/s | "
-             "tile x split-K (assumed) | regime | predicted us |",
+    lines = [("| GPU | N | predicted TFLOP/s (model) | likely measured, p10-p90 | bound TFLOP/s | "
+              "tile x split-K (assumed) | regime | predicted us |"),
              "|---|---|---|---|---|---|---|---|"]
     for (label, _), chunk in zip(GPUS, (preds[:len(ns)], preds[len(ns):])):
         for n, p in zip(ns, chunk):
-            lines.append(f"| {label} | {n} | {f1(p['predicted_tflops'])} | {likely(p, bars)} | "
-                         f"{f1(p['bound_tflops'])} | {p['tile']} x {p['split_k']} | "
+            lines.append(f"| {label} | {n} | {f1(p[PREDICTED])} | {likely(p, bars)} | "
+                         f"{f1(p['bound_tflops'])} | {p['tile']} x {p[schema.SPLIT_K]} | "
                          f"{p['regime']} | {float(p['predicted_us']):.2f} |")
     return "\n".join(lines) + "\n"
 
 
 def cell(p: dict) -> str:
-    if p["predicted_tflops"]:
-        return f1(p["predicted_tflops"])
+    if p[PREDICTED]:
+        return f1(p[PREDICTED])
     return "refused" if "refuses" in p["note"] else "-"
 
 
 def pairs(model: Model) -> str:
     precisions = ("fp16", "bf16", "tf32", "int8", "fp8")
     pair_ns = (32, 64, 128, 8192)
-    lines = ["| GPU | precision | layout | 32 | 33 | 33/32 | 64 | 65 | 65/64 | 128 | 129 | "
-             "129/128 | 8192 | 8193 | 8193/8192 |",
+    lines = [("| GPU | precision | layout | 32 | 33 | 33/32 | 64 | 65 | 65/64 | 128 | 129 | "
+              "129/128 | 8192 | 8193 | 8193/8192 |"),
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, dev in GPUS:
         for prec in precisions:
@@ -114,8 +117,8 @@ def pairs(model: Model) -> str:
                 for i in range(len(pair_ns)):
                     a, b = preds[2 * i], preds[2 * i + 1]
                     cells += [cell(a), cell(b)]
-                    both = a["predicted_tflops"] and b["predicted_tflops"]
-                    cells.append(f"{float(b['predicted_tflops']) / float(a['predicted_tflops']):.2f}"
+                    both = a[PREDICTED] and b[PREDICTED]
+                    cells.append(f"{float(b[PREDICTED]) / float(a[PREDICTED]):.2f}"
                                  if both else "-")
                 lines.append(f"| {label} | {prec} | {layout} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -130,9 +133,9 @@ def m_k(model: Model) -> str:
             rows.append({"gpu": GPUS[0][1], **as_run("fp16", m, 4096, k)})
     preds = model.run(rows)
     base = float(next(p for r, p in zip(rows, preds) if r["m"] == 4096 and r["k"] == 4096
-                      and r["n"] == 4096)["predicted_tflops"])
-    lines = ["| swept | value | alignment A / B / D (bytes) | predicted TFLOP/s (model) | "
-             "vs 4096 |", "|---|---|---|---|---|"]
+                      and r["n"] == 4096)[PREDICTED])
+    lines = [("| swept | value | alignment A / B / D (bytes) | predicted TFLOP/s (model) | "
+              "vs 4096 |"), "|---|---|---|---|---|"]
     i = 0
     for dim in ("M", "K"):
         for v in values:
@@ -141,7 +144,7 @@ def m_k(model: Model) -> str:
             # The model's row is tcbench's D^T = B^T A^T: its a is tcbench's B, its b is A.
             al = {x[0]: x[1:] for x in p["alignment"].split()}
             lines.append(f"| {dim} | {v} | {al['b']} / {al['a']} / {al['c']} | "
-                         f"{f1(p['predicted_tflops'])} | {float(p['predicted_tflops']) / base:.2f} |")
+                         f"{f1(p[PREDICTED])} | {float(p[PREDICTED]) / base:.2f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -158,8 +161,8 @@ def family_bandwidth_efficiency(family: str) -> float:
 
 
 def padding(model: Model, gpu_table: dict) -> str:
-    lines = ["| GPU | layout | as | GEMM 33 (us) | padded GEMM (us) | pad copy (us) | padded + "
-             "copy (us) | padding wins (model) |", "|---|---|---|---|---|---|---|---|"]
+    lines = [("| GPU | layout | as | GEMM 33 (us) | padded GEMM (us) | pad copy (us) | padded + "
+              "copy (us) | padding wins (model) |"), "|---|---|---|---|---|---|---|---|"]
     for label, dev in GPUS:
         gbps, family = gpu_table[dev]
         bw = gbps * 1e9 * family_bandwidth_efficiency(family)
@@ -181,8 +184,8 @@ def batched(model: Model) -> str:
     shapes = (("S = QK^T", 128, 128, 64), ("S = QK^T", 128, 128, 65), ("O = PV", 128, 64, 128),
               ("O = PV", 128, 65, 128))
     heads = (32, 33, 64, 65)
-    lines = ["| GPU | GEMM | m x n x k | heads | predicted TFLOP/s (model) | predicted us | "
-             "regime | alignment |", "|---|---|---|---|---|---|---|---|"]
+    lines = [("| GPU | GEMM | m x n x k | heads | predicted TFLOP/s (model) | predicted us | "
+              "regime | alignment |"), "|---|---|---|---|---|---|---|---|"]
     for label, dev in GPUS:
         rows = [{"gpu": dev, **as_run("fp16", m, n, k, h)} for _, m, n, k in shapes for h in heads]
         preds = iter(model.run(rows))
@@ -190,7 +193,7 @@ def batched(model: Model) -> str:
             for h in heads:
                 p = next(preds)
                 lines.append(f"| {label} | {form} | {m} x {n} x {k} | {h} | "
-                             f"{f1(p['predicted_tflops'])} | {float(p['predicted_us']):.2f} | "
+                             f"{f1(p[PREDICTED])} | {float(p['predicted_us']):.2f} | "
                              f"{p['regime']} | {p['alignment']} |")
     return "\n".join(lines) + "\n"
 
@@ -208,8 +211,8 @@ def published_pairs(scored: list[model_cmd.Scored]) -> str:
         r = p.misaligned.row
         cls = min(int(x[1:]) for x in p.misaligned.alignment.split())
         groups.setdefault((r.gpu, r.series, cls), []).append(p)
-    lines = ["| GPU | published sweep (source) | misaligned class | pairs | measured slowdown, "
-             "median (p10-p90) | model's slowdown, median | model within 1.5x |",
+    lines = [("| GPU | published sweep (source) | misaligned class | pairs | measured slowdown, "
+              "median (p10-p90) | model's slowdown, median | model within 1.5x |"),
              "|---|---|---|---|---|---|---|"]
     for (gpu, series, cls), group in sorted(groups.items()):
         meas = [p.measured for p in group]
@@ -238,14 +241,16 @@ def tables(tool: Path) -> dict[str, str]:
 
 def between(text: str, name: str) -> str | None:
     m = re.search(rf"<!-- predicted:{re.escape(name)} -->\n(.*?)<!-- /predicted:{re.escape(name)} -->",
-                  text, re.S)
+                  text, re.DOTALL)
     return m.group(1) if m else None
 
 
 def write(text: str, fresh: dict[str, str]) -> str:
     for name, table in fresh.items():
-        pattern = rf"(<!-- predicted:{re.escape(name)} -->\n).*?(<!-- /predicted:{re.escape(name)} -->)"
-        text, n = re.subn(pattern, lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+        tag = re.escape(name)
+        pattern = rf"(<!-- predicted:{tag} -->\n).*?(<!-- /predicted:{tag} -->)"
+        text, n = re.subn(pattern, lambda m, t=table: m.group(1) + t + m.group(2), text,
+                          flags=re.DOTALL)
         if n != 1:
             raise ValueError(f"{PAGE} has no <!-- predicted:{name} --> markers")
     return text

@@ -28,7 +28,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tcbench_tools import model_cmd, published
+from tcbench_tools import model_cmd, published, schema
+
+# The predict CSV's column is the counter the benchmarks write: one name.
+PREDICTED = schema.PREDICTED_TFLOPS
 
 FITTED = [  # scope, name, lower bound, upper bound
     # A 64x64 tile at 0.6-0.9 of a 256x128 one (the range of intensities 32..85 halves at
@@ -114,7 +117,7 @@ class Fitter:
             for r, p in zip(self.best_rows, preds):
                 key = (r.gpu, f"ceiling_best_{r.precision}")
                 old = values.get(key, float(self.base.get(key, ["0.85"])[0] or 0.85))
-                values[key] = min(1.0, old * r.measured_tflops / float(p["predicted_tflops"]))
+                values[key] = min(1.0, old * r.measured_tflops / float(p[PREDICTED]))
         return values
 
     def loss(self, values: dict) -> float:
@@ -189,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in f.best_rows:
         key = (r.gpu, f"ceiling_best_{r.precision}")
         rows[key] = [fmt(values[key]),
-                     f"solved through the model from {r.id} ({r.measured_tflops:g} TFLOP/s at "
-                     f"{r.m}x{r.n}x{r.k}, {r.source})"]
+                     (f"solved through the model from {r.id} ({r.measured_tflops:g} TFLOP/s at "
+                      f"{r.m}x{r.n}x{r.k}, {r.source})")]
         family = FAMILY_OF_GPU.get(r.gpu)
         if family:
             rows[(family, f"ceiling_best_{r.precision}")] = [

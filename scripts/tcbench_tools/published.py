@@ -20,13 +20,20 @@ from tcbench_tools.errors import InputError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "published"
 COLUMNS = ("id", "gpu", "device", "precision", "c_type", "m", "n", "k", "batch", "layout_a",
-           "layout_b", "time_us", "tflops", "summary", "timing", "library", "version", "use",
+           "layout_b", "measured_us", "measured_tflops", "summary", "timing", "library", "version", "use",
            "source", "reference", "notes")
 REQUIRED = ("id", "gpu", "precision", "m", "n", "k", "batch", "layout_a", "layout_b", "summary",
             "timing", "library", "use", "source")
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "fp16_acc16", "bf16", "int8", "fp8", "fp4", "fp6")
 C_TYPES = ("", "fp64", "fp32", "fp16", "bf16", "int32", "int8", "fp8")
 USES = ("fit", "held_out")
+BITS = {"fp64": 64, "fp32": 32, "tf32": 32, "fp16": 16, "fp16_acc16": 16, "bf16": 16, "int8": 8,
+        "fp8": 8, "fp4": 4, "fp6": 6, "int32": 32}
+# The output type when a row names none: the precision table's D type (precision.hpp).
+DEFAULT_C = {"fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16",
+             "fp16_acc16": "fp16", "bf16": "bf16", "int8": "int32", "fp8": "bf16", "fp4": "bf16",
+             "fp6": "bf16"}
+PAIR_REACH = 64  # an aligned partner differs from the misaligned row by at most this many elements
 LIMIT = 64 * files.MIB
 
 
@@ -43,8 +50,8 @@ class Measurement:
     batch: int
     layout_a: str  # mk (A stored [m][k]) or km
     layout_b: str  # kn (B stored [k][n]) or nk
-    time_us: float | None
-    tflops: float | None
+    time_us: float | None  # column measured_us
+    tflops: float | None  # column measured_tflops
     summary: str
     timing: str
     library: str
@@ -77,6 +84,33 @@ class Measurement:
         """The id without its shape: one sweep of one source ("cookbook-mm-ksweep_low")."""
         parts = self.id.rsplit("-", 1)
         return parts[0] if len(parts) == 2 else self.id
+
+    @property
+    def alignment(self) -> tuple[int, int, int]:
+        """Bytes (1..16) to which A's, B's and C's leading dimensions (and batch strides) are
+        aligned: the rule of the time model's operand_alignment (gemm_time_model.hpp), which
+        tests/scripts/test_model.py checks this against row by row."""
+        def al(elements: int, bits: int) -> int:
+            total = elements * bits
+            if total % 8:
+                return 1
+            b, a = total // 8, 1
+            while a < 16 and b % (2 * a) == 0:
+                a *= 2
+            return a
+        ab, bb = BITS[self.precision], BITS[self.precision]
+        cb = BITS[self.c_type or DEFAULT_C[self.precision]]
+        a = al(self.k if self.layout_a == "mk" else self.m, ab)
+        b = al(self.n if self.layout_b == "kn" else self.k, bb)
+        c = al(self.n, cb)
+        if self.batch > 1:
+            a, b, c = min(a, al(self.m * self.k, ab)), min(b, al(self.k * self.n, bb)), \
+                min(c, al(self.m * self.n, cb))
+        return a, b, c
+
+    @property
+    def aligned(self) -> bool:
+        return min(self.alignment) == 16
 
     @property
     def model_gpu(self) -> str:
@@ -142,17 +176,18 @@ def parse(text: str, origin: str) -> list[Measurement]:
                              "kn|nk.")
         if f["use"] not in USES:
             raise InputError(f"{where}: use {f['use']!r} is not fit or held_out.")
-        time_us = _positive_float(f["time_us"], "time_us", where)
-        tflops = _positive_float(f["tflops"], "tflops", where)
+        time_us = _positive_float(f.pop("measured_us"), "measured_us", where)
+        tflops = _positive_float(f.pop("measured_tflops"), "measured_tflops", where)
         if time_us is None and tflops is None:
-            raise InputError(f"{where}: neither time_us nor tflops is given.")
+            raise InputError(f"{where}: neither measured_us nor measured_tflops is given.")
         dims = {c: _positive_int(f[c], c, where) for c in ("m", "n", "k", "batch")}
-        row = Measurement(**{**f, **dims, "time_us": time_us, "tflops": tflops,
-                             "file": str(origin), "line": line})
+        f.update(dims)
+        row = Measurement(**f, time_us=time_us, tflops=tflops, file=str(origin), line=line)
         if time_us is not None and tflops is not None:
             implied = row.flops / (time_us * 1e6)
             if abs(implied / tflops - 1) > 0.1:  # the sources round times to a few digits
-                raise InputError(f"{where}: time_us {time_us:g} and tflops {tflops:g} disagree "
+                raise InputError(f"{where}: measured_us {time_us:g} and measured_tflops {tflops:g} "
+                                 "disagree "
                                  f"(the time implies {implied:.1f} TFLOP/s).")
         rows.append(row)
     return rows
@@ -206,3 +241,47 @@ def check(rows: list[Measurement], peaks: dict[tuple[str, str], float]) -> list[
             problems.append(f"{where}: the same measurement as {_where(first.file, first.line)}.")
         keys.setdefault(key, r)
     return problems
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A misaligned GEMM and its nearest 16-byte-aligned neighbour of the same sweep."""
+    aligned: Measurement
+    misaligned: Measurement
+
+    @property
+    def slowdown(self) -> float:
+        """Aligned over misaligned TFLOP/s (> 1: the misaligned one is slower per FLOP)."""
+        return self.aligned.measured_tflops / self.misaligned.measured_tflops
+
+    @property
+    def alignment_class(self) -> int:
+        return min(self.misaligned.alignment)
+
+
+def pairs(rows: list[Measurement]) -> list[Pair]:
+    """Each misaligned row with its nearest aligned neighbour in the same series: the same GPU,
+    precision, layouts and batch, one of M, N, K different by at most PAIR_REACH elements (the
+    lower one on a tie)."""
+    groups: dict[tuple, list[Measurement]] = {}
+    for r in rows:
+        groups.setdefault((r.series, r.model_gpu, r.precision, r.c_type, r.layout_a, r.layout_b,
+                           r.batch), []).append(r)
+    out = []
+    for members in groups.values():
+        aligned = [r for r in members if r.aligned]
+        for r in members:
+            if r.aligned:
+                continue
+            best = None
+            for a in aligned:
+                moved = [(d, abs(getattr(a, d) - getattr(r, d))) for d in "mnk"
+                         if getattr(a, d) != getattr(r, d)]
+                if len(moved) != 1 or moved[0][1] > PAIR_REACH:
+                    continue
+                key = (moved[0][1], getattr(a, moved[0][0]))
+                if best is None or key < best[0]:
+                    best = (key, a)
+            if best is not None:
+                out.append(Pair(best[1], r))
+    return out

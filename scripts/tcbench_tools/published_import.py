@@ -55,7 +55,7 @@ WAYNE_COMMIT = "c289bde"
 PAPER = "Anthony et al. 2024, arXiv 2401.14489"
 
 FIELDS = ("id", "gpu", "device", "precision", "c_type", "m", "n", "k", "batch", "layout_a",
-          "layout_b", "time_us", "tflops", "summary", "timing", "library", "version", "use",
+          "layout_b", "measured_us", "measured_tflops", "summary", "timing", "library", "version", "use",
           "source", "reference", "notes")
 
 
@@ -101,7 +101,7 @@ def cookbook_rows(repo: Path) -> list[dict]:
                 "gpu": "A100 SXM", "device": "NVIDIA A100-SXM4-40GB", "precision": "fp16",
                 "c_type": "fp16",
                 "m": m, "n": n, "k": k, "batch": batch, "layout_a": la, "layout_b": lb,
-                "time_us": "", "tflops": hit.group(3), "summary": summary,
+                "measured_us": "", "measured_tflops": hit.group(3), "summary": summary,
                 "timing": "host wall clock, synchronize per call",
                 "library": f"PyTorch {library} (cuBLAS)", "version": "not stated", "use": "fit",
                 "source": f"EleutherAI/cookbook@{COOKBOOK_COMMIT}:{path}#L{lineno}",
@@ -140,7 +140,7 @@ def mamf_rows(repo: Path) -> list[dict]:
             "id": f"mamf-{precision}-{gpu.replace(' ', '_')}",
             "gpu": gpu, "device": "", "precision": precision, "c_type": precision,
             "m": int(m), "n": int(n), "k": int(k), "batch": 1, "layout_a": "mk",
-            "layout_b": "nk", "time_us": "", "tflops": tflops,
+            "layout_b": "nk", "measured_us": "", "measured_tflops": tflops,
             "summary": "mean of 100 (the best shape of a sweep)",
             "timing": "CUDA events, L2 flushed per iteration",
             "library": "PyTorch torch.mm" + (" (torch._scaled_mm)" if precision == "fp8" else ""),
@@ -167,7 +167,7 @@ def wayne_rows(repo: Path) -> list[dict]:
             "id": f"wayne-{kernel}-{m}x{n}x{k}", "gpu": "H100 SXM", "device": device,
             "precision": precision, "c_type": "fp32", "m": int(m), "n": int(n), "k": int(k),
             "batch": 1, "layout_a": "mk", "layout_b": "kn",
-            "time_us": f"{float(ms) * 1000:g}", "tflops": tflops,
+            "measured_us": f"{float(ms) * 1000:g}", "measured_tflops": tflops,
             "summary": "mean of 10", "timing": "CUDA events (Timer, src/main.cu)",
             "library": library, "version": "CUDA 13.1 (README)", "use": "held_out",
             "source": f"waynehacking8/blackwell-tensorcore-kernels@{WAYNE_COMMIT}:{path}#L{lineno}",

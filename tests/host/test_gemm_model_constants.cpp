@@ -39,8 +39,8 @@ TEST(Csv, QuotesLineEndsAndLimits) {
 
 TEST(ModelConstants, TheEmbeddedFileParsesAndEveryRowHasProvenance) {
   const ModelConstants& c = ModelConstants::embedded();
-  for (ArchFamily f : {ArchFamily::turing, ArchFamily::ampere, ArchFamily::ada,
-                       ArchFamily::hopper, ArchFamily::blackwell, ArchFamily::blackwell_rtx}) {
+  for (ArchFamily f : {ArchFamily::turing, ArchFamily::ampere, ArchFamily::ada, ArchFamily::hopper,
+                       ArchFamily::blackwell, ArchFamily::blackwell_rtx}) {
     std::string basis;
     const auto k = c.family(f, &basis);
     EXPECT_FALSE(k.tiles.empty()) << name(f);
@@ -72,8 +72,8 @@ TEST(ModelConstants, CeilingsComeFromTheBestShapeTableOrSayWhatTheyBorrow) {
   EXPECT_TRUE(c.ceiling("H200", ArchFamily::hopper, Precision::bf16).basis.starts_with("hopper"));
   EXPECT_TRUE(c.ceiling("H200", ArchFamily::hopper, Precision::fp8).basis.starts_with("H200 fp8"));
   // TF32 has no row anywhere: the GPU's BF16 one, said so.
-  EXPECT_TRUE(c.ceiling("H100 SXM", ArchFamily::hopper, Precision::tf32).basis.starts_with(
-      "H100 SXM bf16"));
+  EXPECT_TRUE(c.ceiling("H100 SXM", ArchFamily::hopper, Precision::tf32)
+                  .basis.starts_with("H100 SXM bf16"));
 }
 
 namespace {
@@ -186,16 +186,17 @@ TEST(PredictV2, SaysWhatItDoesNotCoverAndWhatItBorrowed) {
   EXPECT_NE(predict("H100 SXM", Precision::fp8, 4096, 4096, 4095, true, false)
                 .not_covered.find("refuses fp8"),
             std::string::npos);
-  EXPECT_NE(predict("H100 SXM", Precision::int8, 4096, 4096, 4094, true, false)
-                .not_covered.find("INT8"),
-            std::string::npos);
+  EXPECT_NE(
+      predict("H100 SXM", Precision::int8, 4096, 4096, 4094, true, false).not_covered.find("INT8"),
+      std::string::npos);
   const auto a100 = predict("A100 SXM", Precision::fp16, 4096, 4096, 4096);
   EXPECT_TRUE(a100.not_covered.empty());
   EXPECT_EQ(a100.coverage, "fitted");
   const auto h100 = predict("H100 SXM", Precision::bf16, 4096, 4096, 4096);
   EXPECT_NE(h100.coverage.find("ampere's"), std::string::npos) << h100.coverage;
-  EXPECT_NE(predict("H100 SXM", Precision::tf32, 4096, 4096, 4096).coverage.find("no published tf32"),
-            std::string::npos);
+  EXPECT_NE(
+      predict("H100 SXM", Precision::tf32, 4096, 4096, 4096).coverage.find("no published tf32"),
+      std::string::npos);
   // FP8 in a layout cuBLASLt does not take on Hopper: a number, with the caveat.
   const auto kn = predict("H100 SXM", Precision::fp8, 4096, 4096, 4096, true, true);
   EXPECT_TRUE(kn.not_covered.empty());
@@ -222,5 +223,6 @@ TEST(PredictV2, WhatPublishedMeasurementsShow) {
   // A microsecond GEMM costs at least the launch.
   const auto tiny = predict("H100 SXM", Precision::fp16, 64, 64, 64);
   EXPECT_EQ(tiny.time.regime, "launch");
-  EXPECT_GE(tiny.time.seconds, tcbench::ModelConstants::embedded().family(ArchFamily::hopper).fixed_us * 1e-6);
+  EXPECT_GE(tiny.time.seconds,
+            tcbench::ModelConstants::embedded().family(ArchFamily::hopper).fixed_us * 1e-6);
 }

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, assert_one_line_error, model_tool, tcbench
-
 from tcbench_tools import model_cmd, published
 
 HEADER = "gpu,precision,m,n,k,batch,layout_a,layout_b"
@@ -51,11 +50,14 @@ def test_predict_header_is_optional_and_fields_forgiving(tmp_path):
     a, b = rows_of(with_header.stdout)[0], rows_of(bare.stdout)[0]
     assert a["predicted_us"] == b["predicted_us"]
     # Columns in any order under a header, an optional c_type, extra columns passed through.
-    proc = predict(tmp_path, "note,layout_b,layout_a,batch,k,n,m,precision,gpu,c_type\n"
-                             "mine,kn,mk,1,4096,4096,4096,fp16,NVIDIA H100 80GB HBM3,fp32\n")
+    proc = predict(tmp_path, "tag,layout_b,layout_a,batch,k,n,m,precision,gpu,c_type,"
+                             "predicted_tflops\n"
+                             "mine,kn,mk,1,4096,4096,4096,fp16,NVIDIA H100 80GB HBM3,fp32,\n")
     assert proc.returncode == 0, proc.stderr
     row = rows_of(proc.stdout)[0]
-    assert row["note"] == "mine"
+    assert row["tag"] == "mine"
+    assert float(row["predicted_tflops"]) > 0  # an empty output column of the input is filled
+    assert proc.stdout.splitlines()[0].count("predicted_tflops") == 1
     # An FP32 output writes twice the bytes: a little slower.
     assert float(row["predicted_us"]) > float(a["predicted_us"])
 
@@ -118,12 +120,11 @@ def test_published_data_is_well_formed_and_below_the_datasheet_peaks():
 def test_published_checks_name_what_is_wrong(tmp_path):
     good = (REPO / "data" / "published" / "gemm.csv").read_text().splitlines()
     header, first = good[0], good[1]
-    above = first.replace(",fp16,fp16,32,32,4096,", ",fp16,fp16,32,32,4096,", 1)
     fields = next(csv.reader([first]))
     fields[12] = "400"  # TFLOP/s above the A100's 312
     above = ",".join(f'"{f}"' if "," in f else f for f in fields)
     path = tmp_path / "bad.csv"
-    path.write_text("\n".join([header, first, first, above]) + "\n")
+    path.write_text(f"{header}\n{first}\n{first}\n{above}\n")
     problems = published.check(published.load([path]), model_cmd.peaks(model_tool()))
     text = " ".join(problems)
     assert "also on" in text and "the same measurement" in text
@@ -145,3 +146,12 @@ def test_check_scores_the_model_on_the_published_data_and_passes_the_gate():
     assert rep.gate["pass"] and rep.gate["rows"] > 200
     fit_pairs = next(p for p in rep.pairs if p["data"] == "fit" and p["source"] == "all")
     assert fit_pairs["pairs"] > 300 and fit_pairs["direction_right"] >= 0.9
+
+
+def test_the_python_alignment_rule_is_the_cpp_one():
+    """published.Measurement.alignment (the pairs of tcbench answers, without the tool) gives
+    what the C++ model's operand_alignment gives, on every published row."""
+    rows = published.load()
+    for r, p in zip(rows, model_cmd.predict_rows(model_tool(), rows)):
+        a, b, c = r.alignment
+        assert p["alignment"] == f"a{a} b{b} c{c}", r.id

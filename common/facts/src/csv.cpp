@@ -17,8 +17,7 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::vector<CsvRecord> parse_csv(std::string_view text, std::string_view origin,
-                                 CsvLimits limits) {
+std::vector<CsvRecord> parse_csv(std::string_view text, std::string_view origin, CsvLimits limits) {
   std::vector<CsvRecord> out;
   std::size_t line = 1, i = 0;
   // A UTF-8 byte order mark (spreadsheets write one) is not part of the first field.
@@ -69,8 +68,7 @@ std::vector<CsvRecord> parse_csv(std::string_view text, std::string_view origin,
         field.clear();  // spaces before an opening quote are not part of the field
         quoted = true;
       } else if (after_quote) {
-        if (ch != ' ' && ch != '\t')
-          fail(origin, rec.line, "a character follows a closing quote");
+        if (ch != ' ' && ch != '\t') fail(origin, rec.line, "a character follows a closing quote");
       } else {
         field.push_back(ch);
       }

@@ -34,7 +34,7 @@ bool is_family(std::string_view s) {
 // The numeric fields of a family, with where each lives in TimeModelConstants.
 struct NumericField {
   std::string_view name;
-  double numerics::TimeModelConstants::* member;
+  double numerics::TimeModelConstants::*member;
 };
 constexpr NumericField kNumeric[] = {
     {"fixed_us", &numerics::TimeModelConstants::fixed_us},
@@ -55,8 +55,7 @@ bool is_family_field(std::string_view n) {
     if (f.name == n) return true;
   for (std::string_view a : kAlignArrays)
     for (std::string_view c : kAlignClasses)
-      if (n.size() == a.size() + c.size() && n.substr(0, a.size()) == a &&
-          n.substr(a.size()) == c)
+      if (n.size() == a.size() + c.size() && n.substr(0, a.size()) == a && n.substr(a.size()) == c)
         return true;
   for (std::string_view o : kOtherFamilyFields)
     if (o == n) return true;

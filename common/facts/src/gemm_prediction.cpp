@@ -85,25 +85,33 @@ std::span<const ModelProduct> model_products() {
   // peak_memory_gbps reads a device). SM counts and boost clocks as in peaks.cpp's sources.
   static const std::array<ModelProduct, 13> products{{
       {"T4", {"Tesla T4", 7, 5, 40, 1590, 5000, 256}, "T4 datasheet: 320 GB/s GDDR6"},
-      {"A100 SXM", {"NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120},
+      {"A100 SXM",
+       {"NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120},
        "A100 datasheet: 2039 GB/s HBM2e (80 GB)"},
-      {"A100 SXM", {"NVIDIA A100-SXM4-40GB", 8, 0, 108, 1410, 1215, 5120},
+      {"A100 SXM",
+       {"NVIDIA A100-SXM4-40GB", 8, 0, 108, 1410, 1215, 5120},
        "A100 datasheet: 1555 GB/s HBM2 (40 GB)"},
-      {"A100 PCIe", {"NVIDIA A100 80GB PCIe", 8, 0, 108, 1410, 1512, 5120},
+      {"A100 PCIe",
+       {"NVIDIA A100 80GB PCIe", 8, 0, 108, 1410, 1512, 5120},
        "A100 datasheet: 1935 GB/s HBM2e (80 GB PCIe)"},
-      {"A100 PCIe", {"NVIDIA A100-PCIE-40GB", 8, 0, 108, 1410, 1215, 5120},
+      {"A100 PCIe",
+       {"NVIDIA A100-PCIE-40GB", 8, 0, 108, 1410, 1215, 5120},
        "A100 datasheet: 1555 GB/s HBM2 (40 GB PCIe)"},
       {"A10", {"NVIDIA A10", 8, 6, 72, 1695, 6250, 384}, "A10 datasheet: 600 GB/s GDDR6"},
       {"L4", {"NVIDIA L4", 8, 9, 58, 2040, 6250, 192}, "L4 datasheet: 300 GB/s GDDR6"},
       {"L40S", {"NVIDIA L40S", 8, 9, 142, 2520, 9000, 384}, "L40S datasheet: 864 GB/s GDDR6"},
-      {"RTX 4090", {"NVIDIA GeForce RTX 4090", 8, 9, 128, 2520, 10500, 384},
+      {"RTX 4090",
+       {"NVIDIA GeForce RTX 4090", 8, 9, 128, 2520, 10500, 384},
        "Ada whitepaper: 1008 GB/s GDDR6X"},
-      {"H100 SXM", {"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120},
+      {"H100 SXM",
+       {"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120},
        "H100 datasheet: 3.35 TB/s HBM3"},
-      {"H100 PCIe", {"NVIDIA H100 PCIe", 9, 0, 114, 1755, 1563, 5120},
+      {"H100 PCIe",
+       {"NVIDIA H100 PCIe", 9, 0, 114, 1755, 1563, 5120},
        "H100 datasheet: 2 TB/s HBM2e (PCIe)"},
       {"H200", {"NVIDIA H200", 9, 0, 132, 1980, 3125, 6144}, "H200 datasheet: 4.8 TB/s HBM3e"},
-      {"B200", {"NVIDIA B200", 10, 0, 148, 1965, 3906, 8192},
+      {"B200",
+       {"NVIDIA B200", 10, 0, 148, 1965, 3906, 8192},
        "HGX B200 datasheet: 8 TB/s HBM3e per GPU"},
   }};
   return products;
@@ -170,8 +178,8 @@ ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_v
   const std::string canonical(product.empty() ? known_product(gpu.name).value_or(gpu.name)
                                               : product);
   if (!(rates.flops_per_s > 0)) {
-    out.not_covered = canonical + " has no " + std::string(name(q.precision)) +
-                      " path in tcbench's peak table";
+    out.not_covered =
+        canonical + " has no " + std::string(name(q.precision)) + " path in tcbench's peak table";
     return out;
   }
   if (std::string why = refused(q.precision, out.time.alignment); !why.empty()) {
@@ -209,7 +217,8 @@ ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_v
   const bool narrow = q.precision == Precision::fp8 || q.precision == Precision::fp4 ||
                       q.precision == Precision::int8;
   if (narrow && (!q.a_k_contiguous || q.b_n_contiguous) && out.family != ArchFamily::blackwell)
-    out.note = "cuBLASLt runs " + std::string(name(q.precision)) + " with A and B K-contiguous "
+    out.note = "cuBLASLt runs " + std::string(name(q.precision)) +
+               " with A and B K-contiguous "
                "(layouts mk, nk) only; the transpose a caller needs first is not in the time";
   return out;
 }

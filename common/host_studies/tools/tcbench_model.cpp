@@ -8,15 +8,15 @@
 // predict reads rows gpu,precision,m,n,k,batch,layout_a,layout_b (C[m,n] = A B, C row-major;
 // layout_a mk = A stored [m][k], or km; layout_b kn or nk; gpu a peak-table name such as
 // "H100 SXM" or a CUDA device name; precision a precision-table name). The header line is
-// optional: a first line whose first field is "gpu" is a header, and then the columns may come
-// in any order, an optional c_type column (fp16, bf16, fp32, fp8, ...) names the output type,
-// and other columns pass through. Without a header the first eight fields are the columns above
-// in that order and the rest pass through. Fields are trimmed; names, precisions and layouts
-// are matched without regard to case; an empty batch is 1. Each row is written back with
-// predicted_tflops (useful 2mnk*batch per second; TOP/s for int8), predicted_us, bound_tflops
-// (the roofline bound, not a prediction) and the tile, split-K, schedule, waves, regime,
-// alignment and basis the model assumed; a row the model does not cover gets empty predictions
-// and the reason in `note`.
+// optional: a first line with fields named gpu and precision is a header, and then the columns
+// may come in any order, an optional c_type column (fp16, bf16, fp32, fp8, ...) names the output
+// type, and other columns pass through (one named like an output column is replaced). Without a
+// header the first eight fields are the columns above in that order and the rest pass through.
+// Fields are trimmed; names, precisions and layouts are matched without regard to case; an empty
+// batch is 1. Each row is written back with predicted_tflops (useful 2mnk*batch per second; TOP/s
+// for int8), predicted_us, bound_tflops (the roofline bound, not a prediction) and the tile,
+// split-K, schedule, waves, regime, alignment and basis the model assumed; a row the model does not
+// cover gets empty predictions and the reason in `note`.
 //
 // Exit codes: 0 written; 2 a usage error, an unreadable file, or a bad row (one sentence naming
 // the line: an unknown GPU or precision, a size that is not a positive integer, a bad layout).
@@ -74,12 +74,12 @@ std::optional<Precision> precision_named(std::string_view s) {
   const std::string l = lower(trim(s));
   if (auto p = parse_precision(l)) return p;
   static const std::map<std::string, Precision> aliases{
-      {"float16", Precision::fp16},       {"half", Precision::fp16},
-      {"bfloat16", Precision::bf16},      {"float32", Precision::fp32},
-      {"float", Precision::fp32},         {"float64", Precision::fp64},
-      {"double", Precision::fp64},        {"fp8_e4m3", Precision::fp8},
-      {"e4m3", Precision::fp8},           {"float8_e4m3fn", Precision::fp8},
-      {"nvfp4", Precision::fp4},          {"fp4_e2m1", Precision::fp4}};
+      {"float16", Precision::fp16},  {"half", Precision::fp16},
+      {"bfloat16", Precision::bf16}, {"float32", Precision::fp32},
+      {"float", Precision::fp32},    {"float64", Precision::fp64},
+      {"double", Precision::fp64},   {"fp8_e4m3", Precision::fp8},
+      {"e4m3", Precision::fp8},      {"float8_e4m3fn", Precision::fp8},
+      {"nvfp4", Precision::fp4},     {"fp4_e2m1", Precision::fp4}};
   auto it = aliases.find(l);
   return it == aliases.end() ? std::nullopt : std::optional<Precision>(it->second);
 }
@@ -88,9 +88,9 @@ std::optional<Precision> precision_named(std::string_view s) {
 std::optional<cudaDataType_t> type_named(std::string_view s) {
   const std::string l = lower(trim(s));
   static const std::map<std::string, cudaDataType_t> types{
-      {"fp64", CUDA_R_64F},      {"fp32", CUDA_R_32F},     {"tf32", CUDA_R_32F},
-      {"fp16", CUDA_R_16F},      {"bf16", CUDA_R_16BF},    {"int32", CUDA_R_32I},
-      {"int8", CUDA_R_8I},       {"fp8", CUDA_R_8F_E4M3},  {"fp8_e4m3", CUDA_R_8F_E4M3},
+      {"fp64", CUDA_R_64F},         {"fp32", CUDA_R_32F},    {"tf32", CUDA_R_32F},
+      {"fp16", CUDA_R_16F},         {"bf16", CUDA_R_16BF},   {"int32", CUDA_R_32I},
+      {"int8", CUDA_R_8I},          {"fp8", CUDA_R_8F_E4M3}, {"fp8_e4m3", CUDA_R_8F_E4M3},
       {"fp8_e5m2", CUDA_R_8F_E5M2}, {"float32", CUDA_R_32F}, {"float16", CUDA_R_16F},
       {"bfloat16", CUDA_R_16BF}};
   auto it = types.find(l);
@@ -120,11 +120,11 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-constexpr const char* kColumns[] = {"gpu", "precision", "m", "n", "k", "batch", "layout_a",
-                                    "layout_b"};
-constexpr const char* kOutColumns[] = {
-    "predicted_tflops", "predicted_us", "bound_tflops", "tile",      "split_k", "schedule",
-    "waves",            "regime",       "alignment",    "ceiling",   "model_basis", "note"};
+constexpr const char* kColumns[] = {"gpu", "precision", "m",        "n",
+                                    "k",   "batch",     "layout_a", "layout_b"};
+constexpr const char* kOutColumns[] = {"predicted_tflops", "predicted_us", "bound_tflops", "tile",
+                                       "split_k",          "schedule",     "waves",        "regime",
+                                       "alignment",        "ceiling",      "model_basis",  "note"};
 
 [[noreturn]] void bad_row(const std::string& origin, std::size_t line, const std::string& what) {
   throw InvalidArgument(origin + " line " + std::to_string(line) + ": " + what + ".");
@@ -134,7 +134,8 @@ int predict(const std::string& in_path, const std::string& out_path,
             const std::string& constants_path) {
   const std::string origin = in_path == "-" ? "standard input" : in_path;
   std::optional<ModelConstants> own;
-  if (!constants_path.empty()) own = ModelConstants::parse(read_all(constants_path), constants_path);
+  if (!constants_path.empty())
+    own = ModelConstants::parse(read_all(constants_path), constants_path);
   const ModelConstants& constants = own ? *own : ModelConstants::embedded();
   const std::vector<CsvRecord> records = parse_csv(read_all(in_path), origin);
 
@@ -142,8 +143,13 @@ int predict(const std::string& in_path, const std::string& out_path,
   std::map<std::string, std::size_t> at;
   std::vector<std::string> header;
   std::size_t first = 0;
-  const bool has_header =
-      !records.empty() && !records[0].fields.empty() && lower(trim(records[0].fields[0])) == "gpu";
+  bool named_gpu = false, named_precision = false;
+  if (!records.empty())
+    for (const std::string& f : records[0].fields) {
+      named_gpu = named_gpu || lower(trim(f)) == "gpu";
+      named_precision = named_precision || lower(trim(f)) == "precision";
+    }
+  const bool has_header = named_gpu && named_precision;
   if (has_header) {
     for (std::size_t i = 0; i < records[0].fields.size(); ++i) {
       const std::string name = lower(trim(records[0].fields[i]));
@@ -163,9 +169,20 @@ int predict(const std::string& in_path, const std::string& out_path,
 
   std::ostringstream out;
   std::size_t width = header.size();
-  for (std::size_t r = first; r < records.size(); ++r) width = std::max(width, records[r].fields.size());
-  for (std::size_t i = header.size(); i < width; ++i) header.push_back("extra_" + std::to_string(i + 1));
-  for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << csv_field(header[i]);
+  for (std::size_t r = first; r < records.size(); ++r)
+    width = std::max(width, records[r].fields.size());
+  for (std::size_t i = header.size(); i < width; ++i)
+    header.push_back("extra_" + std::to_string(i + 1));
+  // An input column named like an output column (an empty predicted_tflops to fill) is replaced.
+  std::vector<bool> keep(header.size(), true);
+  for (std::size_t i = 0; i < header.size(); ++i)
+    for (const char* c : kOutColumns) keep[i] = keep[i] && lower(trim(header[i])) != c;
+  bool first_column = true;
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (keep[i]) {
+      out << (first_column ? "" : ",") << csv_field(header[i]);
+      first_column = false;
+    }
   for (const char* c : kOutColumns) out << "," << c;
   out << "\n";
 
@@ -206,24 +223,31 @@ int predict(const std::string& in_path, const std::string& out_path,
     }
     const std::string la = lower(field("layout_a")), lb = lower(field("layout_b"));
     if (la != "mk" && la != "km")
-      bad_row(origin, rec.line, "layout_a = '" + std::string(field("layout_a")) + "' is not mk or km");
+      bad_row(origin, rec.line,
+              "layout_a = '" + std::string(field("layout_a")) + "' is not mk or km");
     if (lb != "kn" && lb != "nk")
-      bad_row(origin, rec.line, "layout_b = '" + std::string(field("layout_b")) + "' is not kn or nk");
+      bad_row(origin, rec.line,
+              "layout_b = '" + std::string(field("layout_b")) + "' is not kn or nk");
     q.a_k_contiguous = la == "mk";
     q.b_n_contiguous = lb == "kn";
     if (at.count("c_type") && !field("c_type").empty()) {
       const auto t = type_named(field("c_type"));
       if (!t)
-        bad_row(origin, rec.line, "c_type = '" + std::string(field("c_type")) + "' is not a type the model knows");
+        bad_row(origin, rec.line,
+                "c_type = '" + std::string(field("c_type")) + "' is not a type the model knows");
       q.c_type = *t;
     }
 
     const ModelPrediction p = predict_v2(gpu->spec, q, gpu->canonical, constants);
+    first_column = true;
     for (std::size_t i = 0; i < header.size(); ++i)
-      out << (i ? "," : "") << (i < rec.fields.size() ? csv_field(rec.fields[i]) : "");
+      if (keep[i]) {
+        out << (first_column ? "" : ",") << (i < rec.fields.size() ? csv_field(rec.fields[i]) : "");
+        first_column = false;
+      }
     const numerics::OperandAlignment& al = p.time.alignment;
-    const std::string alignment = "a" + std::to_string(al.a) + " b" + std::to_string(al.b) +
-                                  " c" + std::to_string(al.c);
+    const std::string alignment =
+        "a" + std::to_string(al.a) + " b" + std::to_string(al.b) + " c" + std::to_string(al.c);
     if (!p.not_covered.empty()) {
       out << ",,,,,,,,," << alignment << ",,," << csv_field("not covered: " + p.not_covered)
           << "\n";
@@ -261,8 +285,8 @@ int list_gpus() {
       const Peak pk = peak(g.spec, p);
       if (!pk.supported) continue;
       std::cout << csv_field(g.canonical) << "," << csv_field(g.spec.name) << "," << family << ","
-                << g.spec.sm_count << "," << fixed(peak_memory_gbps(g.spec), 1) << ","
-                << name(p) << "," << fixed(pk.denominator(), 2) << "\n";
+                << g.spec.sm_count << "," << fixed(peak_memory_gbps(g.spec), 1) << "," << name(p)
+                << "," << fixed(pk.denominator(), 2) << "\n";
     }
   }
   return 0;

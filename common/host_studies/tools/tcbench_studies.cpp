@@ -141,9 +141,9 @@ void alignment_study(Rows& out) {
     spec.problem.trans_b = b_transposed;
     const ModelPrediction pred = ts::predict_as_run(g.spec, p, kBase, n, kBase, 1, b_transposed);
     if (!pred.not_covered.empty()) return;  // FP8 at N = 33: cuBLASLt refuses it
-    Row& row = out.add(BenchName("alignment_model", g.slug, p).gemm(spec.problem),
-                       std::string(g.label) + ", GEMM time model (no measurement): " +
-                           pred.coverage);
+    Row& row =
+        out.add(BenchName("alignment_model", g.slug, p).gemm(spec.problem),
+                std::string(g.label) + ", GEMM time model (no measurement): " + pred.coverage);
     const tn::GemmTimePredictionV2& t = pred.time;
     set(row, counters::predicted_tflops, t.flops_per_s / 1e12);
     set(row, counters::model_waves, t.waves);

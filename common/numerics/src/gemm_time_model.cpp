@@ -61,15 +61,15 @@ OperandAlignment operand_alignment(const GemmTimeProblem& p) {
 double gemm_time_min_bytes(const GemmTimeProblem& p) {
   const double m = static_cast<double>(p.m), n = static_cast<double>(p.n),
                k = static_cast<double>(p.k);
-  return static_cast<double>(p.batch) *
-         (m * k * p.a_bits + k * n * p.b_bits + m * n * p.c_bits) / 8.0;
+  return static_cast<double>(p.batch) * (m * k * p.a_bits + k * n * p.b_bits + m * n * p.c_bits) /
+         8.0;
 }
 
 double roofline_bound_flops_per_s(const GemmTimeProblem& p, const TimeModelGpu& gpu) {
   const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) *
                        static_cast<double>(p.k) * static_cast<double>(p.batch);
-  const double t = std::max(flops / gpu.peak_flops_per_s,
-                            gemm_time_min_bytes(p) / gpu.dram_bytes_per_s);
+  const double t =
+      std::max(flops / gpu.peak_flops_per_s, gemm_time_min_bytes(p) / gpu.dram_bytes_per_s);
   return flops / t;
 }
 
@@ -93,7 +93,8 @@ GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModel
 
   const OperandAlignment& al = out.alignment;
   double f_compute = 1;
-  if (al.inputs() < 16) f_compute = std::min(f_compute, c.align_inputs[alignment_index(al.inputs())]);
+  if (al.inputs() < 16)
+    f_compute = std::min(f_compute, c.align_inputs[alignment_index(al.inputs())]);
   if (al.c < 16) f_compute = std::min(f_compute, c.align_output[alignment_index(al.c)]);
   const double f_memory = al.all() < 16 ? c.align_memory[alignment_index(al.all())] : 1.0;
   const double f_batch = p.batch > 1 ? c.batched_efficiency : 1.0;
@@ -126,20 +127,18 @@ GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModel
         const double ctas = static_cast<double>(tiles * s);
         const double waves = ctas / gpu.sm_count;
         const double full = std::ceil(waves);
-        const double reduce_s =
-            s > 1 ? 2.0 * s * static_cast<double>(p.m) * static_cast<double>(p.n) *
-                            static_cast<double>(p.batch) *
-                            4.0 / bandwidth +
-                        c.split_k_fixed_us * 1e-6
-                  : 0.0;
+        const double reduce_s = s > 1 ? 2.0 * s * static_cast<double>(p.m) *
+                                                static_cast<double>(p.n) *
+                                                static_cast<double>(p.batch) * 4.0 / bandwidth +
+                                            c.split_k_fixed_us * 1e-6
+                                      : 0.0;
         // Data-parallel waves; on sm_90+ also a stream-K schedule (no partial-wave step, a
         // fixup cost); below one wave stream-K is split-K, which the data-parallel loop tries.
         for (bool streamk : {false, true}) {
           if (streamk && !(c.stream_k && s == 1)) continue;
           // Under one wave every CTA still takes its whole time: the GPU is just not full.
-          const double effective =
-              streamk ? std::max(1.0, waves) * (1.0 + c.stream_k_overhead)
-                      : std::max(1.0, waves + c.wave_depth * (full - waves));
+          const double effective = streamk ? std::max(1.0, waves) * (1.0 + c.stream_k_overhead)
+                                           : std::max(1.0, waves + c.wave_depth * (full - waves));
           const double compute_s = effective * cta_s;
           // The last wave's output is written after its math: no later tile hides it.
           const double tail_s =

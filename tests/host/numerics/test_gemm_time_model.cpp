@@ -22,7 +22,7 @@ tn::TimeModelConstants plain() {
   c.tile_half = 0;  // every tile at full speed
   c.wave_depth = 1;
   c.stream_k = false;
-  c.k_step_bytes = 2;           // no K padding for 16-bit data
+  c.k_step_bytes = 2;             // no K padding for 16-bit data
   c.min_split_k_depth = 1 << 30;  // no split-K
   c.bandwidth_efficiency = 1;
   c.batched_efficiency = 1;
@@ -45,9 +45,9 @@ TEST(GemmTimeModel, AlignmentIsTheLeadingDimensionOfEachOperand) {
   // mk/kn: A leads with K, B with N, C with N (C is row-major).
   auto p = fp16(4096, 33, 4095);
   tn::OperandAlignment a = tn::operand_alignment(p);
-  EXPECT_EQ(a.a, 2);   // 4095 x 2 bytes
-  EXPECT_EQ(a.b, 2);   // 33 x 2
-  EXPECT_EQ(a.c, 2);   // 33 x 2
+  EXPECT_EQ(a.a, 2);         // 4095 x 2 bytes
+  EXPECT_EQ(a.b, 2);         // 33 x 2
+  EXPECT_EQ(a.c, 2);         // 33 x 2
   p.a_k_contiguous = false;  // km: A leads with M = 4096
   p.b_n_contiguous = false;  // nk: B leads with K = 4095
   a = tn::operand_alignment(p);

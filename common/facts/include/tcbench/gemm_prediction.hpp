@@ -74,9 +74,9 @@ struct ModelPrediction {
   std::string not_covered;
   numerics::GemmTimePredictionV2 time;
   ArchFamily family = ArchFamily::ampere;
-  double ceiling = 0;          // fraction of the datasheet rate used (typical shape)
-  std::string ceiling_basis;   // where the ceiling came from
-  std::string constants_basis; // which family's constants were used
+  double ceiling = 0;           // fraction of the datasheet rate used (typical shape)
+  std::string ceiling_basis;    // where the ceiling came from
+  std::string constants_basis;  // which family's constants were used
   // "fitted" (the family and precision are in the fit set), or "transferred: ..." saying what
   // was borrowed, so a prediction outside the data says so.
   std::string coverage;

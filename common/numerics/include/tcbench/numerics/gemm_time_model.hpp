@@ -28,8 +28,8 @@ namespace tcbench::numerics {
 struct GemmTimeProblem {
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
   int a_bits = 16, b_bits = 16, c_bits = 16;  // element sizes (FP4: 4, FP6: 6)
-  bool a_k_contiguous = true;  // layout_a "mk": A stored [m][k]; false: "km"
-  bool b_n_contiguous = true;  // layout_b "kn": B stored [k][n]; false: "nk"
+  bool a_k_contiguous = true;                 // layout_a "mk": A stored [m][k]; false: "km"
+  bool b_n_contiguous = true;                 // layout_b "kn": B stored [k][n]; false: "nk"
 };
 
 // The alignment, in bytes (1, 2, 4, 8 or 16; 16 = the 16-byte rule holds), of each operand's
