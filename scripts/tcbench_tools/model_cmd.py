@@ -137,13 +137,7 @@ def score(tool: Path, rows: list[published.Measurement], constants: Path | None 
     return out
 
 
-def quantile(xs: list[float], q: float) -> float:
-    """Linear interpolation between order statistics (numpy's default)."""
-    s = sorted(xs)
-    pos = q * (len(s) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+quantile = published.quantile
 
 
 @dataclass

@@ -285,3 +285,12 @@ def pairs(rows: list[Measurement]) -> list[Pair]:
             if best is not None:
                 out.append(Pair(best[1], r))
     return out
+
+
+def quantile(xs: list[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default)."""
+    s = sorted(xs)
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
