@@ -139,7 +139,7 @@ def test_q4_host_the_published_pairs_decide_and_the_model_covers_the_rest():
 
 
 def test_q4_host_without_published_data_the_model_decides(monkeypatch):
-    monkeypatch.setattr(rules, "_published_pairs", lambda: [])
+    monkeypatch.setattr(rules, "_published_pairs", list)
     assert rules.q4_host(host(ad.alignment_model())).verdict == FAILS  # 33 >= 32 per FLOP
     assert rules.q4_host(host(ad.alignment_model(t33=50.0))).verdict == HOLDS
     assert rules.q4_host(host(ad.alignment_model())).basis == "model (no measurement)"
@@ -210,7 +210,7 @@ def test_q5_gpu_every_verdict():
 # --- the command ------------------------------------------------------------------------------
 
 def test_json_has_the_promised_shape_and_all_four_verdicts(cli, tmp_path, monkeypatch):
-    monkeypatch.setattr(rules, "_published_pairs", lambda: [])  # Q4's host half: the model alone
+    monkeypatch.setattr(rules, "_published_pairs", list)  # Q4's host half: the model alone
     studies = write(tmp_path, "studies.json",
                     ad.doc(ad.HOST_CONTEXT, ad.int8_study(worst=93.8) + ad.loss_host()
                            + ad.alignment_model() + ad.fp8_study()))
