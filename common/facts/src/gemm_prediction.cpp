@@ -127,17 +127,26 @@ const ModelProduct* find_model_product(std::string_view name) {
 
 namespace {
 
-// Why cuBLASLt would refuse the shape, as its rules say (gemm_spec.cpp has the same rules for
-// what tcbench runs): FP8 and FP4 need 16-byte leading dimensions, INT8 4-byte ones.
-std::string refused(Precision p, const numerics::OperandAlignment& a) {
-  if ((p == Precision::fp8 || p == Precision::fp4 || p == Precision::fp6) && a.all() < 16)
-    return std::string("cuBLASLt refuses ") + std::string(name(p)) +
-           " GEMMs with a leading dimension that is not a multiple of 16 bytes (A " +
-           std::to_string(a.a) + ", B " + std::to_string(a.b) + ", C " + std::to_string(a.c) +
-           " bytes)";
-  if (p == Precision::int8 && a.inputs() < 4)
-    return "cuBLASLt and cublasGemmEx refuse INT8 GEMMs whose A or B leading dimension is not a "
-           "multiple of 4";
+// Why cuBLASLt would refuse the shape, by the rules gemm_spec.cpp applies to what tcbench runs,
+// in the query's row-major terms (cuBLASLt sees D^T: its m is the query's n, its n the query's
+// m): FP8 and FP4 need every leading dimension a multiple of 16 bytes and cuBLASLt's m and k
+// multiples of 16, its n of 8; INT8 needs its m and k multiples of 4.
+std::string refused(const GemmQuery& q, const numerics::OperandAlignment& a) {
+  const Precision p = q.precision;
+  if (p == Precision::fp8 || p == Precision::fp4 || p == Precision::fp6) {
+    if (a.all() < 16)
+      return std::string("cuBLASLt refuses ") + std::string(name(p)) +
+             " GEMMs with a leading dimension that is not a multiple of 16 bytes (A " +
+             std::to_string(a.a) + ", B " + std::to_string(a.b) + ", C " + std::to_string(a.c) +
+             " bytes)";
+    if (q.n % 16 != 0 || q.k % 16 != 0 || q.m % 8 != 0)
+      return std::string("cuBLASLt refuses ") + std::string(name(p)) +
+             " GEMMs unless n and k are multiples of 16 and m of 8 (its m, k and n of the "
+             "transposed problem)";
+  }
+  if (p == Precision::int8 && (a.inputs() < 4 || q.n % 4 != 0 || q.k % 4 != 0))
+    return "cuBLASLt and cublasGemmEx refuse INT8 GEMMs unless n and k are multiples of 4 and "
+           "the leading dimensions of A and B too";
   return {};
 }
 
@@ -182,7 +191,7 @@ ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_v
         canonical + " has no " + std::string(name(q.precision)) + " path in tcbench's peak table";
     return out;
   }
-  if (std::string why = refused(q.precision, out.time.alignment); !why.empty()) {
+  if (std::string why = refused(q, out.time.alignment); !why.empty()) {
     out.not_covered = why;
     return out;
   }
