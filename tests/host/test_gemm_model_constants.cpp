@@ -160,6 +160,9 @@ TEST(ModelProducts, EveryPeakTableProductByNameWithItsDatasheetBandwidth) {
   EXPECT_EQ(tcbench::find_model_product("  h100   sxm "), tcbench::find_model_product("H100 SXM"));
   EXPECT_EQ(tcbench::find_model_product("H100_SXM"), tcbench::find_model_product("H100 SXM"));
   EXPECT_EQ(tcbench::find_model_product("H100"), nullptr);
+  EXPECT_EQ(tcbench::find_model_product("H200 SXM"), tcbench::find_model_product("H200"));
+  EXPECT_EQ(tcbench::find_model_product("b200 sxm"), tcbench::find_model_product("B200"));
+  EXPECT_EQ(tcbench::find_model_product("H100 SXM5"), tcbench::find_model_product("H100 SXM"));
   EXPECT_EQ(tcbench::find_model_product(""), nullptr);
 }
 

@@ -118,8 +118,21 @@ std::span<const ModelProduct> model_products() {
 }
 
 const ModelProduct* find_model_product(std::string_view name) {
-  const std::string want = normalized(name);
+  // The names other tables give the same parts (the best-shape table's "H200 SXM", the SXM
+  // generation in a name): each maps to exactly one peak-table product, never a guess between
+  // two (a bare "H100" or "A100" stays unknown: SXM and PCIe differ).
+  static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+      {"h100 sxm5", "H100 SXM"},
+      {"h200 sxm", "H200"},
+      {"b200 sxm", "B200"},
+      {"a100 sxm4", "A100 SXM"},
+      {"nvidia h100 sxm", "H100 SXM"},
+      {"nvidia h200", "H200"},
+      {"nvidia b200", "B200"}};
+  std::string want = normalized(name);
   if (want.empty()) return nullptr;
+  for (const auto& [alias, canonical] : kAliases)
+    if (want == alias) want = normalized(canonical);
   for (const ModelProduct& p : model_products())
     if (normalized(p.canonical) == want || normalized(p.spec.name) == want) return &p;
   return nullptr;
