@@ -54,14 +54,18 @@ FITTED = [  # scope, name, lower bound, upper bound
     ("measurement", "host_overhead_us:cookbook-mm", 0.0, 100.0),
     ("measurement", "host_overhead_us:cookbook-bmm", 0.0, 100.0),
 ]
-# 1-byte alignment (INT8/FP8 odd sizes) has no data: it takes the 2-byte value.
-TIED = {("ampere", "align_inputs_1"): ("ampere", "align_inputs_2"),
-        ("ampere", "align_output_1"): ("ampere", "align_output_2"),
-        ("ampere", "align_memory_1"): ("ampere", "align_memory_4"),
-        ("ampere", "align_memory_2"): ("ampere", "align_memory_4"),
-        # vocab sweeps: printed by mm_flops.py's benchmark_mm_b, timed like its benchmark_mm
+# Fields the fit set cannot tell apart, each taking another's value, with the reason.
+NO_1_BYTE = "no 1-byte (odd INT8/FP8) data in the fit set: the 2-byte value"
+NO_MEMORY_BOUND = ("every 1- and 2-byte-aligned row of the fit set is compute bound: the 4-byte "
+                   "bandwidth factor")
+TIED = {("ampere", "align_inputs_1"): (("ampere", "align_inputs_2"), NO_1_BYTE),
+        ("ampere", "align_output_1"): (("ampere", "align_output_2"), NO_1_BYTE),
+        ("ampere", "align_memory_1"): (("ampere", "align_memory_4"), NO_MEMORY_BOUND),
+        ("ampere", "align_memory_2"): (("ampere", "align_memory_4"), NO_MEMORY_BOUND),
         ("measurement", "host_overhead_us:cookbook-linear"):
-            ("measurement", "host_overhead_us:cookbook-mm")}
+            (("measurement", "host_overhead_us:cookbook-mm"),
+             ("the vocabulary sweeps were printed by mm_flops.py's benchmark_mm_b, timed like its "
+              "benchmark_mm (and are 47 ms GEMMs: the overhead is not identifiable in them)"))}
 # The family ceiling rows the best-shape table's GPUs stand for.
 FAMILY_OF_GPU = {"A100 SXM": "ampere", "H100 SXM": "hopper", "B200": "blackwell"}
 
@@ -101,7 +105,7 @@ class Fitter:
         rows = {k: list(v) for k, v in self.base.items()}
         for key, x in values.items():
             rows.setdefault(key, ["", "being fitted"])[0] = fmt(x)
-        for tied, src in TIED.items():
+        for tied, (src, _) in TIED.items():
             rows[tied] = [rows[src][0], rows.setdefault(tied, ["", "tied"])[1]]
         if typical is not None:
             rows[("all", "typical_over_best")][0] = fmt(typical)
@@ -127,7 +131,7 @@ class Fitter:
         values[("A100 SXM", "ceiling_best_bf16")] = values.pop(("A100 SXM", "ceiling_typical_bf16"))
         self.constants(values, typical=1.0)
         overheads = {k.split(":", 1)[1]: v for (s, k), v in values.items() if s == "measurement"}
-        for tied, src in TIED.items():
+        for tied, (src, _) in TIED.items():
             if tied[0] == "measurement":
                 overheads[tied[1].split(":", 1)[1]] = values[src]
         scored = model_cmd.score(self.tool, self.fit_rows, self.tmp, overheads)
@@ -186,9 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     rows[("all", "typical_over_best")][1] = (
         f"fitted: the A100's typical ceiling ({typical_a100:.4g}, {fitted}) over its best-shape "
         "ceiling (A100 SXM ceiling_best_bf16)")
-    for tied, src in TIED.items():
-        rows[tied][1] = (f"tied to {src[1]}: the fit set cannot tell them apart (no 1-byte data; "
-                         "no memory-bound 2-byte data; the same script's timing)")
+    for tied, (src, why) in TIED.items():
+        rows[tied][1] = f"as {src[1]}: {why}"
     for r in f.best_rows:
         key = (r.gpu, f"ceiling_best_{r.precision}")
         rows[key] = [fmt(values[key]),
