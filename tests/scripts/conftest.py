@@ -279,3 +279,22 @@ def fake_cmake(tmp_path, monkeypatch) -> Path:
 
 def cmake_calls(path: Path) -> list[list[str]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# ---------------------------------------------------------------------------------------------
+# The GEMM time model's host tool (tcbench_model, built with every preset)
+
+def model_tool() -> Path:
+    """tcbench_model of $TCBENCH_BUILD_DIR (CI: it must be there), else of the most recently built
+    build/*/bin; skips when there is none."""
+    build = os.environ.get("TCBENCH_BUILD_DIR")
+    if build:
+        tool = Path(build) / "bin" / "tcbench_model"
+        if not tool.is_file():
+            pytest.fail(f"TCBENCH_BUILD_DIR={build} lacks bin/tcbench_model")
+        return tool
+    found = sorted(REPO.glob("build/*/bin/tcbench_model"), key=lambda p: p.stat().st_mtime,
+                   reverse=True)
+    if not found:
+        pytest.skip("no build with tcbench_model (scripts/tcbench test builds it)")
+    return found[0]
