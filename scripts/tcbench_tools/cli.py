@@ -343,8 +343,9 @@ def cmd_answers(args: argparse.Namespace, extra: list[str]) -> int:
     result = answers.answer_all(answers.load_inputs(files))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "answers.md").write_text(render.markdown(result), encoding="utf-8")
-        (args.out / "answers.html").write_text(render.page_html(result), encoding="utf-8")
+        (args.out / "answers.md").write_text(render.markdown(result, args.out), encoding="utf-8")
+        (args.out / "answers.html").write_text(render.page_html(result, args.out),
+                                               encoding="utf-8")
         (args.out / "answers.json").write_text(render.as_json(result), encoding="utf-8")
     print(render.as_json(result) if args.json else render.console(result), end="" if args.json
           else "\n")
