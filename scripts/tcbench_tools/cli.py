@@ -104,7 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 pass; 1 a regression, a newly failing, missing, newly skipped or "
                "not comparable benchmark (the last three unless allowed), an incomplete "
                "candidate run, or nothing compared; 2 usage or input error (including values "
-               "that are not finite numbers). docs/ci.md has the full table.")
+               "that are not finite numbers). docs/ci.md has the full table. Two host-study "
+               "files (studies.json of a run without a GPU) are compared by their values, not "
+               "their CPU time: exit 0 when every value is the same, 1 when one changed; a "
+               "host-study file against a GPU run is refused (exit 2).")
     c.add_argument("baseline", metavar="BASELINE")
     c.add_argument("candidate", metavar="CANDIDATE")
     c.add_argument("--threshold", type=threshold, default=None, metavar="PCT",
@@ -268,8 +271,28 @@ def _is_step_summary(path: Path) -> bool:
         return False
 
 
+def _compare_studies(args: argparse.Namespace, baseline, candidate) -> int:
+    """compare of two host-study files (study_compare.py); a study file against a GPU run is
+    refused in one sentence."""
+    from tcbench_tools import study_compare
+
+    study_compare.refuse_mixed(baseline, candidate)
+    comp = study_compare.compare(baseline, candidate)
+    print(study_compare.render_text(comp))
+    if args.markdown:
+        try:
+            with open(args.markdown, "a" if _is_step_summary(args.markdown) else "w",
+                      encoding="utf-8") as fh:
+                fh.write(study_compare.render_markdown(comp, args.baseline, args.candidate))
+        except OSError as exc:
+            raise InputError(f"cannot write the Markdown summary {args.markdown}: "
+                             f"{exc.strerror or exc}.") from None
+    return comp.exit_code
+
+
 def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from tcbench_tools import compare
+    from tcbench_tools.answers.evidence import is_host
     from tcbench_tools.results import load
 
     options = compare.Options()
@@ -284,6 +307,8 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         if getattr(args, key):
             setattr(options, key, True)
     baseline, candidate = load(args.baseline), load(args.candidate)
+    if is_host(baseline) or is_host(candidate):  # deterministic studies: values, never CPU time
+        return _compare_studies(args, baseline, candidate)
     comp = compare.compare(baseline, candidate, options)
     for warning in comp.warnings:
         print(printable(f"tcbench compare: warning: {warning}"), file=sys.stderr)
