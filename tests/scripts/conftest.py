@@ -277,3 +277,32 @@ def fake_cmake(tmp_path, monkeypatch) -> Path:
 
 def cmake_calls(path: Path) -> list[list[str]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# ---------------------------------------------------------------------------------------------
+# A real PostgreSQL server (postgres_server.py), one per test session, for the tests that store
+# the same runs in both databases; TCBENCH_REQUIRE_POSTGRES=1 (CI) makes a missing one a failure.
+
+@pytest.fixture(scope="session")
+def postgres():
+    from postgres_server import PostgresServer, PostgresUnavailable
+
+    try:
+        pg = PostgresServer()
+        pg.start()
+    except PostgresUnavailable as exc:
+        if os.environ.get("TCBENCH_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL could not start and TCBENCH_REQUIRE_POSTGRES=1: {exc}")
+        pytest.skip(f"no PostgreSQL server: {exc}")
+    try:
+        yield pg
+    finally:
+        pg.stop()
+
+
+@pytest.fixture
+def pg_url(postgres) -> str:
+    """A fresh, empty database on the session's server."""
+    import uuid
+
+    return postgres.create_database(f"t_{uuid.uuid4().hex[:12]}")
