@@ -111,8 +111,13 @@ def queue(job_ids: set[str]) -> dict[tuple[str, int], QueueEntry]:
     proc = _call(["squeue", "--me", "-h", "-r", "-o", "%F|%K|%T|%N|%r"], "reading the queue")
     if proc.returncode != 0:
         raise InputError(f"squeue could not read the queue: {_first_error(proc)}")
+    return parse_queue(proc.stdout, job_ids)
+
+
+def parse_queue(text: str, job_ids: set[str]) -> dict[tuple[str, int], QueueEntry]:
+    """squeue's ``%F|%K|%T|%N|%r`` lines of these array jobs; any other line is skipped."""
     found: dict[tuple[str, int], QueueEntry] = {}
-    for line in proc.stdout.splitlines():
+    for line in text.splitlines():
         parts = line.strip().split("|")
         task = ascii_int(parts[1]) if len(parts) == 5 else None
         if task is None or parts[0] not in job_ids:

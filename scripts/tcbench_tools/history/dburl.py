@@ -14,6 +14,7 @@ What is masked, whatever the string (it need not parse):
 - the value of every password-like query parameter (``password``, ``passwd``, ``pwd``,
   ``sslpassword``, ``token``, and any key holding ``password``, ``passwd``, ``secret`` or
   ``token``), as ``KEY=***``;
+- the password wherever else it appears in the URL (a database named like it);
 - control characters, escaped (``printable``).
 
 A plain path (no ``://``) is printed as it is, unless it looks like user info
@@ -101,10 +102,11 @@ def _masked_query(rest: str) -> str:
 
 
 def masked(given: str) -> str:
-    """The one form of a database URL (or path) that the tools print."""
+    """The one form of a database URL (or path) that the tools print (a secret that appears
+    again elsewhere in it, as the database name, say, is masked there too)."""
     head, userinfo, rest = _parts(given)
-    text = head + ("" if userinfo is None else _masked_userinfo(userinfo) + "@") + \
-        _masked_query(rest)
+    rest = scrub(_masked_query(rest), secrets(given))
+    text = head + ("" if userinfo is None else _masked_userinfo(userinfo) + "@") + rest
     return printable(text)
 
 

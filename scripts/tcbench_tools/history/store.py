@@ -242,13 +242,20 @@ class Store:
         self.where = dburl.masked(given)
         self._secrets = dburl.secrets(given)
         self.path: Path | None = None
+        try:
+            given.encode("utf-8")
+        except UnicodeEncodeError:  # bytes of the command line that are not UTF-8
+            raise InputError(f"{self.where} is not UTF-8 text, which both databases need for a "
+                             "file name or a URL.") from None
+        if "\x00" in given:  # the environment cannot hold one; a config or a caller can
+            raise InputError(f"{self.where} holds a NUL character: not a file name or a URL.")
         if "://" not in given:  # a plain path: an SQLite file
             if dburl.looks_like_userinfo(given) or _SCHEME_WITHOUT_SLASHES.match(given):
                 raise InputError(f"{self.where} looks like a database URL without its // (use "
                                  "sqlite:///PATH, postgresql://USER@HOST/DB or a file path).")
-            if not given.strip() or "\x00" in given:
+            if not given.strip():
                 raise InputError(f"{self.where!r} is not a file path for the history database.")
-            self.path = Path(given).expanduser()
+            self.path = self._expanded(given)
             url = sa.engine.URL.create("sqlite", database=str(self.path.resolve()))
         else:
             url = self._parse(sa, given)
@@ -270,6 +277,14 @@ class Store:
             raise InputError(f"{self.where} is not a usable database URL "
                              f"({self._detail(exc)}).") from None
 
+    def _expanded(self, path: str) -> Path:
+        """``~`` and ``~user`` expanded; a user without a home folder is one sentence."""
+        try:
+            return Path(path).expanduser()
+        except RuntimeError:
+            raise InputError(f"{self.where} starts with {printable(path.split('/')[0])!r}, the "
+                             "home folder of a user this machine does not know.") from None
+
     def _parse(self, sa, given: str):
         """The SQLAlchemy URL of ``given``, with the driver the tools use; refusals name only
         the masked form."""
@@ -283,6 +298,9 @@ class Store:
             raise InputError(f"the history database must be SQLite or PostgreSQL, not "
                              f"{printable(url.drivername)!r} (use sqlite:///PATH or "
                              "postgresql://USER@HOST/DB).")
+        if url.host and not _host_name(url.host):
+            raise InputError(f"{self.where} names a host that is not a host name or address "
+                             f"({printable(url.host)[:80]!r}).")
         if url.host and "@" in url.host:
             # libpq (and SQLAlchemy) end the user info at the first '@': the rest of the
             # password would travel as the host name, and the driver would print it.
@@ -296,7 +314,7 @@ class Store:
                                  "has not (use sqlite:///PATH).")
             if not url.database or url.database == ":memory:":
                 raise InputError(f"{self.where} names no SQLite file (use sqlite:///PATH).")
-            self.path = Path(url.database).expanduser()
+            self.path = self._expanded(url.database)
         return url
 
     # -- errors --------------------------------------------------------------------------------
@@ -343,6 +361,10 @@ class Store:
         except sa.exc.StatementError as exc:
             raise RuntimeError(f"the history database layer failed: "
                                f"{self._detail(exc)}") from None
+        except UnicodeError as exc:  # the driver encodes a host name (idna) as it connects
+            raise InputError(f"cannot use the history database {self.where}: a host name or "
+                             f"parameter it names cannot be encoded ({self._detail(exc)}).") \
+                from None
 
     # -- transactions --------------------------------------------------------------------------
 
@@ -404,6 +426,18 @@ class Store:
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 # "postgresql:/host/db", "sqlite:x.db": a scheme without its //, not a file name.
 _SCHEME_WITHOUT_SLASHES = re.compile(r"(sqlite|postgres|postgresql)(\+\w+)?:(?!//)", re.ASCII)
+
+
+def _host_name(host: str) -> bool:
+    """Whether a URL's host can be looked up: a name IDNA encodes, or an address; a host with
+    an '@' is left to the user-info check (it is a password's second half)."""
+    if "@" in host:
+        return True
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return False
+    return True
 
 
 def _is_dbapi(exc: BaseException, *names: str) -> bool:
