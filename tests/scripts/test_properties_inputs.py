@@ -134,8 +134,8 @@ def check_url(o: p.Outcome, url: str, secret: bool) -> None:
 @example(generated=(f"postgresql://tcbench:{SECRET}\x00@127.0.0.1:{CLOSED}/{SECRET}\x00", True))
 def test_history_urls(tmp_path, monkeypatch, generated):
     monkeypatch.chdir(p.workdir(tmp_path))  # a URL taken for a path lands here
-    check_url(p.run_cli("history", "check", "--db", generated[0]), *generated)
-    check_url(p.run_cli("history", "add", GOOD, "--db", generated[0]), *generated)
+    check_url(p.run_cli("history", "check", f"--db={generated[0]}"), *generated)
+    check_url(p.run_cli("history", "add", GOOD, f"--db={generated[0]}"), *generated)
 
 
 @settings(max_examples=p.examples(20))
@@ -146,8 +146,8 @@ def test_history_urls_against_the_real_postgresql(tmp_path, postgres, monkeypatc
     the URL, masked."""
     url, secret = data.draw(database_url(f"127.0.0.1:{postgres.port}"))
     monkeypatch.chdir(p.workdir(tmp_path))
-    check_url(p.run_cli("history", "add", GOOD, "--db", url), url, secret)
-    check_url(p.run_cli("history", "check", "--db", url), url, secret)
+    check_url(p.run_cli("history", "add", GOOD, f"--db={url}"), url, secret)
+    check_url(p.run_cli("history", "check", f"--db={url}"), url, secret)
 
 
 # ---------------------------------------------------------------------------------------------
