@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import history_data as hd
 import properties as p
-from conftest import fixture
+from conftest import REPO, fixture
 
 GOOD = fixture("gpu_a_single.json")
 
@@ -171,11 +171,8 @@ def test_tcbench_variables(tmp_path, monkeypatch, probe, libcuda, repo, history)
     for name, value in (("TCBENCH_GPU_PROBE", probe), ("TCBENCH_LIBCUDA", libcuda),
                         ("TCBENCH_REPO", repo), ("TCBENCH_HISTORY_DB", history)):
         monkeypatch.delenv(name, raising=False)
-        if "\x00" not in value and value.isascii() or value.isprintable():
-            try:
-                os.environ[name] = value  # (monkeypatch restores it at the end of the test)
-            except (UnicodeEncodeError, ValueError):
-                pass  # the environment cannot hold it
+        if environment_can_hold(value):
+            monkeypatch.setenv(name, value)
     bins = work / "bin"
     bins.mkdir()
     o = p.run_cli("run", "--no-build", "--bin-dir", bins, "--out", work / "out")
@@ -184,3 +181,37 @@ def test_tcbench_variables(tmp_path, monkeypatch, probe, libcuda, repo, history)
     check_url(o, history, SECRET in history)
     p.check(p.run_cli("compare", GOOD, GOOD), {0})
     assert not any(Path(work).glob("postgres*"))
+
+
+wrapper_value = st.one_of(p.hostile_text, st.sampled_from(
+    ["system", "System", "venv ", "python3", "python2", "/bin/false", "/nonexistent/python",
+     "py\x1b[2Kx", "-c", "--version"])).filter(lambda v: environment_can_hold(v))
+
+
+def environment_can_hold(value: str) -> bool:
+    """No NUL, and no surrogate but those that stand for a byte (surrogateescape)."""
+    try:
+        value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in value
+
+
+@settings(max_examples=p.examples(8))
+@given(python=wrapper_value, mode=wrapper_value)
+def test_the_wrappers_variables(python, mode):
+    """TCBENCH_PYTHON and TCBENCH_PYTHON_ENV, read by scripts/tcbench itself (bash). The mode is
+    never 'venv' here: that would (re)build the checkout's environment. Before, the wrapper
+    printed a value's escape sequences raw."""
+    import subprocess
+
+    if mode in ("venv", ""):
+        mode = "system"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TCBENCH_PYTHON")}
+    env.update(TCBENCH_PYTHON=python, TCBENCH_PYTHON_ENV=mode)
+    encoded = {k: v.encode("utf-8", "surrogateescape") for k, v in env.items()}
+    proc = subprocess.run([str(REPO / "scripts" / "tcbench"), "--version"], env=encoded,
+                          capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    err = proc.stderr.decode("utf-8", "replace")
+    o = p.Outcome(proc.returncode, proc.stdout.decode("utf-8", "replace"), err, [])
+    p.check(o, {0, 2}, (python, mode))
