@@ -215,3 +215,27 @@ def test_the_wrappers_variables(python, mode):
     err = proc.stderr.decode("utf-8", "replace")
     o = p.Outcome(proc.returncode, proc.stdout.decode("utf-8", "replace"), err, [])
     p.check(o, {0, 2}, (python, mode))
+
+
+@settings(max_examples=p.examples(300))
+@given(user=st.sampled_from(["bob", "", "a@b", "x:y"]) | p.hostile_text,
+       extra=st.sampled_from(["", "@x", "@", ":", "/", "?", "#", "%40", "&", "="]) | p.hostile_text,
+       where=st.sampled_from(["h", "127.0.0.1:5432", "[::1]:1", "", "h/db"]) | p.hostile_text,
+       query=st.sampled_from(["", "?sslmode=disable", "?a=1&"]) | p.hostile_text,
+       place=st.sampled_from(["userinfo", "password", "sslpassword", "Token", "both"]))
+def test_the_masked_url_never_shows_the_password(user, extra, where, query, place):
+    """The one masked form, and the scrubbed driver message, never hold the password, whatever
+    surrounds it (pure functions: many examples in little time)."""
+    from tcbench_tools.history import dburl
+
+    password = SECRET + extra
+    url = f"postgresql://{user}:{password}@{where}/db{query}"
+    if place != "userinfo":
+        url = f"postgresql://{user}@{where}/db?sslmode=disable&{place}={password}"
+        if place == "both":
+            url = f"postgresql://{user}:{password}@{where}/db?password={password}"
+    shown = dburl.masked(url)
+    assert SECRET not in shown, (url, shown)
+    message = f'connection to "{where}" failed: FATAL: role "{password}" / "{extra}" refused'
+    assert SECRET not in dburl.scrub(message, dburl.secrets(url)), url
+    assert dburl.masked(shown) == shown  # masking is idempotent

@@ -58,28 +58,28 @@ def looks_like_userinfo(given: str) -> bool:
 def _parts(given: str) -> tuple[str, str | None, str]:
     """(everything up to the user info, the user info or None, the rest) of ``given``."""
     m = _SCHEME.match(given)
-    if m is None:
+    if m is None or given[m.end():].startswith("/"):
+        # A path, or scheme:///path (no authority). But "bob:secret@host/db",
+        # "postgresql:/bob:secret@host" and "postgresql:///x:secret@h" are URLs gone wrong, or
+        # paths that hold ':' and '@'; whichever, what lies between the two may be a password.
+        offset = 0 if m is None else m.end()
         at = given.rfind("@")
-        colon = given.find(":", 0, max(at, 0))
+        colon = given.find(":", offset, max(at, 0))
         if at < 0 or colon < 0:
-            return "", None, given
-        # "bob:secret@host/db", "postgresql:/bob:secret@host": a URL that lost its //, or a
-        # path holding ':' and '@'; whichever, what lies between them may be a password.
-        start = given.rfind("/", 0, colon) + 1
+            return given[:offset], None, given[offset:]
+        start = max(given.rfind("/", 0, colon) + 1, offset)
         return given[:start], given[start:at], given[at + 1:]
     rest = given[m.end():]
-    if rest.startswith("/"):  # scheme:///path: no authority, so no user info
-        return given[:m.end()], None, rest
     at = rest.rfind("@")
     if at < 0:
         return given[:m.end()], None, rest
     return given[:m.end()], rest[:at], rest[at + 1:]
 
 
-def _masked_userinfo(userinfo: str) -> str:
+def _masked_userinfo(userinfo: str, hidden: list[str]) -> str:
     user, colon, _ = userinfo.partition(":")
     if colon and "@" not in user:
-        return f"{user}:{MASK}"
+        return f"{scrub(user, hidden)}:{MASK}"  # (a user named like the password: masked)
     if not colon and "@" not in userinfo:
         return userinfo  # a user name alone
     return MASK
@@ -105,32 +105,35 @@ def masked(given: str) -> str:
     """The one form of a database URL (or path) that the tools print (a secret that appears
     again elsewhere in it, as the database name, say, is masked there too)."""
     head, userinfo, rest = _parts(given)
-    rest = scrub(_masked_query(rest), secrets(given))
-    text = head + ("" if userinfo is None else _masked_userinfo(userinfo) + "@") + rest
+    hidden = secrets(given)
+    rest = scrub(_masked_query(rest), hidden)
+    text = head + ("" if userinfo is None else _masked_userinfo(userinfo, hidden) + "@") + rest
     return printable(text)
 
 
 def secrets(given: str) -> list[str]:
     """Every part of ``given`` that must never be printed, as written and percent-decoded,
     longest first: the password under either reading of the user info (up to the first or the
-    last ``@``), the pieces an unencoded ``@`` splits it into, and the values of password-like
-    query parameters."""
-    found: set[str] = set()
+    last ``@``), the values of password-like query parameters, and the pieces an unencoded
+    ``@``, ``:`` or ``/`` splits a password into (those of 3 characters or more that hold a letter
+    or digit: a lone ``&`` is no secret worth eating every ``&`` of a message for)."""
+    whole: set[str] = set()
+    pieces: set[str] = set()
     head, userinfo, rest = _parts(given)
     if userinfo is not None:
         user, colon, password = userinfo.partition(":")
         if colon:
-            found.add(password)
-            found.update(re.split(r"[@:/]", password))
+            whole.add(password)
+            pieces.update(re.split(r"[@:/]", password))
         elif "@" in userinfo:
-            found.add(userinfo)
-            found.update(userinfo.split("@"))
+            whole.add(userinfo)
+            pieces.update(userinfo.split("@"))
         tail = given[len(head):]
         first_at = tail.find("@")
         if first_at >= 0:  # libpq's and SQLAlchemy's reading: the user info ends at the first @
             _, colon, password = tail[:first_at].partition(":")
             if colon:
-                found.add(password)
+                whole.add(password)
     for text in (rest, given):
         q = text.find("?")
         if q < 0:
@@ -138,9 +141,10 @@ def secrets(given: str) -> list[str]:
         for item in text[q + 1:].split("#", 1)[0].split("&"):
             key, eq, value = item.partition("=")
             if eq and secret_key(key):
-                found.add(value)
+                whole.add(value)
+    pieces = {s for s in pieces if len(s) >= 3 and any(c.isalnum() for c in s)}
     out = set()
-    for s in found:
+    for s in whole | pieces:
         for form in (s, unquote(s)):
             if form and form != MASK:
                 out.add(form)
@@ -148,14 +152,24 @@ def secrets(given: str) -> list[str]:
 
 
 def scrub(text: str, hidden: list[str]) -> str:
-    """``text`` with every secret replaced by ``***`` (a secret shorter than 4 characters only
-    where it stands alone, so that a one-letter password does not eat every word)."""
+    """``text`` with every occurrence of every secret replaced by ``***``; where two overlap,
+    their union is (a secret shorter than 4 characters counts only where it stands alone, so
+    that a one-letter password does not eat every word)."""
+    spans = []
     for s in hidden:
-        if len(s) >= _SHORT:
-            text = text.replace(s, MASK)
-        else:
-            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(s)}(?![A-Za-z0-9])", MASK, text)
-    return text
+        pattern = re.escape(s) if len(s) >= _SHORT else \
+            rf"(?<![A-Za-z0-9]){re.escape(s)}(?![A-Za-z0-9])"
+        spans += [m.span() for m in re.finditer(pattern, text)]
+    if not spans:
+        return text
+    out, at = [], 0
+    for begin, end in sorted(spans):
+        if begin > at or not out:
+            out.append(text[at:begin])
+            out.append(MASK)
+        at = max(at, end)
+    out.append(text[at:])
+    return "".join(out)
 
 
 def mask_urls_in(text: str) -> str:
