@@ -156,3 +156,17 @@ def test_a_context_number_in_other_digits_is_not_a_run_value(cli, tmp_path):
         values = dict(conn.execute("SELECT key, value FROM run_values"))
     assert values["ok"] == 1500.0
     assert "sm_count" not in values and "fans" not in values and "clock" not in values
+
+
+@pytest.mark.parametrize("field", ["iterations", "repetitions", "threads"])
+def test_a_count_of_zero_in_a_results_row_is_refused(cli, tmp_path, field):
+    """Before: a measured row with 0 iterations (or 0 repetitions, 0 threads) was compared as
+    any other; an error or skip row may still say 0 iterations, as Google Benchmark writes it."""
+    doc = load_doc("gpu_a_single.json")
+    doc["benchmarks"][0][field] = 0
+    code, out, err = cli("compare", write(tmp_path, "z.json", doc), write(tmp_path, "z.json", doc))
+    assert code == 2 and f"has {field} 0, which no run of a benchmark gives" in err, err
+    assert err.count("\n") == 1
+    ok = load_doc("gpu_a_single.json")
+    assert any(r.get("error_occurred") and r["iterations"] == 0 for r in ok["benchmarks"])
+    assert cli("compare", write(tmp_path, "ok.json", ok), write(tmp_path, "ok.json", ok))[0] == 0
