@@ -70,31 +70,25 @@ record_value = st.one_of(p.hostile_text, st.sampled_from(
      "143", "٠", "²", "-1", "1" * 30, "n1", "0+1", "Fixture GPU C"]))
 
 
-def mostly(good, bad):
-    """``good`` about nine times in ten, so that most generated fleets get past the manifest
-    to Slurm (one_of alone would not weigh its branches so)."""
-    return st.sampled_from([True] * 9 + [False]).flatmap(lambda ok: good if ok else bad)
-
-
 @st.composite
 def fleet(draw):
     """A fleet folder's files: the manifest (a plausible one changed at random, or any JSON, or
     bytes), and per task a record, a log line and a results file of some kind."""
     jobs = []
     for i in range(draw(st.integers(1, 2))):
-        job = {"partition": draw(mostly(st.sampled_from(PARTITIONS), p.hostile_text)),
-               "job_id": draw(mostly(st.sampled_from([str(900000 + i), 900000 + i]),
+        job = {"partition": draw(p.mostly(st.sampled_from(PARTITIONS), p.hostile_text)),
+               "job_id": draw(p.mostly(st.sampled_from([str(900000 + i), 900000 + i]),
                                      st.sampled_from(["0", "²", ""]) | p.hostile_text)),
-               "tasks": draw(mostly(st.sampled_from([1, 2]), st.sampled_from(
+               "tasks": draw(p.mostly(st.sampled_from([1, 2]), st.sampled_from(
                    [0, -1, True, 10 ** 12, "1"]) | p.json_leaf))}
-        if not draw(mostly(st.just(True), st.just(False))):
+        if not draw(p.mostly(st.just(True), st.just(False))):
             job[draw(st.sampled_from(["partition", "job_id", "tasks"]))] = draw(p.json_value)
         jobs.append(job)
-    manifest = {"version": draw(mostly(st.just(1), st.sampled_from([2, "1", True]))),
-                "settings": draw(mostly(st.sampled_from([{}, {"quick": True}]),
+    manifest = {"version": draw(p.mostly(st.just(1), st.sampled_from([2, "1", True]))),
+                "settings": draw(p.mostly(st.sampled_from([{}, {"quick": True}]),
                                         st.sampled_from([{"quick": "yes"}, [], None]))),
                 "jobs": jobs}
-    how = draw(mostly(st.just("doc"), st.sampled_from(["json", "bytes"])))
+    how = draw(p.mostly(st.just("doc"), st.sampled_from(["json", "bytes"])))
     data = (p.dump(manifest, "ascii") if how == "doc" else
             p.dump(draw(p.json_value), "raw") if how == "json" else draw(st.binary(max_size=40)))
     records = []
