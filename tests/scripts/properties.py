@@ -3,7 +3,8 @@
 The property every reader of outside input keeps, whatever the input: the command ends with a
 result or with one sentence and a documented exit code; never a traceback, exit 70 (a bug in the
 tools), a hang (``time_limit`` per example), a Python warning on the terminal, or output that
-carries a control character; a page written as HTML never carries a tag from the input.
+carries a control character; a page written as HTML, or Markdown, never carries markup from the
+input.
 
 Profiles (docs/ci.md): ``ci``, the default, runs a fixed, small number of examples per test,
 derandomized (the same inputs on every run, so that CI is repeatable) and without an example
@@ -134,6 +135,20 @@ def check_html(path: Path) -> None:
     text = path.read_text(errors="replace")
     for raw in RAW_MARKUP:
         assert raw not in text, (path, raw)
+
+
+# Raw HTML and links in Markdown (the escaping rule: docs/comparing-gpus.md, "Text from result
+# files is shown as text"): what a viewer would render from the input.
+RAW_MARKDOWN = ("<img", "<script", "</script", "](javascript:")
+
+
+def check_markdown(path: Path) -> None:
+    """A Markdown document made from hostile input: printable, and none of its markup raw."""
+    text = path.read_text(errors="replace")
+    assert printable_text(text), path
+    for raw in RAW_MARKDOWN:
+        assert raw not in text.lower(), (path, raw, [ln for ln in text.splitlines()
+                                                     if raw in ln.lower()][:3])
 
 
 def workdir(root: Path) -> Path:

@@ -144,6 +144,7 @@ def test_fleet_status_and_collect(tmp_path, cluster, monkeypatch, generated, act
     p.check(o, {0, 1, 2, 75, 77}, action)
     if (work / "report" / "report.html").exists():
         p.check_html(work / "report" / "report.html")
+        p.check_markdown(work / "report" / "report.md")
     outside = fixture("gpu_b.json").read_text()
     if (work / "report" / "report.md").exists():  # nothing read through a link out
         assert json.loads(outside)["context"]["gpu_name"] not in \

@@ -53,7 +53,7 @@ def test_compare(tmp_path, data, side):
     o = p.run_cli("compare", *pair, "--markdown", work / "summary.md")
     p.check(o, {0, 1, 2}, side)
     if (work / "summary.md").exists():
-        assert p.printable_text((work / "summary.md").read_text())
+        p.check_markdown(work / "summary.md")
 
 
 @settings(max_examples=p.examples(20))
@@ -65,6 +65,7 @@ def test_answers(tmp_path, data, as_json):
     p.check(o, {0, 2})
     if (work / "answers" / "answers.html").exists():
         p.check_html(work / "answers" / "answers.html")
+        p.check_markdown(work / "answers" / "answers.md")
 
 
 @settings(max_examples=p.examples(2))
@@ -77,7 +78,7 @@ def test_report(tmp_path, data):
     p.check(o, {0, 2})
     if o.code == 0:
         p.check_html(work / "report" / "report.html")
-        assert p.printable_text((work / "report" / "report.md").read_text())
+        p.check_markdown(work / "report" / "report.md")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
