@@ -1,5 +1,6 @@
 """Command line of scripts/tcbench: ``test``, ``run``, ``compare``, ``report``, ``profile``,
-``fleet``. Each subcommand's parser names its ``cmd_*`` function (``set_defaults(func=...)``).
+``answers``, ``model``, ``fleet``, ``history``. Each subcommand's parser names its ``cmd_*``
+function (``set_defaults(func=...)``).
 
 Exit codes: 0 success; 1 a regression or another gate failure (compare), a failed benchmark,
 binary or test step; 2 bad arguments or unusable input files (one sentence on stderr); 77 no CUDA
@@ -203,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write answers.md, answers.html and answers.json into DIR")
     q.set_defaults(func=cmd_answers)
 
+    from tcbench_tools import model_cmd
+
+    model_cmd.add_parser(sub)
     from tcbench_tools.fleet import cli as fleet_cli
 
     fleet_cli.add_parser(sub)

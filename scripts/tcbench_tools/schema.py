@@ -162,6 +162,8 @@ ALIGN_K_BYTES = "align_k_bytes"
 MODEL_EFFICIENCY = "model_efficiency"
 MODEL_TFLOPS = "model_tflops"
 MODEL_WAVES = "model_waves"
+PREDICTED_TFLOPS = "predicted_tflops"  # the GEMM time model (model, no measurement)
+MODEL_RATIO = "model_ratio"  # predicted_tflops / the measured rate
 TILE_M = "tile_m"
 TILE_N = "tile_n"
 SPLIT_K = "split_k"
@@ -323,6 +325,8 @@ COUNTERS = (  # in the C++ order
     _fixed(MODEL_EFFICIENCY, "", NONE, 0, True, 1),
     _fixed(MODEL_TFLOPS, "TFLOP/s", NONE, 0, True),
     _fixed(MODEL_WAVES, "waves", NONE, 0, True),
+    _fixed(PREDICTED_TFLOPS, "TFLOP/s", NONE, 0, True),
+    _fixed(MODEL_RATIO, "x", NONE, 0, False),
     _fixed(TILE_M, "rows", NONE, 1, True),
     _fixed(TILE_N, "columns", NONE, 1, True),
     _fixed(SPLIT_K, "count", NONE, 1, True),

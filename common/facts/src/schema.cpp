@@ -180,9 +180,9 @@ constexpr std::array kCounterDefs = {
     // block scaling
     &bytes_per_element,
     // alignment
-    &model_efficiency, &model_tflops, &model_waves, &tile_m, &tile_n, &split_k, &align_m_bytes,
-    &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned, &padded_n, &copy_us, &unpadded_us,
-    &padding_wins,
+    &model_efficiency, &model_tflops, &model_waves, &predicted_tflops, &model_ratio, &tile_m,
+    &tile_n, &split_k, &align_m_bytes, &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned,
+    &padded_n, &copy_us, &unpadded_us, &padding_wins,
     // loss scaling
     &underflow_pct, &subnormal_pct, &overflow_pct, &normal_pct, &values, &final_loss,
     &skipped_steps, &final_scale, &time_per_step_us, &gemm_us_per_step, &steps_run, &curve_points,
