@@ -106,4 +106,4 @@ def test_the_tools_own_refusal_is_escaped(tmp_path):
                           timeout=60)
     assert proc.returncode == 2
     assert all(b == 0x0A or 0x20 <= b < 0x7F for b in proc.stderr), proc.stderr
-    assert b"\\x1b[2K\\r" in proc.stderr
+    assert b"\\x1b[2K" in proc.stderr
