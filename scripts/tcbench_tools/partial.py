@@ -130,11 +130,11 @@ def recover(path: Path) -> tuple[dict, str, list[str]] | None:
             return None
         ended = "" if finished else ", whose run was cut short"
         return ({"context": context, "benchmarks": rows},
-                f"{path.name} is not complete JSON; its {len(rows)} finished row(s) were read "
-                f"from {rows_path.name}{ended}", planned)
+                (f"{path.name} is not complete JSON; its {len(rows)} finished row(s) were read "
+                f"from {rows_path.name}{ended}"), planned)
     if repaired is not None and repaired[1]:
         context, rows = repaired
         return ({"context": context, "benchmarks": rows},
-                f"{path.name} was cut short; its {len(rows)} complete row(s) were kept (no "
-                f"{rows_path.name} beside it, so the rows that never ran are not known)", [])
+                (f"{path.name} was cut short; its {len(rows)} complete row(s) were kept (no "
+                f"{rows_path.name} beside it, so the rows that never ran are not known)"), [])
     return None
