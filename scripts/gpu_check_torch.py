@@ -175,8 +175,8 @@ def compare(torch_doc: dict, tcbench_doc: dict) -> dict:
 
 def render(result: dict) -> str:
     size = result["size"]
-    lines = [f"torch.matmul vs tcbench cuBLASLt at {size}x{size}x{size} (median TFLOP/s; "
-             f"torch {result.get('torch_version')}, {result.get('device')}):",
+    lines = [(f"torch.matmul vs tcbench cuBLASLt at {size}x{size}x{size} (median TFLOP/s; "
+             f"torch {result.get('torch_version')}, {result.get('device')}):"),
              f"  cuBLAS: torch's {result.get('torch_cublas') or 'unknown'}, tcbench's "
              f"{result.get('tcbench_cublaslt') or 'unknown'}"
              + ("" if result.get("same_cublas") else

@@ -135,6 +135,6 @@ def recover(path: Path) -> tuple[dict, str, list[str]] | None:
     if repaired is not None and repaired[1]:
         context, rows = repaired
         return ({"context": context, "benchmarks": rows},
-                (f"{path.name} was cut short; its {len(rows)} complete row(s) were kept (no "
+                (f"{path.name} was cut short; its {len(rows)} complete row(s) were kept (no usable "
                 f"{rows_path.name} beside it, so the rows that never ran are not known)"), [])
     return None

@@ -63,7 +63,8 @@ exit 1
 
 # The stand-in benchmark binary. SPEC (filled in per binary): names, rows (counters and labels
 # by name), seconds per row, and what goes wrong: "crash_list", "garbage_list", "empty_list",
-# "crash_run", "hang", "kill_after" (SIGKILL after that many rows), "exit" (the exit code).
+# "crash_run", "hang", "kill_after" (SIGKILL after that many rows), "exit" (the exit code);
+# "full_only": names registered without --quick only (the torch comparison's 8192^3 rows).
 BENCH = r'''#!{python}
 import json, os, re, signal, sys, time
 SPEC = json.loads({spec!r})
@@ -72,7 +73,7 @@ log = os.environ.get("TCBENCH_TEST_ARGV_LOG")
 if log:
     with open(log, "a") as fh:
         fh.write(json.dumps([os.path.basename(sys.argv[0]), *args]) + "\n")
-names = SPEC["names"]
+names = SPEC["names"] + ([] if "--quick" in args else SPEC.get("full_only", []))
 if any(a.startswith("--benchmark_list_tests") for a in args):
     if SPEC.get("crash_list"):
         os.kill(os.getpid(), signal.SIGSEGV)
@@ -91,6 +92,9 @@ out = next(a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out="))
 rows_path = out[:-5] + ".jsonl" if out.endswith(".json") else out + ".jsonl"
 context = {{"gpu_name": "Fake GPU", "compute_capability": "9.0", "tcbench_synthetic": "true",
            "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "cublaslt_version": "130000"}}
+# A misbehaviour applies to every run, or with "only_negated" to tier 3's (a negated filter or none).
+if SPEC.get("only_negated") and flt and not negate:
+    SPEC = dict(SPEC, crash_run=False, hang=False, kill_after=None)
 if SPEC.get("crash_run"):
     print("starting", flush=True)
     os.kill(os.getpid(), signal.SIGSEGV)
@@ -226,3 +230,26 @@ def environment(root: Path, **extra: str) -> dict:
         env.pop(key, None)
     env.update(extra)
     return env
+
+
+def verdict_rows(names: set[str]) -> dict[str, dict]:
+    """Counters and labels that give every GPU rule a verdict (answers_data's values), for those
+    of `names` they apply to, renamed to the quick suite's shapes."""
+    import answers_data as data
+
+    made = (data.int8_gpu() + data.loss_gpu() + data.tensor_util() + data.alignment_gpu()
+            + data.fp8_gpu())
+    out = {}
+    for row in made:
+        name = row["name"]
+        if name.startswith(("int8_gemm/", "loss_scaling/")):
+            name = name.replace("m:8192/n:8192/k:8192/layout:tn", "m:4096/n:4096/k:4096/layout:tn")
+            name = name.replace("steps:400", "steps:100")
+        if name.startswith("tensor_util/"):
+            name = name.replace("m:8192/n:8192/k:8192", "m:2048/n:2048/k:2048")
+        if name in names:
+            extra = {k: v for k, v in row.items() if k not in (
+                "name", "run_name", "run_type", "repetitions", "repetition_index", "threads",
+                "iterations", "real_time", "cpu_time", "time_unit")}
+            out[name] = extra
+    return out

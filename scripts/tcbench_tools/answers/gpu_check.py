@@ -52,8 +52,8 @@ def never_ran_section(run: results.ResultSet) -> str:
     if not run.partial:
         return ""
     lines = ["", "## Rows that never ran", "",
-             f"Some binaries were cut short, so these answers rest on what they finished: "
-             f"{run.partial}.", ""]
+             (f"Some binaries were cut short, so these answers rest on what they finished: "
+             f"{run.partial}."), ""]
     lines += [f"- `{name}`" for name in run.never_ran] or ["- (the planned rows are not known)"]
     return "\n".join(lines) + "\n"
 
@@ -64,7 +64,12 @@ def main(argv: list[str]) -> int:
         return 2
     out, bin_dir = Path(argv[0]), Path(argv[1])
     try:
-        inputs = [gpu_run(out / "results")]
+        try:
+            run: results.ResultSet | None = gpu_run(out / "results")
+        except InputError as exc:  # nothing measured (no GPU): the host half still answers
+            print(f"answers: the GPU halves are not measured: {exc}", file=sys.stderr)
+            run = None
+        inputs = [run] if run is not None else []
         tool = studies.find_tool(out, [bin_dir], elsewhere=False)
         done = out / "studies" / "studies.json"
         if done.is_file():
@@ -76,8 +81,12 @@ def main(argv: list[str]) -> int:
             # Not in results/: that folder is the GPU run, and a studies file there would be
             # read as one of its binaries.
             inputs.append(results.load(studies.run_studies(tool, out / "studies")))
+        if not inputs:
+            raise InputError(f"no readable result file in {out / 'results'} and no host "
+                             "studies: nothing to answer from.")
         result = answer_all(inputs)
-        for name, text in (("answers.md", render.markdown(result) + never_ran_section(inputs[0])),
+        cut = never_ran_section(run) if run is not None else ""
+        for name, text in (("answers.md", render.markdown(result) + cut),
                            ("answers.html", render.page_html(result)),
                            ("answers.json", render.as_json(result))):
             (out / name).write_text(text, encoding="utf-8")
@@ -85,9 +94,9 @@ def main(argv: list[str]) -> int:
         print(f"answers: not written: {exc}", file=sys.stderr)
         return 1
     print(render.console(result))
-    if inputs[0].partial:
-        print(f"Partial: {len(inputs[0].never_ran)} planned row(s) never ran ({out / 'answers.md'}"
-              " names them).")
+    if run is not None and run.partial:
+        print(f"Partial: {len(run.never_ran)} planned row(s) never ran ({out / 'answers.md'} "
+              "names them).")
     print(f"Details: {out / 'answers.md'}")
     # Last: the line the check's summary shows for this step.
     print("GPU verdicts: " + "; ".join(f"{a.id.upper()} {a.verdict}" for a in result

@@ -252,15 +252,15 @@ def write_manifest(dest: Path, repo: Path, build: Path, archs: str, nvcc: str) -
              "binaries use)"),
              ("needs_on_the_box: NVIDIA driver for CUDA 13 (R580+); CUDA 13 libcudart, libcublas, "
              "libcublasLt (and libcupti, libnvperf_* for profiling) on the loader path or in "
-             "/usr/local/cuda; Python >= 3.11 (standard library only)"),
-             "files: sha256 bytes path"]
+             "/usr/local/cuda; Python >= 3.11 (standard library only)")]
+    size = sum(p.lstat().st_size for p in dest.rglob("*")
+               if (p.is_file() or p.is_symlink()) and p.name != "MANIFEST.txt")
+    lines += [f"size_bytes: {size} (every file but this one)", "files: sha256 bytes path"]
     for path in sorted(p for p in dest.rglob("*") if p.is_file() and not p.is_symlink()
                        and p.name != "MANIFEST.txt"):
         data = path.read_bytes()
         lines.append(f"{hashlib.sha256(data).hexdigest()} {len(data)} "
                      f"{path.relative_to(dest).as_posix()}")
-    size = sum(p.lstat().st_size for p in dest.rglob("*") if p.is_file() or p.is_symlink())
-    lines.append(f"size_bytes: {size + len(chr(10).join(lines)) + 64}")
     (dest / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
 
 
@@ -327,7 +327,8 @@ def make(repo: Path, dest: Path | None, arch: str | None) -> int:
     shutil.copytree(repo / "scripts", dest / "scripts",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "requirements.txt"))
     (dest / "share" / "doc").mkdir(parents=True)
-    shutil.copy2(repo / "docs" / "gpu-check.md", dest / "share" / "doc" / "gpu-check.md")
+    if (repo / "docs" / "gpu-check.md").is_file():
+        shutil.copy2(repo / "docs" / "gpu-check.md", dest / "share" / "doc" / "gpu-check.md")
     if not collect_libraries(dest):
         say("a library the binaries need is missing (above).")
         return 1
