@@ -240,7 +240,7 @@ def test_summary_plans_the_tiers_and_ends_with_the_tables(tmp_path: Path):
     assert " ok " in step_line(summary, "torch.matmul 8192^3")
     assert re.search(r"^   bf16\s+549\.8\s+600\.0\s+1\.091x\s+ok$", summary, re.MULTILINE), summary
     assert re.search(r"^   fp16\s+549\.8\s+500\.0\s+0\.909x\s+BELOW TARGET", summary, re.MULTILINE), summary
-    assert "cuBLAS: torch unknown; tcbench cuBLASLt 130000 (not the same library" in summary
+    assert "cuBLAS: torch unknown; tcbench cuBLASLt 130000 (not known to be the same" in summary
     # The peak at the measured clock first, then the datasheet and the clock it implies.
     assert re.search(r"tensor_peak/wgmma_m64n256k16/fp16\s+700\.0 tflops,  95\.0 % at 1980 MHz, "
                      r"104\.0 % of the datasheet \(which implies 1809 MHz\)", summary), summary

@@ -144,9 +144,12 @@ def torch_table(out: Path) -> list[str]:
     size = doc.get("size", "?")
     lines = [f"-- cuBLASLt vs torch.matmul at {size}^3 (same run; TFLOP/s; target >= 0.99x):",
              f"   cuBLAS: torch {doc.get('torch_cublas') or 'unknown'}; tcbench "
-             f"{doc.get('tcbench_cublaslt') or 'unknown'}"
-             + ("" if doc.get("same_cublas") else
-                " (not the same library: a ratio can be a library version, not the harness)"),
+             f"{doc.get('tcbench_cublaslt') or 'unknown'}" + {
+                 True: "",
+                 False: " (not the same library: a ratio can be a library version, not the "
+                        "harness)",
+                 None: " (not known to be the same library: a ratio can be a library version)",
+             }[doc.get("same_cublas")],
              f"   {'':<6} {'torch':>8} {'tcbench':>8} {'ratio':>8}"]
 
     def rate(value: object) -> str:
