@@ -115,3 +115,26 @@ def test_a_file_with_nothing_complete_is_still_an_input_error(tmp_path: Path):
     path.write_text('{"context": {"dat')
     with pytest.raises(InputError):
         load_file(path)
+
+
+def test_compare_and_report_name_what_a_cut_short_candidate_never_ran(tmp_path: Path):
+    from conftest import tcbench
+    from tcbench_tools import report
+
+    base, cand = tmp_path / "base.json", tmp_path / "bench_x.json"
+    base.write_text(gb_text(5))
+    cand.write_text(gb_text(3)[:-len("\n  ]\n}\n")])
+    rows = [json.loads(x) for x in re.findall(r"\{[^{}]*\}", gb_text(5))[1:]]
+    partial.row_file(cand).write_text("\n".join(
+        [json.dumps({"context": {"date": "2026-01-01"},
+                     "tcbench_planned": [r["name"].removesuffix("/manual_time") for r in rows]}),
+         *(json.dumps(r) for r in rows[:3])]) + "\n")
+    proc = tcbench("compare", str(base), str(cand))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdict = proc.stdout.strip().splitlines()[-1]
+    assert "the candidate was cut short" in verdict
+    assert "2 planned benchmark(s) never ran: t/v/fp16/n:3 and t/v/fp16/n:4" in verdict
+    doc = report.Doc()
+    report.render_cut_short(doc, [load_file(cand)], ["candidate"])
+    text = doc.markdown()
+    assert "## Cut short" in text and "`t/v/fp16/n:3`, `t/v/fp16/n:4`" in text
