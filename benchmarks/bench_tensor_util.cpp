@@ -7,7 +7,7 @@
 // tensor_active_pct plus the chip's sub-pipes.
 //
 // Then what a training workload shows: train_step/<precision>/hidden:<h>/tokens:<b>, one whole
-// step of tcbench's GPU trainer (benchmarks/studies/gpu_training.cpp: forward, backward,
+// step of tcbench's GPU trainer (common/gpu_studies/src/gpu_training.cpp: forward, backward,
 // unscale-and-check, Adam) in FP16 with dynamic loss scaling, BF16, TF32 and FP32 (FFMA), for
 // the loss-scaling topic's small MLP and a 4096-wide one over 4096 tokens. The step is timed
 // back to back (tflops: its five GEMMs' FLOP / the median step), timed phase by phase with

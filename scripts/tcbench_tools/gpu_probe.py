@@ -3,7 +3,7 @@
 ``tcbench run`` used to build every architecture (minutes) and only then learn from the first
 binary that there is no GPU. This asks the NVIDIA driver directly, through its C library
 (libcuda.so.1) with ctypes, and classifies the answer the way the binaries do
-(classify_device_count_failure in common/src/device_info.cpp), so the two never disagree:
+(classify_device_count_failure in common/runtime/src/device_info.cpp), so the two never disagree:
 
 * no driver library, or the driver sees no device: **no GPU** (run the host studies, exit 77);
 * a driver older than CUDA 13, a kernel module / library mismatch, a stopped fabric manager, a

@@ -2,7 +2,7 @@
 and judged one way for ``compare``, ``report``, ``run``'s summary and ``run --device all``.
 
 While a benchmark's samples run, a background thread reads the GPU every 10 ms through NVML
-(common/include/tcbench/power.hpp) and the benchmark gets these counters (schema.hpp):
+(common/runtime/include/tcbench/power.hpp) and the benchmark gets these counters (schema.hpp):
 
 * ``sm_clock_mhz``: the median SM clock; ``power_w``: the board power (the energy counter's delta
   over the window, else the mean of the power readings); ``energy_j``: energy of one run;

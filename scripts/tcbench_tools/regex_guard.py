@@ -15,7 +15,7 @@ machine). Rather than hang, ``compare --config`` refuses, with a sentence, any t
 Patterns people write (``^alignment/.*k:4095``, ``cublaslt/(fp16|bf16)/m:4096``,
 ``/m:[0-9]+/n:[0-9]+``) pass. (The benchmark binaries need no such rule for
 ``--benchmark_filter``: they match it with a linear-time automaton of their own,
-common/bench/name_filter.cpp, and never hand it to Google Benchmark's backtracking matcher.)
+common/bench/src/name_filter.cpp, and never hand it to Google Benchmark's backtracking matcher.)
 """
 
 from __future__ import annotations

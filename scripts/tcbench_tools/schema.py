@@ -1,6 +1,6 @@
 """The names and counters the benchmarks write, as the tools read them: the Python mirror of the C++
-schema (``tcbench::BenchName`` and ``tcbench::counters`` in common/include/tcbench/schema.hpp,
-and the precision table in common/include/tcbench/precision.hpp).
+schema (``tcbench::BenchName`` and ``tcbench::counters`` in common/facts/include/tcbench/schema.hpp,
+and the precision table in common/facts/include/tcbench/precision.hpp).
 
 ``tcbench_context --schema`` prints the C++ side as JSON, without a GPU;
 tests/scripts/test_schema.py fails when this file and that output differ in any counter (either
@@ -114,7 +114,7 @@ def _fixed(name: str, unit: str, better: str, low: float | None, low_inclusive: 
     return Counter(name, f"^{re.escape(name)}$", unit, better, low, low_inclusive, high)
 
 
-# The harness (common/bench/measure.cpp, gemm_bench.cpp): every timed benchmark.
+# The harness (common/bench/src/measure.cpp, gemm_bench.cpp): every timed benchmark.
 SAMPLES = "samples"
 TIME_MEDIAN_US = "time_median_us"
 TIME_P10_US = "time_p10_us"
@@ -196,7 +196,7 @@ GEMM_PHASES_CEILING_PCT = "gemm_phases_ceiling_pct"
 STEP_GFLOP = "step_gflop"
 STEP_PHASES = ("forward", "backward", "unscale", "optimizer")  # studies::StepPhase, in order
 GAPS = "gaps"  # time_pct_gaps: the step's time between its phases
-# Clocks, power and energy while timing (NVML; common/include/tcbench/power.hpp)
+# Clocks, power and energy while timing (NVML; common/runtime/include/tcbench/power.hpp)
 SM_CLOCK_MHZ = "sm_clock_mhz"
 POWER_W = "power_w"
 ENERGY_J = "energy_j"
@@ -206,7 +206,7 @@ GBPS_PER_W = "gbps_per_w"
 TEMP_C_MAX = "temp_c_max"
 THROTTLE = "throttle"
 PCT_OF_PEAK_AT_CLOCK = "pct_of_peak_at_clock"
-# tcbench_studies: the host studies (common/studies/tools/tcbench_studies.cpp)
+# tcbench_studies: the host studies (common/host_studies/tools/tcbench_studies.cpp)
 TOP1_ACCURACY_PCT = "top1_accuracy_pct"
 TOP1_AGREEMENT_PCT = "top1_agreement_pct"
 FINAL_LOSS_VS_FP32 = "final_loss_vs_fp32"

@@ -1,5 +1,5 @@
 // The peak model against published datasheet figures (the product pages and whitepapers cited
-// in common/src/peaks.cpp), computed from
+// in common/facts/src/peaks.cpp), computed from
 // each card's SM count and the clock its datasheet figures imply.
 #include "tcbench/peaks.hpp"
 

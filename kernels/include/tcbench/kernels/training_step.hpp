@@ -1,6 +1,6 @@
 // The element-wise kernels of one mixed-precision training step (the GPU side of
 // tcbench/numerics/training_math.hpp): thin loops around the TCB_HD element functions the host
-// trainer runs, so the GPU trainer (benchmarks/studies/gpu_training.cpp) computes the host's
+// trainer runs, so the GPU trainer (common/gpu_studies/src/gpu_training.cpp) computes the host's
 // bits. T is the step's storage type: float, __half or __nv_bfloat16.
 //
 // The counting kernels add what storing lost into one DeviceTally (zero it before a step); every

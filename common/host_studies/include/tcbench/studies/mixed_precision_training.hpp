@@ -1,7 +1,7 @@
 // A small mixed-precision training run in five modes (FP32; FP16 without loss scaling, with a
 // static scale, with GradScaler's dynamic scale; BF16 without scaling), done on the host with the
 // narrow formats emulated through CUDA's own host conversions, so every number is deterministic
-// and the GPU trainer (benchmarks/studies/gpu_training.cpp, kernels/training_step.cu) runs the very
+// and the GPU trainer (common/gpu_studies/src/gpu_training.cpp, kernels/training_step.cu) runs the very
 // same element functions (tcbench/numerics/training_math.hpp).
 //
 // The problem: teacher-student regression with a two-layer tanh MLP,

@@ -1,7 +1,7 @@
 #include "tcbench/gemm_prediction.hpp"
 
 #include "tcbench/error.hpp"
-#include "tcbench/gemm_lt.hpp"
+#include "tcbench/gemm_spec.hpp"
 
 #include <string>
 

@@ -2,7 +2,7 @@
 // time divides among them, and the arithmetic that turns per-phase tensor-pipe utilization into
 // the step's (bench_tensor_util's train_step rows, docs/concepts/tensor-util.md "whole step").
 //
-// The phases are those of the GPU trainer (benchmarks/studies/gpu_training.cpp):
+// The phases are those of the GPU trainer (common/gpu_studies/src/gpu_training.cpp):
 //   forward    weight cast, Z = W1 X, tanh, Y = a W2 H, loss and its scaled gradient dY
 //   backward   dW2 = a dY H^T, dH = a W2^T dY, tanh', dW1 = dZ X^T, and the gradient stores
 //   unscale    the fused check-and-unscale of the FP32 master gradients (and the Inf/NaN flag)

@@ -55,7 +55,7 @@ class ApiError : public Error {
 
 const char* status_name(cudaError_t status) noexcept;
 const char* status_name(cublasStatus_t status) noexcept;
-// A switch, not cuptiGetResultString: tcbench_common must not need libcupti to name a status.
+// A switch, not cuptiGetResultString: tcbench_facts must not need libcupti to name a status.
 const char* status_name(CUptiResult status) noexcept;
 
 // True for the CUDA errors that leave the context unusable ("sticky" errors: every later call
