@@ -1,5 +1,5 @@
 """Nothing a binary finished is lost when it is cut short: the harness's row file beside
---benchmark_out (common/bench/reporter.cpp) and the readers (results.load_file, partial.py).
+--benchmark_out (common/bench/src/reporter.cpp) and the readers (results.load_file, partial.py).
 
 The kill tests run tcbench_row_probe, a GPU-less binary on the harness's own registration and
 reporters (tests/tools/row_probe.cpp), and stop it in the middle of its run; the rest are the

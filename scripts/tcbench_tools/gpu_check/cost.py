@@ -1,7 +1,7 @@
 """How long each step of the check will take: a cost model of the harness (a model, not a
 measurement; docs/gpu-check.md, "How long it takes").
 
-A benchmark row costs what the harness does for it (common/bench/measure.cpp, gemm_bench.cpp):
+A benchmark row costs what the harness does for it (common/bench/src/measure.cpp, gemm_bench.cpp):
 
     process start (once per binary invocation)
     + setup x body calls        Google Benchmark calls a body 2-5 times to size a run; every call
@@ -15,7 +15,7 @@ A benchmark row costs what the harness does for it (common/bench/measure.cpp, ge
     + verification and baselines, once per configuration (a baseline is one more window)
     + CUPTI replays (tensor counters: the chip's passes x the profiled runs x the median)
 
-The median of a row comes from the reference GPU's peaks (the datasheet, as common/src/peaks.cpp
+The median of a row comes from the reference GPU's peaks (the datasheet, as common/facts/src/peaks.cpp
 has them) times a published efficiency (docs/gpu-check.md cites each), bounded by DRAM
 bandwidth, with wave quantization on the SMs. During the check, `Model.learn` re-estimates the
 per-sample overhead and a speed factor from the rows that ran, and the plan is made again.
@@ -41,7 +41,7 @@ class Gpu:
 
     name: str
     sms: int
-    # Dense datasheet TFLOP/s (TOP/s for int8): common/src/peaks.cpp's H200 row, from
+    # Dense datasheet TFLOP/s (TOP/s for int8): common/facts/src/peaks.cpp's H200 row, from
     # nvidia.com/en-us/data-center/h200 with the sparse figures halved.
     peak: dict[str, float]
     dram_gbps: float
