@@ -1,6 +1,7 @@
 #include "tcbench/bench/reporter.hpp"
 
 #include "tcbench/bench/registry.hpp"
+#include "tcbench/json.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -12,24 +13,6 @@
 
 namespace tcbench::bench {
 namespace {
-
-// A JSON string literal for `s` (names are printable ASCII; anything else is escaped).
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 // The display Google Benchmark would have made for this command line (its CreateReporter is
 // internal): console, with colour only on a terminal, or json or csv.

@@ -7,7 +7,7 @@
 Variables: TCBENCH_CHECK_ARCHIVE (--archive), TCBENCH_CHECK_TIER (--tier),
 TCBENCH_CHECK_BUDGET_S (default 450), TCBENCH_STEP_TIMEOUT_S (the most one step may take,
 default 180), TCBENCH_TORCH_PYTHON (the Python with PyTorch, default python3), TCBENCH_PRESET (a
-source tree's build, default release); TCBENCH_BUNDLE_ARCHS, TCBENCH_BUNDLE_BUILD_DIR,
+source tree's build, default release) and TCBENCH_BUILD_TIMEOUT_S (its limit, default 3600); TCBENCH_BUNDLE_ARCHS, TCBENCH_BUNDLE_BUILD_DIR,
 TCBENCH_BUNDLE_JOBS for --bundle.
 
 Exit codes: 0 everything passed; 1 a test, a benchmark or a step failed (timeout, crash), or
@@ -69,8 +69,8 @@ def parser() -> Parser:
 def seconds(name: str, default: str) -> float:
     value = os.environ.get(name, default)
     if not value.isdigit() or int(value) < 1:
-        raise Usage(f"TCBENCH_CHECK_BUDGET_S and TCBENCH_STEP_TIMEOUT_S must be whole numbers of "
-                    f"seconds, got '{value}'")
+        raise Usage(f"{name} must be a whole number of seconds (as TCBENCH_CHECK_BUDGET_S and "
+                    f"TCBENCH_STEP_TIMEOUT_S must), got '{value}'")
     return float(value)
 
 
@@ -92,6 +92,7 @@ def main(argv: list[str]) -> int:
             return run.plan_only(REPO, tier, args.outdir)
         budget = seconds("TCBENCH_CHECK_BUDGET_S", "450")
         step_cap = seconds("TCBENCH_STEP_TIMEOUT_S", "180")
+        build_limit = seconds("TCBENCH_BUILD_TIMEOUT_S", "3600")
     except Usage as exc:
         print(f"gpu_check: {exc}.", file=sys.stderr)
         return 2
@@ -99,5 +100,5 @@ def main(argv: list[str]) -> int:
     opts = run.Options(out=out.absolute(), archive=args.archive.absolute() if args.archive else None,
                        tier=tier, budget=budget, step_cap=step_cap,
                        torch_python=os.environ.get("TCBENCH_TORCH_PYTHON", "python3"),
-                       preset=os.environ.get("TCBENCH_PRESET", "release"))
+                       preset=os.environ.get("TCBENCH_PRESET", "release"), build_limit=build_limit)
     return run.Check(opts, REPO).run()
