@@ -453,7 +453,7 @@ class Check:
         timeouts = [s for s in failed if s.status == "TIMEOUT"]
         crashed = [s for s in failed if s.status.startswith(("CRASHED", "KILLED"))]
         left = [s.name for s in steps if s.status == "CUT" or (
-            s.status == "NOT STARTED" and s.note.startswith("budget"))]
+            s.status == "NOT STARTED" and s.note.startswith("budget:"))]
         ran_gpu = any(s.kind == "bench" and s.status == "ok" for s in steps)
         if failed:
             parts = []
