@@ -112,10 +112,26 @@ def _skip(text: str, pos: int) -> int:
     return pos
 
 
+def cut_short(text: str) -> bool:
+    """Whether `text` fails as JSON only because it ends too early: a prefix of a document
+    (empty, or the parser ran out of text), not one that is wrong in the middle (an integer too
+    long to read, a bad token, a complete document with something after it)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())
+    except (ValueError, RecursionError):
+        return False
+    return False
+
+
 def recover(path: Path) -> tuple[dict, str, list[str]] | None:
     """(a Google Benchmark document, the sentence that says it is partial, the planned names) for
-    a result file that is not JSON, or None when nothing in it or beside it can be read."""
-    text = _text(path) or ""
+    a result file cut short, or None when it is not one (its JSON is wrong, not short) or when
+    nothing in it or beside it can be read."""
+    text = _text(path)
+    if text is None or not cut_short(text):
+        return None
     repaired = repair(text)
     rows_path = row_file(path)
     got = read_rows(rows_path) if rows_path.is_file() else None

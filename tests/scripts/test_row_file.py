@@ -138,3 +138,15 @@ def test_compare_and_report_name_what_a_cut_short_candidate_never_ran(tmp_path: 
     report.render_cut_short(doc, [load_file(cand)], ["candidate"])
     text = doc.markdown()
     assert "## Cut short" in text and "`t/v/fp16/n:3`, `t/v/fp16/n:4`" in text
+
+
+def test_a_json_wrong_in_the_middle_is_not_taken_for_one_cut_short(tmp_path: Path):
+    """Only a file that ends too early is recovered: one with a bad token inside stays an input
+    error, row file or not."""
+    path = tmp_path / "bench_x.json"
+    path.write_text(gb_text(3).replace('"real_time": 1.0', '"real_time": 1.0.0', 1))
+    partial.row_file(path).write_text(json.dumps({"context": {}, "tcbench_planned": []}) + "\n")
+    with pytest.raises(InputError):
+        load_file(path)
+    assert partial.cut_short(gb_text(3)[:-3]) and partial.cut_short("")
+    assert not partial.cut_short(gb_text(3) + "{}")
