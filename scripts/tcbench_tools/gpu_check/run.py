@@ -451,7 +451,8 @@ class Check:
         tests_failed = any(s.kind in ("device", "tests") for s in failed)
         bench_failed = [s for s in failed if s.kind in ("bench", "cublaslt", "torch")]
         timeouts = [s for s in failed if s.status == "TIMEOUT"]
-        crashed = [s for s in failed if s.status.startswith(("CRASHED", "KILLED"))]
+        crashed = [s for s in failed if s.status.startswith("CRASHED")]
+        killed = [s for s in failed if s.status.startswith("KILLED")]
         left = [s.name for s in steps if s.status == "CUT" or (
             s.status == "NOT STARTED" and s.note.startswith("budget:"))]
         ran_gpu = any(s.kind == "bench" and s.status == "ok" for s in steps)
@@ -459,12 +460,14 @@ class Check:
             parts = []
             if tests_failed:
                 parts.append("tests failed")
-            if [s for s in bench_failed if s not in timeouts and s not in crashed]:
+            if [s for s in bench_failed if s not in timeouts + crashed + killed]:
                 parts.append("a benchmark binary failed")
             if timeouts:
                 parts.append(f"{len(timeouts)} step(s) timed out")
             if crashed:
                 parts.append(f"{len(crashed)} step(s) crashed")
+            if killed:
+                parts.append(f"{len(killed)} step(s) killed by a signal")
             other = [s for s in failed if s.status.startswith(("NO OUTPUT", "GARBAGE",
                                                                "NOT RUNNABLE"))]
             if other:

@@ -24,7 +24,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from tcbench_tools import schema
+from tcbench_tools import partial, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.gpu_check.plan import Plan, Step
 from tcbench_tools.results import Benchmark, load_file
@@ -55,7 +55,9 @@ def tiers_lines(plan: Plan, stop_after: int) -> list[str]:
         elif left:
             state = f"INCOMPLETE: left out {', '.join(left)}"
         elif all(s.done for s in steps):
-            state = "done"
+            bad = [s for s in steps if s.status.split(" ")[0] in (
+                "FAILED", "CRASHED", "KILLED", "TIMEOUT", "NO", "GARBAGE", "NOT")]
+            state = f"done, {len(bad)} step(s) not ok" if bad else "done"
         else:
             state = "in progress"
         lines.append(f"   tier {t}: {state}; {took:.0f} s of {plan.predicted(steps):.0f} s "
@@ -95,7 +97,12 @@ def topic_table(out: Path) -> list[str]:
             try:
                 rs = load_file(path)
             except InputError as exc:
-                notes.append(f"{path.name} is unusable ({str(exc)[:80]})")
+                if partial.row_file(path).is_file() and partial.cut_short(path.read_text(
+                        errors="replace")):
+                    notes.append(f"{path.name}: cut short before its first benchmark finished")
+                else:
+                    why = str(exc).replace(str(path), path.name)
+                    notes.append(f"{path.name} is unusable ({why[:100]})")
                 continue
             benches.update(rs.benchmarks)
             if rs.partial:
