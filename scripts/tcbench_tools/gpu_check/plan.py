@@ -18,6 +18,7 @@ goes on without it. Standard library only.
 from __future__ import annotations
 
 import re
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,8 +119,6 @@ def classify_exit(code: int | None) -> str | None:
 
 
 def signal_name(signum: int) -> str:
-    import signal
-
     try:
         return signal.Signals(signum).name
     except ValueError:
@@ -247,7 +246,7 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
         first = [d for n in TIER2_FIRST for d in devices if d.name == n]
         for d in first + [d for d in devices if d not in first]:
             got = list_tests(d)
-            tests = sum(1 for n in got.names) if not got.problem else None
+            tests = len(got.names) if not got.problem else None
             step = Step(d.name, "device", 2, d, tests=tests)
             if got.problem:
                 step.status, step.note = got.problem, got.detail
