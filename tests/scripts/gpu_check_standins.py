@@ -253,3 +253,23 @@ def verdict_rows(names: set[str]) -> dict[str, dict]:
                 "iterations", "real_time", "cpu_time", "time_unit")}
             out[name] = extra
     return out
+
+
+def write_quick_lists(bin_dir: Path) -> None:
+    """Regenerates fixtures/gpu_check/quick_lists.json from a build's binaries:
+    python3 tests/scripts/gpu_check_standins.py build/<preset>/bin"""
+    import subprocess
+
+    lists = {}
+    for binary in sorted(bin_dir.glob("bench_*")):
+        if binary.suffix or binary.name.startswith("bench_test_"):
+            continue
+        out = subprocess.run([str(binary), "--quick", "--benchmark_list_tests"], check=True,
+                             capture_output=True, text=True).stdout
+        lists[binary.name] = [n.strip().removesuffix("/manual_time") for n in out.splitlines()
+                              if n.strip()]
+    QUICK_LISTS.write_text(json.dumps(lists, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    write_quick_lists(Path(sys.argv[1]))

@@ -50,7 +50,8 @@ def test_the_quick_lists_fixture_is_what_the_binaries_list():
     for binary, names in quick_lists().items():
         got = plan.list_benchmarks(bin_dir / binary)
         assert got.problem is None, (binary, got.detail)
-        assert got.names == names, f"{binary}: regenerate fixtures/gpu_check/quick_lists.json"
+        assert got.names == names, (f"{binary}: regenerate the fixture: python3 "
+                                    f"tests/scripts/gpu_check_standins.py {bin_dir}")
 
 
 def test_tier_1_is_small_and_every_tier_1_filter_matches_rows():
