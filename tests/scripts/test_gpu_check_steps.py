@@ -303,7 +303,8 @@ def test_no_gpu_is_exit_77_and_names_what_was_not_started(tmp_path: Path):
     summary = (out / "summary.txt").read_text()
     assert proc.returncode == 77, proc.stdout + proc.stderr
     assert "skipped" in step_line(summary, "bench_fp8 [t1]")
-    assert re.search(r"bench_loss_scaling \[t1\].*NOT STARTED\s+no GPU visible", summary), summary
+    assert re.search(r"bench_loss_scaling \[t1\].*NOT STARTED\s+no GPU visible \(see bench_fp8 "
+                     r"\[t1\]\)", summary), summary
     assert "NOT STARTED" in step_line(summary, "device_test_a_ok")
     assert summary.rstrip().splitlines()[-1].startswith("-- SKIPPED: no GPU visible")
 

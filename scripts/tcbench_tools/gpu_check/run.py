@@ -101,7 +101,8 @@ class Check:
         self.begin = now()
         self.budget_from = self.begin  # the budget counts from after a source tree's build
         self.gpu_line = ""
-        self.no_gpu: str | None = None
+        self.no_gpu: str | None = None  # why the first binary found no GPU
+        self.no_gpu_step = ""
         self.verdict: str | None = None
         self.sampler = gpu_state.Sampler(self.out / "gpu-samples.csv")
         self.archive_note = ""
@@ -263,7 +264,7 @@ class Check:
             self.run_answers(step)
             return
         if self.no_gpu is not None:
-            step.status, step.note = "NOT STARTED", f"no GPU visible ({self.no_gpu})"
+            step.status, step.note = "NOT STARTED", f"no GPU visible (see {self.no_gpu_step})"
             return
         getattr(self, f"run_{step.kind}")(step)
 
@@ -317,6 +318,7 @@ class Check:
         if step.status == "RUNNING":
             if code == 77:
                 self.no_gpu = last_output(self.log(step), 1).removeprefix(str(self.bin_dir) + "/")
+                self.no_gpu_step = step.name
                 step.status, step.note = "skipped", f"exit 77: {self.no_gpu}"
                 return
             if code == 0 and not step.finished_rows:
