@@ -15,10 +15,16 @@ if [ -n "$need" ] && [ -n "$have" ] &&
   echo "gpu_check: this box's glibc $have is older than the $need the bundle's binaries need (built on glibc $built): make the bundle on a distribution with glibc $have or older; nothing was run." >&2
   exit 2
 fi
+python=""
 for py in "${TCBENCH_PYTHON:-}" "$here/../.venv/bin/python" python3 python3.13 python3.12 python3.11; do
-  [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 || continue
-  "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || continue
-  PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$py" -m tcbench_tools.gpu_check "$@"
+  if [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 &&
+     "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    python=$py
+    break
+  fi
 done
-echo "gpu_check: no Python >= 3.11 here (TCBENCH_PYTHON, python3), which the check needs (its standard library only); nothing was run." >&2
-exit 2
+if [ -z "$python" ]; then
+  echo "gpu_check: no Python >= 3.11 here (TCBENCH_PYTHON, python3), which the check needs (its standard library only); nothing was run." >&2
+  exit 2
+fi
+PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$python" -m tcbench_tools.gpu_check "$@"
