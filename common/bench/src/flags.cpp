@@ -124,6 +124,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
                   std::to_string(kMaxRepetitions) + ".";
         return r;
       }
+      r.line.repetitions = n;
     } else if ((v = flag_value(arg, "--benchmark_min_time"))) {
       const auto seconds = parse_seconds(*v);
       if (!seconds) {
@@ -147,6 +148,20 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
     } else if ((v = flag_value(arg, "--benchmark_format"))) {
       if (*v != "console" && *v != "json" && *v != "csv") {
         r.error = "--benchmark_format=" + *v + " must be console, json or csv.";
+        return r;
+      }
+      r.line.display_format = *v;
+    } else if ((v = flag_value(arg, "--benchmark_out"))) {
+      if (v->empty()) {
+        r.error = "--benchmark_out needs a file name (--benchmark_out=FILE).";
+        return r;
+      }
+      r.line.out_path = *v;
+    } else if ((v = flag_value(arg, "--benchmark_color"))) {
+      r.line.color = *v;
+    } else if ((v = flag_value(arg, "--benchmark_counters_tabular"))) {
+      if (!parse_bool(*v, r.line.counters_tabular)) {
+        r.error = "--benchmark_counters_tabular=" + *v + " must be true or false.";
         return r;
       }
     } else if ((v = flag_value(arg, "--benchmark_list_tests"))) {

@@ -175,7 +175,7 @@ void throw_api_error(std::string_view api, const char* status, std::string_view 
                      const std::source_location& where, std::string_view context) {
   std::string msg = format_api_error(api, status, call, where);
   if (!context.empty()) msg.append(" (").append(context).append(")");
-  throw Error(msg);
+  throw ApiError(msg, std::string(api), status ? status : "<unknown status>", std::string(call));
 }
 
 void report_api_error(std::string_view api, const char* status, std::string_view call,

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tcbench {
 
@@ -34,6 +35,22 @@ class NoDevice : public Error {
 class InvalidArgument : public Error {
  public:
   using Error::Error;
+};
+
+// A CUDA, cuBLAS or CUPTI call that failed (TCB_CUDA, TCB_CUBLAS, TCB_CUPTI): what() is the
+// sentence; api(), status() and call() let a caller that recovers record which call and status
+// (a row whose CUPTI counters failed keeps its timing and names them,
+// benchmarks/tensor_counters.hpp).
+class ApiError : public Error {
+ public:
+  ApiError(const std::string& what, std::string api, std::string status, std::string call)
+      : Error(what), api_(std::move(api)), status_(std::move(status)), call_(std::move(call)) {}
+  const std::string& api() const noexcept { return api_; }        // "CUDA", "cuBLAS", "CUPTI"
+  const std::string& status() const noexcept { return status_; }  // "CUPTI_ERROR_UNKNOWN"
+  const std::string& call() const noexcept { return call_; }      // the call as written
+
+ private:
+  std::string api_, status_, call_;
 };
 
 // `text` as a message may echo it: every byte outside printable ASCII (control characters,
