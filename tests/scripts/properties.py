@@ -90,13 +90,18 @@ def run_cli(*argv: object, seconds: float = HANG_S) -> Outcome:
     deprecations are hidden outside __main__ and so not counted)."""
     from tcbench_tools.cli import main
 
+    return run_cli_main(main, [str(a) for a in argv], seconds)
+
+
+def run_cli_main(main, argv: list[str], seconds: float = HANG_S) -> Outcome:
+    """As run_cli, for any command line's main(argv) (gpu_check's)."""
     out, err = io.StringIO(), io.StringIO()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with time_limit(seconds), contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):
             try:
-                code = main([str(a) for a in argv])
+                code = main(argv)
             except SystemExit as exc:  # argparse's usage errors
                 code = exc.code if isinstance(exc.code, int) else 2
     shown = [f"{w.category.__name__}: {w.message}" for w in caught
@@ -109,9 +114,9 @@ def printable_text(text: str) -> bool:
     return all(ch == "\n" or ch.isprintable() for ch in text)
 
 
-def check(o: Outcome, codes: set[int], what: object = "") -> None:
+def check(o: Outcome, codes: set[int], what: object = "", prefix: str = "tcbench") -> None:
     """The property: a documented exit code (never 70), no traceback, no warning, no control
-    character, and a refusal (exit 2) ends in one sentence on stderr."""
+    character, and a refusal (exit 2) ends in one sentence on stderr (``prefix: ...``)."""
     where = f"{what}: exit {o.code}; stdout {o.out[-600:]!r}; stderr {o.err[-600:]!r}"
     assert o.code in codes and o.code != 70, where
     assert "Traceback" not in o.out + o.err, where
@@ -120,9 +125,9 @@ def check(o: Outcome, codes: set[int], what: object = "") -> None:
     if o.code == 2:
         lines = [ln for ln in o.err.splitlines() if ln.strip()]
         assert lines, where
-        assert lines[-1].startswith("tcbench") and lines[-1].rstrip().endswith(
+        assert lines[-1].startswith(prefix) and lines[-1].rstrip().endswith(
             (".", ")")), where
-        assert sum(ln.startswith("tcbench: ") for ln in lines) <= 1, where
+        assert sum(ln.startswith(f"{prefix}: ") for ln in lines) <= 1, where
 
 
 # The markup of NASTY below, which only the input can have brought (the pages have images and
