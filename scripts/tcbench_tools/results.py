@@ -419,6 +419,13 @@ def _check_types(path: Path, index: int, row: dict) -> None:
         if key in row and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise InputError(f"{where} has {key} {_json_text(value)}, which must be a whole "
                              "number of 0 or more.")
+    # Counts that cannot be zero (issue 34): a row is one of 1 or more repetitions, run by 1 or
+    # more threads, and a measured row ran 1 or more iterations (an error or skip row says 0).
+    failed = row.get("error_occurred") is True or row.get("skipped") is True
+    for key in ("repetitions", "threads") + (() if failed else ("iterations",)):
+        if row.get(key) == 0 and not isinstance(row.get(key), bool):
+            raise InputError(f"{where} has {key} 0, which no run of a benchmark gives"
+                             f"{'' if key != 'iterations' else ' (it holds a time)'}.")
     if row.get("run_type", "iteration") not in RUN_TYPES:
         raise InputError(f"{where} has run_type {_json_text(row['run_type'])}, which must be "
                          "\"iteration\" or \"aggregate\".")

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tcbench_tools import files, partial, process, runfile, summary
+from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import (
     EXIT_FAIL,
     EXIT_NO_GPU,
@@ -100,7 +101,9 @@ def build(preset: str, repo: Path) -> int:
 
 
 _UUID = r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
-DEVICE_PATTERN = re.compile(rf"\d+|GPU-{_UUID}|MIG-{_UUID}|MIG-GPU-{_UUID}/\d+/\d+")
+# ASCII digits (re.ASCII): "\d" alone also matches "٣", which CUDA_VISIBLE_DEVICES does not.
+DEVICE_PATTERN = re.compile(
+    rf"[0-9]{{1,18}}|GPU-{_UUID}|MIG-{_UUID}|MIG-GPU-{_UUID}/[0-9]+/[0-9]+", re.ASCII)
 
 
 def check_device(device: str) -> None:
@@ -117,12 +120,12 @@ def check_device(device: str) -> None:
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return
-    gpus = [ln for ln in proc.stdout.splitlines() if re.match(r"GPU \d+:", ln)]
+    gpus = [ln for ln in proc.stdout.splitlines() if re.match(r"GPU [0-9]+:", ln)]
     if proc.returncode != 0 or not gpus:
         return  # no driver answer: the binaries will say so themselves
     uuids = re.findall(r"UUID: ((?:GPU|MIG)-[^)\s]+)", proc.stdout)
-    if device.isdigit():
-        if int(device) >= len(gpus):
+    if (index := ascii_int(device)) is not None:
+        if index >= len(gpus):
             raise InputError(f"--device {device}: there is no such GPU (nvidia-smi lists "
                              f"{len(gpus)}, numbered 0 to {len(gpus) - 1}).")
     elif device not in uuids:

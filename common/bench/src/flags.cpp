@@ -1,5 +1,7 @@
 #include "tcbench/bench/flags.hpp"
 
+#include "tcbench/error.hpp"
+
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -66,6 +68,16 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
     if (i == 0) {
       r.line.passthrough.push_back(arg);
       continue;
+    }
+    // Google Benchmark echoes a flag it does not know as it is: a control character in one
+    // (an escape sequence, a newline) is refused here, where the message escapes it.
+    for (const char ch : arg) {
+      const auto byte = static_cast<unsigned char>(ch);
+      if (byte < 0x20 || byte == 0x7f) {
+        r.error = "argument " + std::to_string(i) + " ('" + printable(arg) +
+                  "') holds a control character, which no flag or benchmark name has.";
+        return r;
+      }
     }
     if (arg == "--quick") {
       r.line.quick = true;

@@ -32,11 +32,11 @@ tcbench::bench::RunOptions run_options(const tcbench::bench::CommandLine& line) 
 
 int main(int argc, char** argv) {
   using namespace tcbench;
-  const std::string program = argc > 0 ? argv[0] : "tcbench";
+  const std::string program = tcbench::printable(argc > 0 ? argv[0] : "tcbench");
   const bench::ParseResult parsed =
       bench::parse_command_line(std::vector<std::string>(argv, argv + argc));
   if (parsed.error) {
-    std::fprintf(stderr, "%s: %s\n", program.c_str(), parsed.error->c_str());
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), printable(*parsed.error).c_str());
     return 2;
   }
   if (parsed.line.help) {
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   const auto nothing_matched = [&] {
     if (bench::registered_count() > 0 || !parsed.line.filter) return false;
     std::fprintf(stderr, "Failed to match any benchmarks against regex: %s\n",
-                 parsed.line.filter->spec().c_str());
+                 printable(parsed.line.filter->spec()).c_str());
     return true;
   };
   try {

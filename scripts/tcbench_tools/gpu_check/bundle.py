@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from tcbench_tools import process
+from tcbench_tools.arguments import ascii_int
 
 BUNDLE_LIMIT = 40 * 1024 * 1024
 DEFAULT_ARCH = "90a"  # H100/H200; *_sm90a.cu kernels get 90a by the build's own rule anyway
@@ -97,13 +98,14 @@ def bundle_problem(root: Path) -> str | None:
     first = ""
     for line in listing.splitlines():
         parts = line.split(" ", 2)
-        if len(parts) != 3 or not parts[1].isdigit():
+        size = ascii_int(parts[1]) if len(parts) == 3 else None  # ("²" passed isdigit)
+        if size is None:
             continue
         path = root / parts[2]
         if not path.is_file():
             missing += 1
             first = first or f"{parts[2]} is missing"
-        elif path.stat().st_size != int(parts[1]):
+        elif path.stat().st_size != size:
             short += 1
             first = first or f"{parts[2]} has {path.stat().st_size} bytes, not {parts[1]}"
     if missing + short:

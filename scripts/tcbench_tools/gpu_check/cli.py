@@ -24,7 +24,9 @@ import sys
 import time
 from pathlib import Path
 
+from tcbench_tools.arguments import ascii_int
 from tcbench_tools.gpu_check import bundle, run
+from tcbench_tools.printable import printable
 
 REPO = Path(__file__).resolve().parents[3]  # scripts/tcbench_tools/gpu_check -> the tree
 CLOCK_POLICY_REFUSAL = (
@@ -68,10 +70,11 @@ def parser() -> Parser:
 
 def seconds(name: str, default: str) -> float:
     value = os.environ.get(name, default)
-    if not value.isdigit() or int(value) < 1:
+    number = ascii_int(value)  # "²" passed str.isdigit() and then int() raised (issue 34)
+    if number is None or number < 1:
         raise Usage(f"{name} must be a whole number of seconds (as TCBENCH_CHECK_BUDGET_S and "
-                    f"TCBENCH_STEP_TIMEOUT_S must), got '{value}'")
-    return float(value)
+                    f"TCBENCH_STEP_TIMEOUT_S must), got '{printable(value)}'")
+    return float(number)
 
 
 def main(argv: list[str]) -> int:

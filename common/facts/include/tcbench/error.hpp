@@ -53,6 +53,13 @@ class ApiError : public Error {
   std::string api_, status_, call_;
 };
 
+// `text` as a message may echo it: every byte outside printable ASCII (control characters,
+// DEL, and each byte of a non-ASCII character) written as \xNN (\n, \r, \t by name), so that a
+// value from the command line or the environment can neither move the terminal's cursor nor
+// start a line of its own. Escaping twice changes nothing. (The Python tools' twin,
+// scripts/tcbench_tools/printable.py, keeps printable non-ASCII characters.)
+std::string printable(std::string_view text);
+
 const char* status_name(cudaError_t status) noexcept;
 const char* status_name(cublasStatus_t status) noexcept;
 // A switch, not cuptiGetResultString: tcbench_facts must not need libcupti to name a status.
