@@ -25,6 +25,7 @@ from pathlib import Path
 
 from tcbench_tools import build, files, published, studies
 from tcbench_tools.errors import EXIT_FAIL, EXIT_OK, InputError
+from tcbench_tools.printable import printable_lines
 
 TOOL = "tcbench_model"
 CONSTANTS = Path(__file__).resolve().parents[2] / "data" / "model" / "gemm_model.csv"
@@ -268,8 +269,8 @@ def cmd_predict(args) -> int:
     if str(src) != "-":
         files.check_regular(src, "CSV file")
     out = run_tool(tool, ["predict", str(src)], None)
-    if args.out is None:
-        sys.stdout.write(out)
+    if args.out is None:  # a terminal: the rows' control characters escaped (--out keeps them)
+        sys.stdout.write(printable_lines(out))
     else:
         Path(args.out).write_text(out, encoding="utf-8")
         n = max(0, out.count("\n") - 1)

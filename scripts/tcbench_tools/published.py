@@ -12,10 +12,12 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from tcbench_tools import files
+from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import InputError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "published"
@@ -35,6 +37,7 @@ DEFAULT_C = {"fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16",
              "fp6": "bf16"}
 PAIR_REACH = 64  # an aligned partner differs from the misaligned row by at most this many elements
 LIMIT = 64 * files.MIB
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -123,10 +126,9 @@ def _where(path: Path | str, line: int) -> str:
 
 
 def _positive_int(text: str, what: str, where: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"{where}: {what} = {text!r} is not an integer.") from None
+    value = ascii_int(text)  # int() would also read "٤٠٩٦" as 4096 (issue 34)
+    if value is None:
+        raise InputError(f"{where}: {what} = {text!r} is not an integer (digits 0-9).")
     if value <= 0 or value > 1 << 40:
         raise InputError(f"{where}: {what} = {value} is not a positive size up to 2^40.")
     return value
@@ -135,6 +137,8 @@ def _positive_int(text: str, what: str, where: str) -> int:
 def _positive_float(text: str, what: str, where: str) -> float | None:
     if text == "":
         return None
+    if not _DECIMAL.fullmatch(text):  # float() would also read "١٫٥", "1_0" and "nan"
+        raise InputError(f"{where}: {what} = {text!r} is not a number (digits 0-9).")
     try:
         value = float(text)
     except ValueError:
@@ -145,7 +149,15 @@ def _positive_float(text: str, what: str, where: str) -> float | None:
 
 
 def parse(text: str, origin: str) -> list[Measurement]:
-    """The rows of one CSV file; InputError naming the file and line for any malformed row."""
+    """The rows of one CSV file; InputError naming the file and line for any malformed row (the
+    csv module's own refusals too: a field above its size limit, a NUL)."""
+    try:
+        return _parse(text, origin)
+    except csv.Error as exc:
+        raise InputError(f"{origin} is not a CSV file this reader takes ({exc}).") from None
+
+
+def _parse(text: str, origin: str) -> list[Measurement]:
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)

@@ -298,3 +298,32 @@ def model_tool() -> Path:
     if not found:
         pytest.skip("no build with tcbench_model (scripts/tcbench test builds it)")
     return found[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# A real PostgreSQL server (postgres_server.py), one per test session, for the tests that store
+# the same runs in both databases; TCBENCH_REQUIRE_POSTGRES=1 (CI) makes a missing one a failure.
+
+@pytest.fixture(scope="session")
+def postgres():
+    from postgres_server import PostgresServer, PostgresUnavailable
+
+    try:
+        pg = PostgresServer()
+        pg.start()
+    except PostgresUnavailable as exc:
+        if os.environ.get("TCBENCH_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL could not start and TCBENCH_REQUIRE_POSTGRES=1: {exc}")
+        pytest.skip(f"no PostgreSQL server: {exc}")
+    try:
+        yield pg
+    finally:
+        pg.stop()
+
+
+@pytest.fixture
+def pg_url(postgres) -> str:
+    """A fresh, empty database on the session's server."""
+    import uuid
+
+    return postgres.create_database(f"t_{uuid.uuid4().hex[:12]}")

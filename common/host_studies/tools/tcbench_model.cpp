@@ -292,11 +292,13 @@ int list_gpus() {
   return 0;
 }
 
+// Every message may quote its input (an argument, a row's field): escaped (error.hpp).
 int usage(const char* program, const std::string& why) {
+  const std::string name = printable(program);
   std::fprintf(stderr,
                "%s: %s\nusage: %s predict [--constants FILE] [--out FILE] IN.csv | gpus | "
                "constants\n",
-               program, why.c_str(), program);
+               name.c_str(), printable(why).c_str(), name.c_str());
   return 2;
 }
 
@@ -330,10 +332,10 @@ int main(int argc, char** argv) {
     if (in.empty()) return usage(program, "predict needs an input file (or - for stdin)");
     return predict(in, out, constants);
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    std::fprintf(stderr, "%s: %s\n", printable(program).c_str(), printable(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    std::fprintf(stderr, "%s: %s\n", printable(program).c_str(), printable(e.what()).c_str());
     return 2;
   }
 }

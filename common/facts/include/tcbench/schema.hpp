@@ -194,6 +194,7 @@ TCB_COUNTER_(throttle,       "mask",    none,   0, true,  kUnbounded, "union of 
 TCB_COUNTER_(pct_of_peak_at_clock, "%", higher, 0, false, 200,        "rate / (SMs x sm_clock_mhz x ops/clock): by silicon, whatever the clock")
 // Tensor-pipe counters (CUPTI; common/profiling's metric table names which chip has which).
 TCB_COUNTER_(profile_passes, "count",   none,   1, true,  kUnbounded, "CUPTI replay passes for the metric set")
+TCB_COUNTER_(counters_error, "flag",    none,   1, true,  1,          "1: reading this row's CUPTI counters failed (the label names the CUPTI status and call); its timing and rates stand")
 TCB_COUNTER_(tensor_active_pct, "%",    none,   0, true,  200,        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
 TCB_COUNTER_(tensor_hmma_pct, "%",      none,   0, true,  200,        "HMMA (and HGMMA/QGMMA) sub-pipe, % of active cycles")
 TCB_COUNTER_(tensor_imma_pct, "%",      none,   0, true,  200,        "IMMA (and IGMMA) sub-pipe, % of active cycles")
