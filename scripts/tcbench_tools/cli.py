@@ -76,11 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_test)
 
     r = sub.add_parser(
-        "run", help="build (release preset) and run every benchmark binary",
+        "run", help="build (release preset) and run every benchmark binary; without a GPU, the "
+                   "host studies and their answers",
         description="Builds with the release preset, runs each build/<preset>/bin/bench_* in "
                     "turn, writes <out>/<binary>.json and a merged <out>/results.json, and prints "
                     "the best result per topic and precision. Arguments after '--' go to every "
-                    "binary unchanged (Google Benchmark flags).",
+                    "binary unchanged (Google Benchmark flags). Without a GPU (the driver is "
+                    "asked before anything is built) it builds only the studies preset "
+                    "(incrementally), runs the host studies, writes studies.json, answers.md and "
+                    "answers.html, says how to get the GPU halves and exits 77; the options that "
+                    "choose or time GPU benchmarks then do nothing, and it says so.",
         epilog="Exit codes: 0 all ran; 1 a binary or benchmark failed; 2 usage error (also when "
                "a binary rejects the flags after '--'); 77 no CUDA GPU is visible; 130/143 "
                "interrupted by SIGINT/SIGTERM (what finished is merged, marked incomplete).")
@@ -225,8 +230,34 @@ def cmd_test(args: argparse.Namespace, extra: list[str]) -> int:
     return run_tests(args.preset, args.jobs, args.python_only)
 
 
+# The run options that choose or time GPU benchmarks, as the user spells them: without a GPU
+# they do nothing, and the run says so (--bench fp8 --quick used to be ignored in silence).
+GPU_ONLY = (("quick", "--quick"), ("bench", "--bench"), ("filter", "--filter"),
+            ("repetitions", "--repetitions"), ("device", "--device"), ("parallel", "--parallel"),
+            ("clock_policy", "--clock-policy"), ("timeout", "--timeout"))
+
+
+def gpu_only_flags(args: argparse.Namespace, extra: list[str]) -> list[str]:
+    given = []
+    for key, flag in GPU_ONLY:
+        value = getattr(args, key, None)
+        if value in (None, False, []):
+            continue
+        if value is True:
+            given.append(flag)
+        elif isinstance(value, list):
+            given.append(f"{flag} {' '.join(map(str, value))}")
+        else:
+            given.append(f"{flag} {value}")
+    if args.preset != "release":
+        given.append(f"--preset {args.preset}")
+    if extra:
+        given.append(f"the arguments after '--' ({' '.join(extra)})")
+    return given
+
+
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import build, gpu_probe, runner, studies
+    from tcbench_tools import build, gpu_probe, next_steps, runner, studies
 
     repo = build.repo_root()
     # An installed bundle (cmake --install / CPack) has bin/ and no sources: run what it ships.
@@ -244,13 +275,17 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     if probe.state == gpu_probe.NO_GPU:
         print(f"tcbench run: no GPU ({probe.sentence}): running the host studies only; the GPU "
               "halves of the five questions stay 'not measured'.", flush=True)
-        can_build = should_build and (repo / "CMakeLists.txt").exists()
-        if can_build:
+        idle = gpu_only_flags(args, extra)
+        if idle:
+            print(f"tcbench run: without a GPU {' and '.join(idle)} do nothing: they choose and "
+                  "time GPU benchmarks; the host studies run whole.", flush=True)
+        build_now = should_build and studies.is_source_tree(repo)
+        if build_now:
             build.check_preset(studies.PRESET, repo)
-        studies.host_only(repo, out, studies.configure_args() if can_build else None,
-                          [args.bin_dir] if args.bin_dir else [])
+        studies.host_only(repo, out, build_now, [args.bin_dir] if args.bin_dir else [])
         print(f"tcbench: no CUDA GPU is visible ({probe.sentence}): nothing was measured on a "
-              f"GPU; the host studies are in {out}.", file=sys.stderr)
+              f"GPU; the host studies are in {out}.", file=sys.stderr, flush=True)
+        print("\n".join(next_steps.lines(repo)), flush=True)  # the last lines: what to do next
         return EXIT_NO_GPU
     if should_build and (code := runner.build(args.preset, repo)) != EXIT_OK:
         return code

@@ -238,8 +238,8 @@ def test_a_run_folder_reads_results_and_studies(cli, tmp_path):
     # answers_data's files are synthetic: the banner first, the mark on every source.
     assert out.startswith("SYNTHETIC DATA: the answers without a GPU and the answers of Answers "
                           "GPU come from files that carry the context key tcbench_synthetic")
-    assert "without a GPU [synthetic], host studies (CPU): holds with a caveat" in out
-    assert "Answers GPU [synthetic]: holds" in out
+    assert "without a GPU (synthetic data), host studies (CPU): holds with a caveat" in out
+    assert "Answers GPU (synthetic data): holds" in out
     md = (tmp_path / "out" / "answers.md").read_text()
     assert md.count("\n## Q") == 5
     assert (tmp_path / "out" / "answers.html").read_text().startswith("<!doctype html>")
@@ -305,8 +305,8 @@ def test_run_without_a_gpu_says_so_first_and_answers(tmp_path, monkeypatch):
                                                   "no NVIDIA driver is loaded")
     md = (out / "answers.md").read_text()
     assert md.count("\n## Q") == 5 and "GPU: not measured" in md
-    assert ("Q4 Batch 32 vs 33:\n  without a GPU [synthetic], model (no measurement) and published "
-            "measurements (A100 SXM; EleutherAI/cookbook@e6b8f2b): holds with a caveat"
+    assert ("Q4 Batch 32 vs 33:\n  without a GPU (synthetic data), model (no measurement) and "
+            "published measurements (A100 SXM; EleutherAI/cookbook@e6b8f2b): holds with a caveat"
             in proc.stdout)
     assert (out / "studies.json").is_file()
 

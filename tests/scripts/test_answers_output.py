@@ -51,12 +51,12 @@ def test_a_synthetic_input_is_marked_everywhere(cli, tmp_path):
     code, out, err = cli("answers", fixture, "--out", tmp_path)
     assert code == 0, err
     assert out.startswith("SYNTHETIC DATA: the answers of ")
-    assert "[synthetic]: " in out
+    assert "(synthetic data): " in out
     md = (tmp_path / "answers.md").read_text()
     assert md.splitlines()[2].startswith("> **SYNTHETIC DATA: ")
-    assert "Fixture GPU H &#91;synthetic&#93; |" in md.split("\n## Q1")[0]  # the source cell
+    assert "Fixture GPU H (synthetic data) |" in md.split("\n## Q1")[0]  # the source cell
     page = (tmp_path / "answers.html").read_text()
-    assert "id='synthetic-banner'" in page and "[synthetic]" in page
+    assert "id='synthetic-banner'" in page and "(synthetic data)" in page
     doc = json.loads((tmp_path / "answers.json").read_text())
     assert doc["synthetic"] is True and all(q["synthetic"] for q in doc["questions"]
                                             if q["scope"] == "gpu")
@@ -69,7 +69,7 @@ def test_a_real_input_carries_no_mark(cli, tmp_path):
     assert code == 0 and doc["synthetic"] is False
     assert not any(q["synthetic"] for q in doc["questions"])
     code, out, _ = cli("answers", path)
-    assert "SYNTHETIC" not in out and "[synthetic]" not in out
+    assert "SYNTHETIC" not in out and "(synthetic data)" not in out
 
 
 def test_holds_has_notes_not_caveats_in_the_json(cli, tmp_path):
@@ -126,4 +126,4 @@ def test_the_host_half_says_what_it_rests_on_and_the_grid_has_one_host_row():
     host = parse_doc(ad.doc(ad.HOST_CONTEXT, ad.int8_study() + ad.loss_host()))
     got = answer_all([host])
     headers, rows = render.grid(got)
-    assert [r[0] for r in rows] == ["without a GPU [synthetic]", "GPU"]
+    assert [r[0] for r in rows] == ["without a GPU (synthetic data)", "GPU"]

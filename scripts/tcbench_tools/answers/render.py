@@ -3,7 +3,7 @@
 The verdict table has one row per source (the answers without a GPU, then each GPU run under its
 label: two runs of one GPU model are two rows, labelled as the report labels them) and one column
 per question, so it stays five columns wide whatever the number of GPUs. An answer from a file
-that carries ``tcbench_synthetic`` is marked in every output (a banner first, "[synthetic]"
+that carries ``tcbench_synthetic`` is marked in every output (a banner first, "(synthetic data)"
 beside its source, ``synthetic`` in the JSON), as the report marks it. The concept pages are
 links that work from the folder the file is written to. Every text that came from a result file
 (GPU names, benchmark names) is escaped: a results file cannot write markup or terminal control
@@ -36,7 +36,7 @@ __all__ = ["HOST_LABEL", "as_json", "clean", "console", "grid", "markdown", "pag
 
 REPO = Path(__file__).resolve().parents[3]  # scripts/tcbench_tools/answers -> the checkout
 ANSWERS_PAGE = "docs/concepts/answers.md"
-SYNTHETIC_TAG = "[synthetic]"
+SYNTHETIC_TAG = "(synthetic data)"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 SYMBOL = {HOLDS: "holds", CAVEAT: "holds, with a caveat", FAILS: "does not hold here",
           NOT_MEASURED: "not measured"}
