@@ -239,7 +239,7 @@ def test_a_run_folder_reads_results_and_studies(cli, tmp_path):
     assert out.startswith("SYNTHETIC DATA: the answers without a GPU and the answers of Answers "
                           "GPU come from files that carry the context key tcbench_synthetic")
     assert "without a GPU (synthetic data), host studies (CPU): holds with a caveat" in out
-    assert "Answers GPU (synthetic data): holds" in out
+    assert "Answers GPU (synthetic data), measured on this GPU: holds" in out
     md = (tmp_path / "out" / "answers.md").read_text()
     assert md.count("\n## Q") == 5
     assert (tmp_path / "out" / "answers.html").read_text().startswith("<!doctype html>")

@@ -127,3 +127,16 @@ def test_the_host_half_says_what_it_rests_on_and_the_grid_has_one_host_row():
     got = answer_all([host])
     headers, rows = render.grid(got)
     assert [r[0] for r in rows] == ["without a GPU (synthetic data)", "GPU"]
+
+
+def test_every_answer_says_what_its_numbers_are():
+    """Measured on this GPU, host studies (CPU), model, published: a GPU half that measured
+    nothing claims no basis."""
+    host = parse_doc(ad.doc(ad.HOST_CONTEXT, ad.int8_study() + ad.alignment_model()))
+    run = parse_doc(ad.doc(REAL, ad.int8_gpu()))
+    by = {(a.id, a.scope): a for a in answer_all([host, run])}
+    assert by[("q1", "gpu")].basis == "measured on this GPU"
+    assert by[("q2", "gpu")].verdict == "not measured" and by[("q2", "gpu")].basis == ""
+    assert by[("q1", "host")].basis == "host studies (CPU)"
+    assert by[("q4", "host")].basis.startswith("model (no measurement) and published measurements")
+    assert "host studies" not in by[("q4", "host")].basis

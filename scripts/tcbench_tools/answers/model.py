@@ -44,8 +44,9 @@ class Answer:
     notes: list[str] = field(default_factory=list)
     rule: str = ""  # the rule that decided, in one sentence (docs/concepts/answers.md)
     why: str = ""  # for "not measured": what was missing
-    # What kind of numbers the answer rests on, when it is not one GPU's measurements: "host
-    # studies (CPU)", "model (no measurement)", "published measurements (GPU, source)".
+    # What kind of numbers the answer rests on: "measured on this GPU" (a GPU half that measured
+    # something), "host studies (CPU)" (what the CPU computed), "model (no measurement)",
+    # "published measurements (GPU; source)"; empty for a GPU half that measured nothing.
     basis: str = ""
     # The row this answer is shown in: "without a GPU" for the host half, else the run's label
     # (the GPU name, made unique as the report makes it when two runs share one).

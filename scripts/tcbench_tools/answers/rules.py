@@ -67,13 +67,16 @@ TRAIN_MODES = ("fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_nosc
 Q4_PUBLISHED_DIRECTION = 0.9
 
 HOST_STUDIES = "host studies (CPU)"
+MEASURED = "measured on this GPU"  # the GPU halves: this run's benchmarks
 # Where the published measurements live, as the answers name it (published.DATA_DIR).
 PUBLISHED_DATA = f"{published.DATA_DIR.parent.name}/{published.DATA_DIR.name}/"
 MODEL = "model (no measurement)"
 
 
 def _answer(qid: str, scope: str, gpu: str | None) -> Answer:
-    return Answer(qid, BY_ID[qid].claim, NOT_MEASURED, scope, gpu)
+    """A GPU half rests on that run's measurements; a host half says its basis itself."""
+    return Answer(qid, BY_ID[qid].claim, NOT_MEASURED, scope, gpu,
+                  basis=MEASURED if scope == GPU else "")
 
 
 def _gpu_name(rs: ResultSet) -> str:
@@ -888,5 +891,17 @@ def q5_gpu(rs: ResultSet) -> Answer:
     return a
 
 
+def _gpu_half(rule):
+    """A GPU rule whose answer says "measured on this GPU" only when something was."""
+    @functools.wraps(rule)
+    def answer(rs: ResultSet) -> Answer:
+        a = rule(rs)
+        if a.verdict == NOT_MEASURED:
+            a.basis = ""
+        return a
+    return answer
+
+
 HOST_RULES = {"q1": q1_host, "q2": q2_host, "q4": q4_host, "q5": q5_host}
-GPU_RULES = {"q1": q1_gpu, "q2": q2_gpu, "q3": q3_gpu, "q4": q4_gpu, "q5": q5_gpu}
+GPU_RULES = {qid: _gpu_half(rule) for qid, rule in
+             (("q1", q1_gpu), ("q2", q2_gpu), ("q3", q3_gpu), ("q4", q4_gpu), ("q5", q5_gpu))}
