@@ -36,7 +36,9 @@ __all__ = ["HOST_LABEL", "as_json", "clean", "console", "grid", "markdown", "pag
 
 REPO = Path(__file__).resolve().parents[3]  # scripts/tcbench_tools/answers -> the checkout
 ANSWERS_PAGE = "docs/concepts/answers.md"
+GPU_CHECK_PAGE = "docs/gpu-check.md"
 SYNTHETIC_TAG = "(synthetic data)"
+NO_HOST_HALF = "GPU only"  # the host row of a question without a host half (Q3: a pipe counter)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 SYMBOL = {HOLDS: "holds", CAVEAT: "holds, with a caveat", FAILS: "does not hold here",
           NOT_MEASURED: "not measured"}
@@ -108,7 +110,7 @@ def grid(answers: list[Answer]) -> tuple[list[str], list[list[str]]]:
         host = any(a.scope == HOST for a in answers if shown(a) == s)
         for q in QUESTIONS:
             mine = [a for a in answers if a.id == q.id and shown(a) == s]
-            row.append(mine[0].verdict if mine else ("-" if host else NOT_MEASURED))
+            row.append(mine[0].verdict if mine else (NO_HOST_HALF if host else NOT_MEASURED))
         rows.append(row)
     return headers, rows
 
@@ -190,8 +192,9 @@ def markdown(answers: list[Answer], out_dir: Path | None = None,
                     out += [f"{title}:", ""] + [f"- {mdtext.text(clean(c))}" for c in items] + [""]
             if a.rule:
                 out += [f"Rule: {mdtext.text(clean(a.rule), at_line_start=False)}.", ""]
-    if closing:
-        out += ["## The GPU half", ""] + [mdtext.text(line) + "  " for line in closing] + [""]
+    if closing:  # the tools' own lines (next_steps.py): commands, shown as they are typed
+        out += ["## The GPU half", "", f"How to measure it: {_md_page(GPU_CHECK_PAGE, out_dir)}.",
+                "", "```text", *(line.replace("`", "'") for line in closing), "```", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -260,8 +263,9 @@ def page_html(answers: list[Answer], out_dir: Path | None = None,
             if a.rule:
                 parts.append(f"<p><em>Rule:</em> {html.escape(clean(a.rule))}.</p>")
     if closing:
-        parts.append("<h2 id='gpu-half'>The GPU half</h2><p>"
-                     + "<br>".join(html.escape(line) for line in closing) + "</p>")
+        parts.append("<h2 id='gpu-half'>The GPU half</h2><p>How to measure it: "
+                     f"{_html_page(GPU_CHECK_PAGE, out_dir)}.</p><pre>"
+                     + "\n".join(html.escape(line) for line in closing) + "</pre>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
