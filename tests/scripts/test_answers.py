@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -281,6 +282,14 @@ def test_the_real_host_studies_give_the_verdicts_the_pages_state(tmp_path):
     assert by_id["q4"].verdict == CAVEAT
     # fp8-scaling.md: current scaling ~3 %, delayed saturates under growth.
     assert by_id["q5"].verdict == CAVEAT
+    # The README's two sample blocks are what a run without a GPU prints (the verdicts, then
+    # the next step timed by the check's plan).
+    from tcbench_tools import next_steps
+
+    printed = render.console(answer_all([parse_doc(json.loads(out.read_text()))])) + "\n"
+    blocks = re.findall(r"```text\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    assert blocks[0] == printed, "regenerate the README's sample: scripts/tcbench answers"
+    assert blocks[1] == "\n".join(next_steps.lines(REPO)) + "\n"
 
 
 def test_run_without_a_gpu_says_so_first_and_answers(tmp_path, monkeypatch):
