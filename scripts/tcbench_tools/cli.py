@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tcbench",
         description="Build, test, run and compare the tcbench Tensor Core benchmarks.",
-        epilog="Exit codes: 0 ok; 1 regression or failure; 2 usage or input error; 77 no GPU.")
+        epilog="Exit codes: 0 ok; 1 regression or failure; 2 usage or input error; 77 no GPU; "
+               "70 a bug in the tools (one sentence); 130/143 interrupted by SIGINT/SIGTERM.")
     parser.add_argument("--version", action="version", version=f"tcbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
