@@ -315,9 +315,11 @@ def baseline_name(variant: str) -> str:
 
 
 def fp32_baselines(rs: ResultSet, topic: str) -> dict[str, float]:
-    """The best FP32 TFLOP/s of the topic per baseline (baseline_name), library first."""
+    """The best FP32 TFLOP/s of the topic's GEMMs per baseline (baseline_name), library first
+    (a whole training step is no baseline)."""
     out: dict[str, float] = {}
-    for bench in rs.find(topic, precision="fp32", ran=True):
+    for bench in rs.find(topic, precision="fp32", ran=True,
+                         where=lambda p: {"m", "n", "k"} <= p.args.keys()):
         value = bench.center(TFLOPS) if bench.throughput_metric() == TFLOPS else None
         if value is None or value <= 0 or bench.impossible() is not None:
             continue
@@ -338,9 +340,10 @@ def render_topic_tables(doc, sets: list[ResultSet], labels: list[str], best: lis
     doc.prose("Throughput is the median over repetitions of the best benchmark per topic and "
               "precision (the benchmark column names it and links to its sweep); % of peak is "
               "relative to each card's own peak (`peaks from` in the GPUs table says whether it "
-              "is the datasheet figure or the max-clock one); `x <baseline>` is the speed-up "
-              "over the best FP32 result of that baseline in the same topic on the same card "
-              "(the library's, or tcbench's own SIMT kernel, which is no hardware ratio); n/a: "
+              "is the datasheet figure or the max-clock one); an `x` column (`x cuBLASLt FP32`, "
+              "`x SIMT FP32 kernel`) is the speed-up over the best FP32 result of the baseline it "
+              "names, in the same topic on the same card (the library's, or tcbench's own SIMT "
+              "kernel, which is no hardware ratio); n/a: "
               "the card does not support that precision (its peak is 0).")
     ran = [{bench.parsed.topic for bench in rs.benchmarks.values()} for rs in sets]
     for topic in topics:
@@ -426,7 +429,7 @@ def render_problems(doc, sets: list[ResultSet], labels: list[str]) -> None:
         mine += [("INVALID", name, f"{why} (left out)") for name, why in summary.invalid(rs)]
         for k, (what, name, msg) in enumerate(mine):
             first = Cell(label, ident=problems_anchor(i)) if k == 0 else label
-            failed.append([first, what, Cell(short(name), title=name), msg])
+            failed.append([first, what, name, msg])
     if not skipped and not failed:
         doc.para("Every benchmark ran on every GPU." if sets else "No benchmark ran.")
         return
