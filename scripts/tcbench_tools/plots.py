@@ -215,7 +215,10 @@ def bar_panels_figure(title: str, panels: list[str], gpus: list[str],
         if log:
             ax.set_xscale("log")
         else:
-            ax.set_xlim(0, (top or 1.0) * 1.45)  # room for the notes beside the longest bar
+            # Room for the notes beside the longest bar, however long they are.
+            longest = max((len(notes[(g, panel)]) for g in gpus if (g, panel) in notes),
+                          default=0)
+            ax.set_xlim(0, (top or 1.0) * min(2.4, 1.2 + 0.035 * longest))
         ax.grid(axis="x", which="both", alpha=0.3)
         ax.tick_params(axis="x", labelsize="small")
         ax.set_xlabel(log_label(xlabel) if log else xlabel, fontsize="small")

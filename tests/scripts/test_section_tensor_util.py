@@ -10,6 +10,7 @@ from tcbench_tools.report import Doc
 from tcbench_tools.results import load
 from tcbench_tools.sections import modules, tensor_util
 
+
 def render_all(doc, sets, labels, out_dir):
     """The section's comparison, then each GPU's own part (Per-GPU detail in the report)."""
     images = tensor_util.render(doc, sets, labels, out_dir)

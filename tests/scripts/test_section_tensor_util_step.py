@@ -15,6 +15,7 @@ from tcbench_tools.report import Doc
 from tcbench_tools.results import load, parse_doc
 from tcbench_tools.sections import tensor_util
 
+
 def render_all(doc, sets, labels, out_dir):
     """The section's comparison, then each GPU's own part (Per-GPU detail in the report)."""
     images = tensor_util.render(doc, sets, labels, out_dir)

@@ -168,6 +168,7 @@ def _accuracy_plot(series, out_dir: Path):
             label="Pareto front", zorder=2)
     ax.scatter([xy[i][0] for i in front], [xy[i][1] for i in front], s=160, facecolors="none",
                edgecolors="k", zorder=4)
+    ax.margins(x=0.25, y=0.12)  # the granularities' names stay inside the panel
     ax.set_xlabel("bytes per element (A and B, scales included)")
     errors = [e for _, _, _, e in points]
     if max(errors) >= 10 * min(errors):  # a log axis only where the errors span a decade

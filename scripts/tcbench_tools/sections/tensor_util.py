@@ -194,7 +194,7 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
                         ha="right" if right_side else "left",
                         arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5})
     ax.set_xlim(0, 105)
-    ax.set_ylim(-3, 105)
+    ax.set_ylim(-8, 108)  # room for the label of a point at 0 inside the panel
     ax.set_xlabel("pct_of_peak: achieved TFLOP/s as % of the precision's dense peak")
     ax.set_ylabel("tensor_active_pct (sm__pipe_tensor_cycles_active, %)")
     ax.set_title(f"{label}: tensor-pipe activity vs share of peak", fontsize="medium")
