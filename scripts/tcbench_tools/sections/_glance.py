@@ -101,12 +101,14 @@ def render(doc, sets: list[ResultSet], labels: list[str], sources: list[str],
                             cls="v-fails" if h.failed or h.invalid else None))
         rows.append(row)
     doc.table(headers, rows, set(), cls="compact glance")
+    if not sets:
+        no_gpu(doc, host is not None)  # first, in place of what a GPU row would say
     doc.prose("Verdicts by the written rules of docs/concepts/answers.md (`tcbench answers` "
               "prints the evidence; a cell's tooltip gives its reason); benchmarks: how many "
               "ran, were skipped or failed on each GPU, linked to its entry under Skipped and "
-              "failed.")
-    if not sets:
-        no_gpu(doc, host is not None)
+              "failed." if sets else
+              "Verdicts by the written rules of docs/concepts/answers.md (`tcbench answers` "
+              "prints the evidence; a cell's tooltip gives its reason).")
     notes(doc, answers)
 
 
