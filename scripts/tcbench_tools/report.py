@@ -22,7 +22,7 @@ from pathlib import Path
 from tcbench_tools import power_report, sections, summary, synthetic
 from tcbench_tools.answers import evidence as answers_evidence
 from tcbench_tools.answers import section as answers_section
-from tcbench_tools.doc import Cell, Doc  # noqa: F401 - Cell: what callers import with Doc
+from tcbench_tools.doc import Cell, Code, Doc  # noqa: F401 - Cell: what callers import with Doc
 from tcbench_tools.errors import InputError
 from tcbench_tools.results import ResultSet, without_invalid
 from tcbench_tools.sections import _glance as glance
@@ -134,8 +134,28 @@ def build(sets: list[ResultSet], out_dir: Path,
         images += overview.render_sweeps(doc, sets, labels, out_dir, sweeps)
         images += power_report.render(doc, sets, labels, out_dir)
         overview.render_problems(doc, sets, labels)
+        render_cut_short(doc, sets, labels)
         images += render_per_gpu(doc, sets, labels, out_dir, mods)
     return doc, images
+
+
+def render_cut_short(doc: Doc, sets: list[ResultSet], labels: list[str]) -> None:
+    """Runs read from files a binary left cut short (results.load_file): what was kept and the
+    planned benchmarks that never ran, so a missing row never reads as an absent topic."""
+    cut = [(rs, label) for rs, label in zip(sets, labels) if rs.partial]
+    if not cut:
+        return
+    doc.heading(2, "Cut short")
+    for rs, label in cut:
+        parts: list = [f"{label}: {rs.partial}."]
+        names = rs.never_ran
+        if names:
+            parts.append(f" {len(names)} planned benchmark(s) never ran: ")
+            for i, name in enumerate(names[:12]):
+                parts += [", "] if i else []
+                parts.append(Code(name))
+            parts.append(" ..." if len(names) > 12 else ".")
+        doc.para(*parts)
 
 
 def write(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,

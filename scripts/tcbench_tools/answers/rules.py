@@ -472,7 +472,7 @@ def q4_host(rs: ResultSet) -> Answer:
         a.basis = MODEL
     if not pairs and not model_pairs:
         a.why = ("no alignment model predictions in these results (tcbench_studies --study "
-                 "alignment) and no published measurements (data/published/)")
+                 "alignment) and no published measurements (tcbench's data folder of them)")
         return a
     nn = {g: p for (g, layout), p in model_pairs.items() if layout == "nn"}
     nt = {g: p for (g, layout), p in model_pairs.items() if layout == "nt"}
