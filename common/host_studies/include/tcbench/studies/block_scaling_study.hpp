@@ -51,6 +51,10 @@ struct ScalingStudyConfig {
   std::int64_t tokens = 128, hidden = 2048, out = 1024;
   int outlier_channels = 8;
   float outlier_scale = 100.0f;
+  // This step's activations and gradients over last step's, whose amax delayed scaling uses: a
+  // tensor that grows, as delayed scaling's failure needs. With growth 1 (other draws of the same
+  // distribution) whether the stale amax clips was a coin flip of the seed.
+  float growth = 1.5f;
   std::uint64_t seed = 0x5CA1E;
 };
 
