@@ -66,10 +66,9 @@ constexpr Variant kVariants[] = {
     {Precision::fp4, ScaleMode::mx},         {Precision::fp6, ScaleMode::mx},
 };
 
+// The block element format of precision p: its A type's row.
 tn::ElementFormat element_of(Precision p) {
-  return p == Precision::fp4   ? tn::ElementFormat::e2m1
-         : p == Precision::fp6 ? tn::ElementFormat::e2m3
-                               : tn::ElementFormat::e4m3;
+  return *tn::view_of(tn::kElementFormats, tcbench::element_of(info(p).a));
 }
 
 GemmCase make_case(const Variant& v, const GemmShape& s) {

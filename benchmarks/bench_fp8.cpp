@@ -44,8 +44,9 @@ void require_fp8(const Env& env) {
   env.skip_unless_valid(GemmSpec::for_precision(Precision::fp8, 256, 256, 256));
 }
 
+// The FP8 format of an FP8 cudaDataType_t (the variants below hold only FP8 A and B).
 tn::Fp8Format fp8_format(cudaDataType_t t) {
-  return t == CUDA_R_8F_E5M2 ? tn::Fp8Format::e5m2 : tn::Fp8Format::e4m3;
+  return *tn::view_of(tn::kFp8Formats, element_of(t));
 }
 
 // Layer GEMMs are TN (D = W^T X with W stored k x m), the layout FP8 needs: every GEMM of this
@@ -62,10 +63,8 @@ GemmCase tn_case(Precision p, const GemmShape& s) {
 struct Fp8Variant {
   cudaDataType_t a, b, d;
   std::string name() const {
-    auto f = [](cudaDataType_t t) {
-      return t == CUDA_R_8F_E4M3 ? "e4m3" : t == CUDA_R_8F_E5M2 ? "e5m2" : "bf16";
-    };
-    return std::string("gemm_") + f(a) + "x" + f(b) + "_" + f(d);
+    auto f = [](cudaDataType_t t) { return std::string(tn::name(element_of(t))); };
+    return "gemm_" + f(a) + "x" + f(b) + "_" + f(d);
   }
 };
 const Fp8Variant kHeadline{CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF};
@@ -188,7 +187,7 @@ void run_recipe_kernel(benchmark::State& state, const Env& env, RecipeKernel ker
   const DeviceBuffer<In> x = recipe_input<In>(env, n);
   DeviceBuffer<__nv_fp8_storage_t> out(n);
   tk::ScaleState st;
-  constexpr float kScale = 448.0f;  // maps uniform(-1, 1) onto E4M3's range
+  constexpr float kScale = tn::fp8_max(tn::Fp8Format::e4m3);  // uniform(-1, 1) onto E4M3's range
   st.scale.set(kScale, env.stream());
   KernelCase k;
   k.bytes_moved =

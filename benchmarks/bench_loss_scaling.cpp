@@ -85,18 +85,6 @@ void landing(benchmark::State& state, const Env& env, Source source, tn::Format 
 
 // 2. Training with and without scaling --------------------------------------------------------
 
-Precision precision_of(ts::TrainingMode m) {
-  switch (ts::storage_of(m)) {
-    case tn::Storage::fp32:
-      return Precision::fp32;
-    case tn::Storage::bf16:
-      return Precision::bf16;
-    case tn::Storage::fp16:
-      break;
-  }
-  return Precision::fp16;
-}
-
 ts::TrainingConfig training_config(bool quick) {
   ts::TrainingConfig cfg;
   cfg.steps = quick ? 100 : 400;
@@ -273,9 +261,10 @@ void register_topic(const Env& env) {
       }
   const int steps = training_config(env.quick()).steps;
   for (ts::TrainingMode m : ts::kTrainingModes)
-    register_gpu_benchmark(BenchName(kTopic, "train_" + std::string(ts::name(m)), precision_of(m))
-                               .arg(Key::steps, steps),
-                           [&env, m](benchmark::State& st) { train(st, env, m); });
+    register_gpu_benchmark(
+        BenchName(kTopic, "train_" + std::string(ts::name(m)), ts::precision_of(m))
+            .arg(Key::steps, steps),
+        [&env, m](benchmark::State& st) { train(st, env, m); });
   std::vector<std::size_t> sizes{10'000'000};
   if (!env.quick()) sizes = {10'000'000, 100'000'000, 1'000'000'000};
   for (std::size_t n : sizes)

@@ -118,7 +118,7 @@ std::string mk_table() {
       const bool is_m = dim[0] == 'M';
       const std::int64_t m = is_m ? v : 4096, k = is_m ? 4096 : v;
       const auto p = predict(m, 4096, k, Precision::fp16, kH100);
-      const auto a = tn::classify_alignment(v, tn::ElementType::fp16);
+      const auto a = tn::classify_alignment(v, tn::Element::fp16);
       o << "| " << dim << " | " << v << " | " << yes(a.bytes16) << " | " << yes(a.mult8) << " / "
         << yes(a.mult16) << " | " << p.efficiency.tiles << " | "
         << fmt("%.3f", p.efficiency.predicted_relative_throughput) << " | "
@@ -137,8 +137,8 @@ std::string padding_table() {
     for (std::int64_t to : {40, 48}) {
       const Config c = assumed(4096, 33, *g);
       const auto p = tn::predict_padding(
-          {4096, 33, 4096, tn::ElementType::fp16}, tn::GemmDim::n, to, c.tile,
-          {g->spec.sm_count, 1}, tcbench::gpu_rates(g->spec, Precision::fp16), 2, c.split_k);
+          {4096, 33, 4096, tn::Element::fp16}, tn::GemmDim::n, to, c.tile, {g->spec.sm_count, 1},
+          tcbench::gpu_rates(g->spec, Precision::fp16), 2, c.split_k);
       o << "| " << g->label << " | " << to << " | "
         << fmt("%.1f %%", 100 * p.cost.extra_flop_fraction) << " | "
         << fmt("%.0f", p.cost.copy_bytes) << " | " << fmt("%.2f", p.copy_seconds * 1e6) << " | "
@@ -282,10 +282,10 @@ TEST(GemmPrediction, RatesAndTypesFromTcbenchsTables) {
   EXPECT_EQ(tcbench::gpu_rates(kA100.spec, Precision::fp8).flops_per_s, 0.0);  // no FP8 path
   EXPECT_THROW(tcbench::predict_on(kA100.spec, Precision::fp8, {4096, 32, 4096}, {128, 64}),
                tcbench::InvalidArgument);
-  EXPECT_EQ(tn::element_bytes(tcbench::model_element_type(CUDA_R_32I)), 4);
-  EXPECT_EQ(tn::element_bytes(tcbench::model_element_type(CUDA_R_8F_E4M3)), 1);
-  EXPECT_EQ(tcbench::model_element_type(CUDA_R_16BF), tn::ElementType::bf16);
-  EXPECT_THROW(tcbench::model_element_type(CUDA_C_32F), tcbench::InvalidArgument);
+  EXPECT_EQ(tn::element_bytes(tcbench::element_of(CUDA_R_32I)), 4);
+  EXPECT_EQ(tn::element_bytes(tcbench::element_of(CUDA_R_8F_E4M3)), 1);
+  EXPECT_EQ(tcbench::element_of(CUDA_R_16BF), tn::Element::bf16);
+  EXPECT_THROW(tcbench::element_of(CUDA_C_32F), tcbench::InvalidArgument);
 }
 
 }  // namespace

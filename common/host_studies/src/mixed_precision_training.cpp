@@ -21,6 +21,10 @@ Storage storage_of(TrainingMode m) {
   }
 }
 
+Precision precision_of(TrainingMode m) {
+  return *parse_precision(name(storage_of(m)));
+}
+
 void TrainingConfig::validate() const {
   auto positive = [](int v, const char* what) {
     if (v < 1)

@@ -117,9 +117,7 @@ void loss_scaling_study(Rows& out) {
   for (ts::TrainingMode m : ts::kTrainingModes) runs.emplace(m, ts::train_host(cfg, m));
   const double fp32 = runs.at(ts::TrainingMode::fp32).final_loss();
   for (const auto& [mode, run] : runs) {
-    const Precision p = ts::storage_of(mode) == numerics::Storage::fp32   ? Precision::fp32
-                        : ts::storage_of(mode) == numerics::Storage::bf16 ? Precision::bf16
-                                                                          : Precision::fp16;
+    const Precision p = ts::precision_of(mode);
     Row& row = out.add(BenchName("loss_scaling_study", "train_" + std::string(ts::name(mode)), p)
                            .arg(Key::steps, cfg.steps),
                        "host teacher-student regression, Adam");
@@ -153,7 +151,7 @@ void alignment_study(Rows& out) {
         set(row, counters::tile_m, static_cast<double>(tile.tile.m));
         set(row, counters::tile_n, static_cast<double>(tile.tile.n));
         set(row, counters::split_k, tile.split_k);
-        set(row, counters::align_n_bytes, tn::alignment_bytes(n, model_element_type(spec.b_type)));
+        set(row, counters::align_n_bytes, tn::alignment_bytes(n, element_of(spec.b_type)));
       }
     }
 }

@@ -1,6 +1,7 @@
 // The GEMM efficiency model (numerics/gemm_model.hpp) fed from what tcbench actually runs: the
-// element sizes of the cuBLASLt data types, the GPU's rates from the peak table, and a tile
-// (the one cuBLASLt reports, translated by numerics/lt_tiles.hpp, or an assumed one).
+// element sizes of the cuBLASLt data types (element_of, gemm_spec.hpp), the GPU's rates from the
+// peak table, and a tile (the one cuBLASLt reports, translated by numerics/lt_tiles.hpp, or an
+// assumed one).
 #pragma once
 
 #include "tcbench/numerics/gemm_model.hpp"
@@ -12,10 +13,6 @@
 #include <cstdint>
 
 namespace tcbench {
-
-// The model's element type for a cuBLASLt data type (FP32 data counts as tf32's 4 bytes too).
-// Throws InvalidArgument for types tcbench never runs.
-numerics::ElementType model_element_type(cudaDataType_t t);
 
 // The GPU's dense rate for `p` (pct_of_peak's denominator: the datasheet figure for known
 // products, else the max-clock model) and its DRAM bandwidth. flops_per_s is 0 where the GPU

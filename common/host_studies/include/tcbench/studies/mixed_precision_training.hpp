@@ -1,8 +1,8 @@
 // A small mixed-precision training run in five modes (FP32; FP16 without loss scaling, with a
 // static scale, with GradScaler's dynamic scale; BF16 without scaling), done on the host with the
 // narrow formats emulated through CUDA's own host conversions, so every number is deterministic
-// and the GPU trainer (common/gpu_studies/src/gpu_training.cpp, kernels/training_step.cu) runs the very
-// same element functions (tcbench/numerics/training_math.hpp).
+// and the GPU trainer (common/gpu_studies/src/gpu_training.cpp, kernels/training_step.cu) runs the
+// very same element functions (tcbench/numerics/training_math.hpp).
 //
 // The problem: teacher-student regression with a two-layer tanh MLP,
 //     y = W2 tanh(W1 x),  loss = mean over outputs and samples of (y - t)^2,
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "tcbench/numerics/loss_scaling.hpp"
+#include "tcbench/precision.hpp"
 #include "tcbench/numerics/training_math.hpp"
 
 namespace tcbench::numerics {}  // namespace tcbench::numerics
@@ -61,8 +62,10 @@ constexpr std::string_view name(TrainingMode m) {
   return numerics::name_in(kTrainingModeNames, m);
 }
 
-// Where a mode stores activations and gradients.
+// Where a mode stores activations and gradients, and the GEMM precision of the same name
+// (fp32, fp16, bf16) that its benchmarks and study rows are named after.
 numerics::Storage storage_of(TrainingMode m);
+Precision precision_of(TrainingMode m);
 
 // Configuration and results ------------------------------------------------------------------
 
