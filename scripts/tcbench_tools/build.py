@@ -137,7 +137,8 @@ def run_tests(preset: str, jobs: int | None, python_only: bool) -> int:
     done = ", ".join(t for t, c in results if c == 0)
     if failed:
         extra = f"; not run: {', '.join(skipped)}" if skipped else ""
-        print(f"\ntcbench test ({preset}): FAILED: {', '.join(failed)}{extra}; passed: {done or 'none'}.")
+        print(f"\ntcbench test ({preset}): FAILED: {', '.join(failed)}{extra}; passed: "
+              f"{done or 'none'}.")
         return EXIT_FAIL
     print(f"\ntcbench test ({preset}): PASSED ({done}).")
     return EXIT_OK

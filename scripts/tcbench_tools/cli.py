@@ -17,8 +17,14 @@ from pathlib import Path
 
 from tcbench_tools import __version__
 from tcbench_tools.arguments import positive_int, positive_seconds, significance, threshold
-from tcbench_tools.errors import (EXIT_FAIL, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
-                                  InputError)
+from tcbench_tools.errors import (
+    EXIT_FAIL,
+    EXIT_INTERNAL,
+    EXIT_NO_GPU,
+    EXIT_OK,
+    EXIT_USAGE,
+    InputError,
+)
 from tcbench_tools.printable import printable
 
 # Commands that pass the arguments after '--' on (to the benchmark binaries or the profiled one).
@@ -320,7 +326,8 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
                          "file(s): give one label per file, in the same order.")
     sets = [load(f) for f in args.files]
     md, page, images = report.write(sets, args.out, args.label)
-    print(f"tcbench report: {len(sets)} runs -> {md}, {page} and {len(images)} plots in {args.out}.")
+    print(f"tcbench report: {len(sets)} runs -> {md}, {page} and {len(images)} plots in "
+          f"{args.out}.")
     return EXIT_OK
 
 

@@ -29,8 +29,9 @@ The gate (docs/ci.md, section 4, has the table) never passes silently:
 * ``MISSING`` (ran in the baseline, absent from the candidate), ``SKIPPED NOW`` (ran in the
   baseline, ``skipped:`` in the candidate) and ``NOT COMPARABLE`` (no metric, unknown time unit, a
   median that is zero or negative, or renamed: a baseline name of the first grammar, tcbench 0.1,
-  whose benchmark the candidate holds under its current name, e.g. with the GEMM layout) fail unless
-  ``--allow-missing``, ``--allow-skipped`` or ``--allow-not-comparable`` (or the config keys of the same names) opt out.
+  whose benchmark the candidate holds under its current name, e.g. with the GEMM layout) fail
+  unless ``--allow-missing``, ``--allow-skipped`` or ``--allow-not-comparable`` (or the config
+  keys of the same names) opt out.
 * ``NOT COMPARABLE: THROTTLED``: a candidate benchmark that ran under a hardware or thermal
   slowdown (``hw_slowdown``, ``sw_thermal``, ``hw_thermal``, ``hw_power_brake``) or at an SM clock
   more than 5 % below the baseline's (tcbench_tools/power.py reads the clocks NVML recorded)
@@ -59,13 +60,13 @@ from pathlib import Path
 
 from scipy import stats
 
-from tcbench_tools import arguments, files, power, regex_guard
+from tcbench_tools import arguments, files, mdtext, power, regex_guard, schema
 from tcbench_tools.errors import InputError, exit_text
 from tcbench_tools.names import NAMES_V2_SINCE, upgrade_v1
-from tcbench_tools.results import IDENTITY_KEYS, Benchmark, ResultSet, Sample
-from tcbench_tools.schema import HIGHER, PCT_OF_PEAK, SPREAD_PCT, counter
 from tcbench_tools.printable import printable_lines
-from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, markdown_table, md_code, text_table
+from tcbench_tools.results import Benchmark, ResultSet, Sample
+from tcbench_tools.schema import HIGHER, PCT_OF_PEAK, SPREAD_PCT, counter
+from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, markdown_table, text_table
 
 MIN_REPETITIONS_UTEST = 5
 NOISE_FACTOR = 2.0
@@ -234,7 +235,8 @@ def load_config(path: str, options: Options) -> None:
         try:
             pattern = re.compile(regex)
         except re.error as exc:
-            raise InputError(f"{path}: {regex!r} is not a valid regular expression ({exc}).") from None
+            raise InputError(f"{path}: {regex!r} is not a valid regular expression "
+                             f"({exc}).") from None
         except Exception as exc:  # noqa: BLE001 - OverflowError, RecursionError: still bad input
             raise InputError(f"{path}: {regex[:60]!r} is not a usable regular expression "
                              f"({type(exc).__name__}: {exc}).") from None
@@ -335,19 +337,19 @@ def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row
 
 def _exit_codes(rs: ResultSet) -> dict[str, str]:
     """``tcbench_failed_binaries`` ("bench_a:1,bench_b:-11") as {binary: exit code}."""
-    return dict(item.rsplit(":", 1) for item in rs.context_list("tcbench_failed_binaries")
+    return dict(item.rsplit(":", 1) for item in rs.context_list(schema.RUN_FAILED)
                 if ":" in item)
 
 
 def _missing_note(b: Benchmark, candidate: ResultSet) -> str:
     """Why a baseline benchmark may be absent from the candidate, when the run says so."""
     binary = b.binary
-    if binary is None or "tcbench_binaries" not in candidate.context:
+    if binary is None or schema.RUN_BINARIES not in candidate.context:
         return "not in the candidate"
-    if binary in candidate.context_list("tcbench_lost_binaries"):
+    if binary in candidate.context_list(schema.RUN_LOST):
         code = _exit_codes(candidate).get(binary, "?")
         return f"{binary} wrote no usable results in the candidate run ({exit_text(code)})"
-    if binary not in candidate.context_list("tcbench_binaries"):
+    if binary not in candidate.context_list(schema.RUN_BINARIES):
         return f"{binary} did not run in the candidate run"
     return "not in the candidate"
 
@@ -355,11 +357,11 @@ def _missing_note(b: Benchmark, candidate: ResultSet) -> str:
 def _run_problems(candidate: ResultSet) -> list[str]:
     """A candidate run that stopped early or lost a binary's results is never a pass."""
     problems = []
-    incomplete = candidate.context.get("tcbench_incomplete")
+    incomplete = candidate.context.get(schema.RUN_INCOMPLETE)
     if incomplete:
         problems.append(f"the candidate run did not finish ({incomplete})")
     codes = _exit_codes(candidate)
-    for binary in candidate.context_list("tcbench_lost_binaries"):
+    for binary in candidate.context_list(schema.RUN_LOST):
         problems.append(f"binary {binary} failed in the candidate run without usable results "
                         f"({exit_text(codes.get(binary, '?'))})")
     return problems
@@ -503,18 +505,19 @@ def context_warnings(baseline: ResultSet, candidate: ResultSet, options: Options
         if not rs.has_tcbench_context and other.has_tcbench_context:
             warnings.append(f"{rs.path} has no tcbench context (GPU, driver, library versions): "
                             "cannot check that both runs used the same machine.")
-    for key in IDENTITY_KEYS:
+    for key in (*schema.GPU_MODEL, *schema.SOFTWARE):  # another card of one model: same setup
         a, b = baseline.context.get(key), candidate.context.get(key)
         if a is not None and b is not None and str(a) != str(b):
             what = key.replace("_", " ")
-            hint = (" (expected with --normalize-peak)" if key == "gpu_name" and options.normalize_peak
+            hint = (" (expected with --normalize-peak)"
+                    if key == "gpu_name" and options.normalize_peak
                     else "")
             warnings.append(f"the runs differ in {what}: baseline {a!r}, candidate {b!r}{hint}.")
     warnings += power.context_warnings(baseline.context, candidate.context)
-    incomplete = baseline.context.get("tcbench_incomplete")
-    if incomplete or baseline.context_list("tcbench_lost_binaries"):
+    incomplete = baseline.context.get(schema.RUN_INCOMPLETE)
+    if incomplete or baseline.context_list(schema.RUN_LOST):
         why = incomplete or "binaries without results: " + ", ".join(
-            baseline.context_list("tcbench_lost_binaries"))
+            baseline.context_list(schema.RUN_LOST))
         warnings.append(f"the baseline run is incomplete ({why}): benchmarks it lacks are not "
                         "checked; refresh it from a complete run.")
     if options.normalize_peak:
@@ -592,22 +595,25 @@ def render_text(comp: Comparison) -> str:
 
 
 def render_markdown(comp: Comparison, baseline: str, candidate: str) -> str:
+    """The comparison as GitHub Markdown (a job summary): every name, note and path escaped
+    (mdtext.py), so a result file cannot add markup, a link or a table row."""
     headers, rows = _table(comp)
     lines = ["## tcbench compare", "",
-             f"Baseline {md_code(baseline)}, candidate {md_code(candidate)}; metric: "
+             f"Baseline {mdtext.code(baseline)}, candidate {mdtext.code(candidate)}; metric: "
              + ("real time per iteration (lower is better)." if comp.metric == "time"
                 else "% of the card's peak (higher is better)."), "",
-             f"**{summary_line(comp)}**", ""]
+             f"**{mdtext.text(summary_line(comp), at_line_start=False)}**", ""]
     for w in comp.warnings:
-        lines.append(f"> warning: {w}")
+        lines.append(f"> warning: {mdtext.text(w, at_line_start=False)}")
     if comp.warnings:
         lines.append("")
     if comp.failing or comp.problems:
         lines.append("Regressions and failures:")
         lines.append("")
-        lines += [f"- {md_code(r.name)}: {_failure_detail(r)}" for r in comp.failing]
-        lines += [f"- {problem}" for problem in comp.problems]
+        lines += [f"- {mdtext.code(r.name)}: {mdtext.text(_failure_detail(r), at_line_start=False)}"
+                  for r in comp.failing]
+        lines += [f"- {mdtext.text(problem)}" for problem in comp.problems]
         lines.append("")
     lines.append(markdown_table(headers, rows, right={1, 2, 3, 4, 5}))
     lines.append("")
-    return printable_lines("\n".join(lines))
+    return "\n".join(lines)

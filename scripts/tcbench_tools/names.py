@@ -5,6 +5,10 @@ k:4096/layout:nn`` (cuBLAS column-major convention: ``tn`` = A transposed, B not
 Benchmark may append ``/manual_time`` (or ``/real_time``) and, for aggregate rows,
 ``_mean``/``_median``/``_stddev``/``_cv``; the key the tools match on drops the time suffix.
 
+``BenchName`` builds a name as the C++ ``tcbench::BenchName`` does (schema.hpp), and ``Query``
+(``ResultSet.find``) matches parsed names by their parts: the tools never write a benchmark name,
+or a pattern for one, by hand, and a key the schema does not know fails where it is used.
+
 ``upgrade_v1`` maps a name of the first grammar (tcbench 0.1: no layout, ``n:`` for element
 counts, ``h:``/``t:``, the ``cublaslt_bT`` variant) to the name the same benchmark has now, so
 that ``compare`` can say a baseline was renamed instead of calling it missing.
@@ -12,8 +16,11 @@ that ``compare`` can say a baseline was renamed instead of calling it missing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
+from tcbench_tools import schema
 from tcbench_tools.schema import PRECISIONS
 
 NAMES_V2_SINCE = "tcbench 0.2"  # the release whose names carry the GEMM layout
@@ -82,6 +89,136 @@ def parse(name: str) -> ParsedName:
     if precision is None:
         precision = words[2] if len(words) > 2 else "-"
     return ParsedName(topic, variant, precision, args)
+
+
+# ---------------------------------------------------------------------------------------------
+# Building names and matching them
+
+
+class UnknownKey(ValueError):
+    """A name key that schema.KEYS does not have: a query or a name written for a key the C++ has
+    renamed or dropped (tests/scripts/test_schema.py keeps KEYS equal to the C++ keys)."""
+
+
+def _known(key: str) -> str:
+    if key not in schema.KEYS:
+        raise UnknownKey(f"{key!r} is not a benchmark name key (schema.KEYS: "
+                         f"{', '.join(schema.KEYS)})")
+    return key
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _plain(what: str, value: object) -> str:
+    text = str(value)
+    if not _PLAIN.fullmatch(text):
+        raise ValueError(f"benchmark name {what} {text!r} must be letters, digits, '_', '-' or '.'")
+    return text
+
+
+@dataclass(frozen=True)
+class BenchName:
+    """A benchmark name, built as ``tcbench::BenchName`` builds it (schema.hpp):
+    ``BenchName("fp16_vs_fp32", "cublaslt", "fp16").gemm(4096, 4096, 4096, "nn")`` is
+    ``fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn``; ``.arg("batch", 32)`` appends
+    ``/batch:32``. ``precision`` is a precision of the table or one of the few mixes a row names
+    instead (``selected``). ``str()`` gives the name."""
+
+    topic: str
+    variant: str
+    precision: str
+    args: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        for what in ("topic", "variant", "precision"):
+            _plain(what, getattr(self, what))
+
+    @classmethod
+    def of(cls, parsed: ParsedName) -> BenchName:
+        """The name ``parsed`` was parsed from (its arguments in their order)."""
+        return cls(parsed.topic, parsed.variant, parsed.precision, tuple(parsed.args.items()))
+
+    def arg(self, key: str, value: object) -> BenchName:
+        return replace(self, args=(*self.args, (_known(key), _plain(key, value))))
+
+    def gemm(self, m: int, n: int, k: int, layout: str) -> BenchName:
+        """m, n, k and the layout (schema.LAYOUTS), in the order every GEMM name has them."""
+        if layout not in schema.LAYOUTS:
+            raise ValueError(f"layout {layout!r} is not one of {', '.join(schema.LAYOUTS)}")
+        return self.arg("m", m).arg("n", n).arg("k", k).arg("layout", layout)
+
+    def __str__(self) -> str:
+        return "/".join((self.topic, self.variant, self.precision,
+                         *(f"{key}:{value}" for key, value in self.args)))
+
+
+class _Any:
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY = _Any()  # a name key that is there, whatever its value
+# What one part of a query matches: None (anything; for a key: the key is absent), ANY (a key
+# that is there), a value (compared as the name writes it: 4096 matches "4096"), several values
+# (a tuple, set or frozenset), or a test of the text.
+Match = object
+
+
+def matches(want: Match, have: str | None) -> bool:
+    """Whether a name part ``have`` (None: the name lacks it) is what ``want`` asks for."""
+    if want is ANY:
+        return have is not None
+    if have is None:
+        return want is None
+    if want is None:
+        return False
+    if callable(want):
+        return bool(want(have))
+    if isinstance(want, (tuple, set, frozenset)):
+        return any(matches(w, have) for w in want)
+    return str(want) == have
+
+
+@dataclass(frozen=True)
+class Query:
+    """What ``ResultSet.find`` looks for: parts of a parsed name (see ``matches``); ``topic``,
+    ``variant`` and ``precision`` left None match any."""
+
+    topic: Match = None
+    variant: Match = None
+    precision: Match = None
+    args: dict = field(default_factory=dict)
+    where: Callable[[ParsedName], bool] | None = None
+
+    def __post_init__(self) -> None:
+        for key in self.args:
+            _known(key)
+
+    def matches(self, parsed: ParsedName) -> bool:
+        for want, have in ((self.topic, parsed.topic), (self.variant, parsed.variant),
+                           (self.precision, parsed.precision)):
+            if want is not None and not matches(want, have):
+                return False
+        if not all(matches(want, parsed.args.get(key)) for key, want in self.args.items()):
+            return False
+        return self.where is None or bool(self.where(parsed))
+
+
+def is_square(parsed: ParsedName) -> bool:
+    """A GEMM with m = n = k."""
+    a = parsed.args
+    return "m" in a and a.get("m") == a.get("n") == a.get("k")
+
+
+def one_of(*values: object) -> frozenset[str]:
+    """Several values for one part of a query (``variant=one_of("cublaslt", "wmma")``)."""
+    return frozenset(str(v) for v in values)
+
+
+def prefix(start: str) -> Callable[[str], bool]:
+    """A part that begins with ``start`` (``variant=prefix("ptq_")``)."""
+    return lambda text: text.startswith(start)
 
 
 def count_label(text: str) -> str:

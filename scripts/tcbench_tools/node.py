@@ -195,7 +195,8 @@ def run_node(binaries: list[Path], opts: RunOptions, bin_dir: Path, parallel: bo
             except InputError as exc:
                 r.problem = str(exc)
         elif r.code is not None:
-            r.problem = f"no results (exit {r.code}; log: {r.out / 'run.log' if parallel else r.out / 'logs'})"
+            log = r.out / "run.log" if parallel else r.out / "logs"
+            r.problem = f"no results (exit {r.code}; log: {log})"
         else:
             r.problem = "not run"
     text = summary(runs)

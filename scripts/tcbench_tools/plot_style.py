@@ -6,8 +6,9 @@ The colours are Paul Tol's "muted" scheme (nine colours designed to stay disting
 the common colour-vision deficiencies: https://personal.sron.nl/~pault/#sec:qualitative). Colour,
 marker and line style cycle with periods 9, 10 and 4, so series i and j (i != j, both below 180)
 never share all three, and two of the first 36 series that share a colour (i, i + 9, i + 18,
-i + 27) differ in marker and in line style too. Series keep their index across plots: GPU k looks the same everywhere in a
-report. No matplotlib import here (``tcbench run`` may import the tools without it).
+i + 27) differ in marker and in line style too. Series keep their index across plots: GPU k looks
+the same everywhere in a report. No matplotlib import here (``tcbench run`` may import the tools
+without it).
 """
 
 from __future__ import annotations

@@ -28,9 +28,20 @@ import sys
 from dataclasses import dataclass, field
 
 from tcbench_tools.results import Benchmark, ResultSet, number
-from tcbench_tools.schema import (ENERGY_J, GBPS, GBPS_PER_W, PCT_OF_PEAK_AT_CLOCK, POWER_W,
-                                  SM_CLOCK_MHZ, TEMP_C_MAX, TFLOPS, TFLOPS_PER_W, THROTTLE, TOPS,
-                                  TOPS_PER_W)
+from tcbench_tools.schema import (
+    ENERGY_J,
+    GBPS,
+    GBPS_PER_W,
+    PCT_OF_PEAK_AT_CLOCK,
+    POWER_W,
+    SM_CLOCK_MHZ,
+    TEMP_C_MAX,
+    TFLOPS,
+    TFLOPS_PER_W,
+    THROTTLE,
+    TOPS,
+    TOPS_PER_W,
+)
 
 # The rate counter each efficiency counter divides (results.THROUGHPUT_UNITS' keys).
 EFFICIENCY = {TFLOPS: TFLOPS_PER_W, TOPS: TOPS_PER_W, GBPS: GBPS_PER_W}
@@ -129,14 +140,9 @@ class Power:
         return ", ".join(parts) or "no clock or power recorded"
 
 
-def _center(bench: Benchmark, counter: str) -> float | None:
-    sample = bench.sample(counter)
-    return sample.center if sample is not None else None
-
-
 def of(bench: Benchmark, context: dict | None = None) -> Power:
     """The clock, power and throttling of one benchmark."""
-    p = Power(_center(bench, SM_CLOCK_MHZ), _center(bench, POWER_W), _center(bench, ENERGY_J))
+    p = Power(bench.center(SM_CLOCK_MHZ), bench.center(POWER_W), bench.center(ENERGY_J))
     rows = bench.iterations or ([bench.aggregates["median"]] if "median" in bench.aggregates
                                 else [])
     temps = [t for t in (number(r.get(TEMP_C_MAX)) for r in rows)
@@ -149,11 +155,11 @@ def of(bench: Benchmark, context: dict | None = None) -> Power:
             p.throttle |= m
         p.reasons = decode(p.throttle, reason_table(context))
     for counter in (TFLOPS_PER_W, TOPS_PER_W, GBPS_PER_W):
-        value = _center(bench, counter)
+        value = bench.center(counter)
         if value is not None:
             p.efficiency = (counter, value)
             break
-    p.pct_of_peak_at_clock = _center(bench, PCT_OF_PEAK_AT_CLOCK)
+    p.pct_of_peak_at_clock = bench.center(PCT_OF_PEAK_AT_CLOCK)
     return p
 
 

@@ -10,9 +10,11 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from tcbench_tools import power, schema
-from tcbench_tools.names import precision_order
+from tcbench_tools import plots, power, schema
+from tcbench_tools.doc import Cell, Code, Strong
+from tcbench_tools.names import precision_order, short
 from tcbench_tools.results import ResultSet
+from tcbench_tools.sections._common import save
 
 _GEMM_RATES = (schema.TFLOPS, schema.TOPS)
 MAX_LISTED = 25  # throttled results listed per GPU before "and N more"
@@ -56,8 +58,6 @@ def efficiency_figure(precisions: list[str], gpus: list[str],
                       throttled: set[tuple[str, str]] | None = None):
     """Small multiples: per precision a panel, per GPU a bar of TFLOP/s per W (linear from 0,
     the value beside it); a hatched bar ran throttled."""
-    from tcbench_tools import plots  # matplotlib (headless) only when a report is made
-
     notes = {key: plots.value_label(v) for key, v in values.items()}
     return plots.bar_panels_figure(
         "Energy efficiency: best GEMM throughput per watt, per precision", precisions, gpus,
@@ -65,16 +65,7 @@ def efficiency_figure(precisions: list[str], gpus: list[str],
         hatched_name="ran throttled")
 
 
-def _save(fig, path: Path) -> Path:
-    from tcbench_tools.sections._common import save  # the synthetic mark, the DPI, closing
-
-    return save(fig, path)
-
-
-def _bench_cell(name: str):
-    from tcbench_tools.names import short
-    from tcbench_tools.report import Cell
-
+def _bench_cell(name: str) -> Cell:
     return Cell(short(name), title=name)
 
 
@@ -90,7 +81,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         return []
     images: list[Path] = []
     doc.heading(2, "Clocks, power and energy")
-    doc.para("Read through NVML every 10 ms while each benchmark's samples ran: the median SM "
+    doc.prose("Read through NVML every 10 ms while each benchmark's samples ran: the median SM "
              "clock, the board power (energy counter delta / time), and the clock-event reasons. "
              "TFLOP/s per W is the best GEMM of each precision per GPU (equal to TFLOP per "
              "joule); `pct_of_peak_at_clock` divides by SMs x the measured clock x ops/clock, so "
@@ -120,7 +111,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                 rows.append([prec, label, f"{p.efficiency[1]:.3g} {unit}", p.describe(),
                              _bench_cell(name)])
         doc.table(["precision", "GPU", "per W", "at", "benchmark"], rows, {2})
-        path = _save(efficiency_figure(shown, labels, values, hot),
+        path = save(efficiency_figure(shown, labels, values, hot),
                      out_dir / "section_power_efficiency.png")
         images.append(path)
         doc.image(path, "Best GEMM TFLOP/s per W, one panel per precision, a bar per GPU "
@@ -157,9 +148,9 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         for _, p in hot:
             for r in p.limiting:
                 by_reason[r] += 1
-        doc.para(f"**{label}**: {len(hot)} benchmark(s) (" +
+        doc.para(Strong(label), f": {len(hot)} benchmark(s) (" +
                  ", ".join(f"{r}: {n}" for r, n in sorted(by_reason.items())) + ")")
-        items = [f"`{name}`: {p.describe()}" for name, p in hot[:MAX_LISTED]]
+        items = [(Code(name), f": {p.describe()}") for name, p in hot[:MAX_LISTED]]
         if len(hot) > MAX_LISTED:
             items.append(f"and {len(hot) - MAX_LISTED} more")
         doc.bullets(items)

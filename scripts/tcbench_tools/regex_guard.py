@@ -21,7 +21,8 @@ common/bench/src/name_filter.cpp, and never hand it to Google Benchmark's backtr
 from __future__ import annotations
 
 try:  # Python >= 3.11: the parser of the re module
-    from re import _constants as _c, _parser as _sre_parse
+    from re import _constants as _c
+    from re import _parser as _sre_parse
 except ImportError:  # pragma: no cover - Python 3.10 and older (the tools need 3.11)
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _sre_parse  # type: ignore[no-redef]

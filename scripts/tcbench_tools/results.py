@@ -23,37 +23,31 @@ errors. Only regular files of at most 256 MiB are read (files.py), and every str
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import stat
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from tcbench_tools import files, schema
+from tcbench_tools import files, names, runfile, schema
 from tcbench_tools.errors import InputError
-from tcbench_tools.names import ParsedName, parse, strip_time_suffix
+from tcbench_tools.names import BenchName, ParsedName, parse, strip_time_suffix
 from tcbench_tools.printable import printable
 
-# Context keys that say which GPU produced a result: a folder may not mix files that differ in them.
-GPU_KEYS = ("gpu_name", "compute_capability")
-# Context keys that say which machine and software produced a result (compare warns on change).
-IDENTITY_KEYS = ("gpu_name", "compute_capability", "driver_version", "cuda_runtime",
-                 "cublaslt_version")
 # Keys tcbench adds to Google Benchmark's context; any one of them marks a tcbench result.
-TCBENCH_KEYS = ("tcbench_version", "gpu_name", "compute_capability")
+TCBENCH_KEYS = (schema.VERSION, *schema.GPU_MODEL)
 # Throughput counters in order of preference, with their display units.
 THROUGHPUT_UNITS = {metric: schema.unit(metric) for metric in schema.THROUGHPUT}
 
-# Fields Google Benchmark writes in a row itself (plus tcbench run's tcbench_binary tag); every
-# other numeric field of a row is a user counter (tflops, pct_of_peak, rel_error, ...).
+# Fields Google Benchmark writes in a row itself (plus tcbench run's binary tag); every other
+# numeric field of a row is a user counter (tflops, pct_of_peak, rel_error, ...).
 GBENCH_FIELDS = frozenset((
     "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
     "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
     "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "skipped",
-    "skip_message", "label", "big_o", "rms", "tcbench_binary"))
+    "skip_message", "label", "big_o", "rms", schema.ROW_BINARY))
 
 # Seconds per unit of Google Benchmark's "time_unit".
 TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -63,7 +57,7 @@ SKIP_PREFIX = "skipped:"
 # non-boolean as a success).
 BOOL_FIELDS = ("error_occurred", "skipped")
 STRING_FIELDS = ("run_name", "run_type", "aggregate_name", "aggregate_unit", "error_message",
-                 "skip_message", "label", "time_unit", "tcbench_binary", "big_o")
+                 "skip_message", "label", "time_unit", schema.ROW_BINARY, "big_o")
 COUNT_FIELDS = ("family_index", "per_family_instance_index", "repetitions", "repetition_index",
                 "threads", "iterations")
 RUN_TYPES = ("iteration", "aggregate")
@@ -154,7 +148,7 @@ class Benchmark:
     def binary(self) -> str | None:
         """The binary that wrote it (``tcbench run`` tags every merged row)."""
         rows = self.iterations or list(self.aggregates.values())
-        tag = rows[0].get("tcbench_binary") if rows else None
+        tag = rows[0].get(schema.ROW_BINARY) if rows else None
         return tag if isinstance(tag, str) else None
 
     def has(self, metric: str) -> bool:
@@ -210,7 +204,8 @@ class Benchmark:
             impossible = (schema.out_of_range(metric, value) if metric != "time"
                           else None if value > 0 else "outside its physical range (> 0)")
             if impossible:
-                shown = f"{value:g} {row.get('time_unit', 'ns')}" if metric == "time" else f"{value:g}"
+                shown = (f"{value:g} {row.get('time_unit', 'ns')}" if metric == "time"
+                         else f"{value:g}")
                 return Defect(True, f"{field_name} of {where} is {shown}, {impossible}")
         return None
 
@@ -255,6 +250,13 @@ class Benchmark:
                     return f"{key} of {where} is {shown}, {why}"
         return None
 
+    def center(self, metric: str = "time") -> float | None:
+        """The benchmark's value of ``metric`` (``time`` in seconds, or a counter): the median of
+        its repetitions, else its median (or mean) aggregate. None when it did not run, lacks the
+        metric or the metric has a defect (``defect``): never a value that is not finite."""
+        sample = self.sample(metric)
+        return sample.center if sample is not None else None
+
     def sample(self, metric: str = "time") -> Sample | None:
         """Per-repetition values of ``time`` (real time, seconds) or of a user counter; None when
         the metric is absent or has a defect (see ``defect``)."""
@@ -281,7 +283,8 @@ class Benchmark:
         if "cv" in self.aggregates:
             cv = number(self.aggregates["cv"].get("real_time" if metric == "time" else metric))
         elif "stddev" in self.aggregates and "mean" in self.aggregates:
-            sd, mean = _value(self.aggregates["stddev"], metric), _value(self.aggregates["mean"], metric)
+            sd = _value(self.aggregates["stddev"], metric)
+            mean = _value(self.aggregates["mean"], metric)
             cv = sd / mean if sd is not None and mean else None
         if cv is not None and not math.isfinite(cv):
             cv = None
@@ -322,8 +325,26 @@ class ResultSet:
 
     def context_list(self, key: str) -> list[str]:
         """A comma-separated context value (``tcbench_binaries`` ...) as a list."""
-        value = self.context.get(key)
-        return [v for v in value.split(",") if v] if isinstance(value, str) else []
+        return runfile.context_list(self.context, key)
+
+    def get(self, name: str | BenchName) -> Benchmark | None:
+        """The benchmark of this name (a string, or a ``names.BenchName``), or None."""
+        return self.benchmarks.get(str(name))
+
+    def find(self, topic: names.Match = None, variant: names.Match = None,
+             precision: names.Match = None, *, ran: bool = False,
+             where: Callable[[ParsedName], bool] | None = None,
+             **args: names.Match) -> list[Benchmark]:
+        """The benchmarks whose parsed names match, in the order of the file: ``topic``,
+        ``variant``, ``precision`` and each ``key=`` of ``args`` (a name key of schema.KEYS:
+        ``layout="tn"``, ``m=4096``, ``tokens=names.ANY``) match as ``names.matches`` says (a
+        value, several in a tuple or set, a test, ``names.ANY``: present; None for a key: absent);
+        ``where`` tests the whole ParsedName (``names.is_square``); ``ran``: only those that ran.
+        A key the schema does not know raises names.UnknownKey: a query for a renamed key fails
+        where it is made, instead of finding nothing."""
+        query = names.Query(topic, variant, precision, args, where)
+        return [b for b in self.benchmarks.values()
+                if query.matches(b.parsed) and (b.ok or not ran)]
 
     def peak(self, precision_or_gbps: str) -> float | None:
         raw = self.context.get(f"peak_{precision_or_gbps}")
@@ -412,7 +433,7 @@ def _clean_context(path: Path, context: dict) -> dict:
     out = {}
     for key, value in context.items():
         name = printable(key)
-        if (name.startswith("tcbench_") or name in GPU_KEYS) and not isinstance(value, str):
+        if (name.startswith("tcbench_") or name in schema.GPU_MODEL) and not isinstance(value, str):
             raise InputError(f"{path}: the context's {name} is {_json_text(value)}, which must be "
                              "a string.")
         out[name] = printable(value) if isinstance(value, str) else value
@@ -438,7 +459,8 @@ def _group(path: Path, rows: list) -> dict[str, Benchmark]:
         if not isinstance(run_name, str):
             run_name = row["name"]
             agg = row.get("aggregate_name")
-            if run_type == "aggregate" and isinstance(agg, str) and agg and run_name.endswith("_" + agg):
+            if (run_type == "aggregate" and isinstance(agg, str) and agg
+                    and run_name.endswith("_" + agg)):
                 run_name = run_name[: -len(agg) - 1]
         key = strip_time_suffix(run_name)
         bench = benchmarks.setdefault(key, Benchmark(key, str(path)))
@@ -486,83 +508,19 @@ def parse_doc(doc: object, path: str | Path = "<memory>") -> ResultSet:
     return ResultSet(str(path), _clean_context(path, context), _group(path, doc["benchmarks"]))
 
 
-def files_in(path: Path) -> list[Path]:
-    """A file is itself; a folder means its results.json, or else every *.json in it. Anything
-    else (a FIFO, a device, a symbolic link loop) is refused when it is read (files.py)."""
-    st = files.path_stat(path)
-    try:
-        if stat.S_ISDIR(st.st_mode):
-            merged = path / "results.json"
-            if merged.exists() or merged.is_symlink():
-                return [merged]
-            found = sorted(p for p in path.glob("*.json"))
-            if not found:
-                raise InputError(f"{path} is a folder with no results.json and no *.json files.")
-            return found
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}.") from None
-    return [path]
-
-
-def fingerprint(path: Path) -> str:
-    """A short content hash; ``tcbench run`` records one per merged file (``tcbench_sources``)."""
-    return hashlib.sha256(files.read_bytes(path, files.RESULTS_LIMIT, "result file")).hexdigest()[:16]
-
-
-def check_fresh(rs: ResultSet, file: Path) -> None:
-    """Refuse a merged results.json that an interrupted or failed later run left behind: in a run
-    folder (one with logs/ or bench_*.json), every file it merged must still be there, unchanged.
-    A results.json copied on its own (a stored baseline) has no such folder and is not checked."""
-    binaries = rs.context_list("tcbench_binaries")
-    folder = file.parent
-    try:
-        if not binaries or not ((folder / "logs").is_dir() or any(folder.glob("bench_*.json"))):
-            return
-        sources = dict(item.rsplit(":", 1) for item in rs.context_list("tcbench_sources")
-                       if ":" in item)
-        for binary in binaries:
-            part = folder / f"{binary}.json"
-            if not part.is_file():
-                raise InputError(f"{file} is stale: {part.name}, which it merged, is gone (a later "
-                                 "run into the same folder did not finish); run again.")
-            want = sources.get(part.name)
-            changed = (fingerprint(part) != want if want is not None
-                       else part.stat().st_mtime > file.stat().st_mtime + 1.0)
-            if changed:
-                raise InputError(f"{file} is stale: {part.name} was rewritten after it was merged "
-                                 "(a later run into the same folder did not finish); run again.")
-    except OSError as exc:
-        raise InputError(f"cannot read {folder}: {exc.strerror or exc}.") from None
-
-
-def _check_one_gpu(path: Path, sets: list[ResultSet]) -> None:
-    for key in GPU_KEYS:
-        first_file: dict[str, str] = {}  # value -> the first file that has it
-        for rs in sets:
-            value = rs.context.get(key)
-            if value is not None:
-                first_file.setdefault(str(value), Path(rs.path).name)
-        if len(first_file) > 1:
-            listing = ", ".join(f"{name} has {value!r}" for value, name in first_file.items())
-            raise InputError(f"{path} mixes GPUs ({key.replace('_', ' ')}: {listing}): "
-                             "use one folder per GPU.")
-
-
 def load(path: str | Path) -> ResultSet:
-    """Load one result file, or a folder of them (merged into one run)."""
+    """Load one result file, or a run folder as one run (runfile.py: its results.json, checked to
+    be fresh, else the union of its files, which must name one GPU)."""
     path = Path(path)
-    files = files_in(path)
-    sets = [load_file(f) for f in files]
+    found = runfile.files_in(path)
+    sets = [load_file(f) for f in found]
     if len(sets) == 1:
-        if files[0].name == "results.json":
-            check_fresh(sets[0], files[0])
+        if found[0].name == runfile.MERGED:
+            runfile.check_fresh(sets[0].context, found[0])
         return sets[0]
-    _check_one_gpu(path, sets)
-    merged: dict[str, Benchmark] = {}
-    for rs in sets:
-        for key, bench in rs.benchmarks.items():
-            if key in merged:
-                raise InputError(f"{path}: benchmark {key!r} appears in both "
-                                 f"{merged[key].source} and {bench.source}.")
-            merged[key] = bench
+    try:
+        runfile.check_one_gpu([(Path(rs.path).name, rs.context) for rs in sets])
+    except runfile.MixedGpus as mixed:
+        raise InputError(mixed.in_folder(path)) from None
+    merged = runfile.union(path, [(rs.path, rs.benchmarks) for rs in sets])
     return ResultSet(str(path), sets[0].context, merged)

@@ -41,12 +41,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from tcbench_tools import files, process, summary
-from tcbench_tools.errors import (EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, TIMEOUT_CODE,
-                                  InputError, exit_text)
+from tcbench_tools import files, process, runfile, summary
+from tcbench_tools.errors import (
+    EXIT_FAIL,
+    EXIT_NO_GPU,
+    EXIT_OK,
+    EXIT_USAGE,
+    TIMEOUT_CODE,
+    InputError,
+    exit_text,
+)
 from tcbench_tools.printable import printable
 from tcbench_tools.process import Interrupted, forward_signals  # noqa: F401 - cli, node use them
-from tcbench_tools.results import fingerprint, load_file, parse_doc
+from tcbench_tools.results import load_file, parse_doc
+from tcbench_tools.runfile import MixedGpus
 
 QUICK_MIN_TIME = "0.05"  # seconds; Google Benchmark 1.7 takes a plain number
 NO_MATCH = "no benchmark matched the filter"
@@ -54,8 +62,6 @@ NO_MATCH = "no benchmark matched the filter"
 # sweep takes about half an hour per repetition on a fast GPU), so that only a hang reaches it.
 DEFAULT_TIMEOUT_QUICK = 15 * 60.0
 DEFAULT_TIMEOUT_FULL = 2 * 3600.0
-# Context keys that tell two GPUs (or two MIG instances of one) apart: a run measures one.
-ONE_GPU_KEYS = ("gpu_name", "compute_capability", "gpu_uuid", "gpu_mig_mode", "sm_count")
 EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND = 126, 127  # the shell's codes for these
 
 
@@ -276,7 +282,8 @@ class Progress:
         if self.tty:
             left = self.total - index
             self.stream.write(f"\r[{index}/{self.total}] {name}{inner}  {_clock(seconds)}  "
-                              f"({left} left after this, total {_clock(time.monotonic() - self.started)})\033[K")
+                              f"({left} left after this, total "
+                              f"{_clock(time.monotonic() - self.started)})\033[K")
             self.stream.flush()
         elif seconds - self.last_line >= NON_TTY_EVERY:
             self.last_line = seconds
@@ -362,30 +369,6 @@ def _lost(o: Outcome) -> bool:
     return o.json_path is None and not (o.code == 0 and o.message == NO_MATCH)
 
 
-class MixedGpus(Exception):
-    """The binaries of one run saw different GPUs: the merge is refused (a sentence)."""
-
-
-def _gpu_text(context: dict) -> str:
-    name = context.get("gpu_name", "an unnamed GPU")
-    more = [f"compute capability {context['compute_capability']}"
-            if "compute_capability" in context else "",
-            *(f"{key} {context[key]}" for key in ONE_GPU_KEYS[2:] if key in context)]
-    return f"{name!r} (" + ", ".join(filter(None, more)) + ")"
-
-
-def _check_one_gpu(first: tuple[str, dict], binary: str, context: dict) -> None:
-    """A run measures one GPU: ``binary``'s context must name the GPU the first binary saw."""
-    name, seen = first
-    differ = [key for key in ONE_GPU_KEYS
-              if key in seen and key in context and str(seen[key]) != str(context[key])]
-    if differ:
-        raise MixedGpus(f"the binaries of this run saw different GPUs ({', '.join(differ)} "
-                        f"differ): {name} ran on {_gpu_text(seen)}, {binary} on "
-                        f"{_gpu_text(context)}; a run measures one GPU (was a device lost, MIG "
-                        "reconfigured or CUDA_VISIBLE_DEVICES changed between binaries?)")
-
-
 def _usable(o: Outcome) -> dict | None:
     """The binary's JSON document when it is usable Google Benchmark output with at least one
     row (results.parse_doc, the loader compare uses); else None, with the reason in o.message."""
@@ -401,43 +384,20 @@ def _usable(o: Outcome) -> dict | None:
 
 
 def merge(outcomes: list[Outcome], out_path: Path, incomplete: str | None = None) -> Path | None:
-    """One Google Benchmark file: the first binary's context, every binary's benchmarks, and what
-    the run knows about its own failures (see the module docstring). MixedGpus when two binaries
-    saw different GPUs (nothing is written then)."""
-    context, rows, binaries, sources = None, [], [], []
-    first: tuple[str, dict] | None = None
+    """Write the run's results.json (runfile.merge: the first binary's context, every binary's
+    benchmarks, and what the run knows about its own failures); None when no binary left a
+    usable row. MixedGpus when two binaries saw different GPUs (nothing is written then)."""
+    parts = []
     for o in outcomes:
         if o.json_path is None:
             continue
         doc = _usable(o)
-        if doc is None:
-            continue
-        own = doc.get("context") if isinstance(doc.get("context"), dict) else {}
-        if first is None:
-            first = (o.binary, own)
-        else:
-            _check_one_gpu(first, o.binary, own)
-        if context is None:
-            context = dict(own)
-        binaries.append(o.binary)
-        sources.append(f"{o.json_path.name}:{fingerprint(o.json_path)}")
-        for row in doc["benchmarks"]:
-            if isinstance(row, dict):
-                row["tcbench_binary"] = o.binary
-                rows.append(row)
-    if context is None or not rows:
-        return None
-    context["tcbench_binaries"] = ",".join(binaries)
-    context["tcbench_sources"] = ",".join(sources)
+        if doc is not None:
+            parts.append(runfile.Part(o.binary, o.json_path, doc))
     failed = [f"{o.binary}:{o.code}" for o in outcomes if o.code != 0]
     lost = [o.binary for o in outcomes if _lost(o)]
-    for key, items in (("tcbench_failed_binaries", failed), ("tcbench_lost_binaries", lost)):
-        if items:
-            context[key] = ",".join(items)
-    if incomplete:
-        context["tcbench_incomplete"] = incomplete
-    out_path.write_text(json.dumps({"context": context, "benchmarks": rows}, indent=2) + "\n")
-    return out_path
+    doc = runfile.merge(parts, failed, lost, incomplete)
+    return runfile.write(doc, out_path) if doc is not None else None
 
 
 def prepare_out_dir(out_dir: Path) -> None:
@@ -462,7 +422,8 @@ def _stopped_early(outcomes: list[Outcome], opts: RunOptions, total: int, why: s
     """Merge what finished before the run stopped; the sentence that says where it is."""
     measured = [o for o in outcomes if o.json_path]
     try:
-        merged = merge(outcomes, opts.out_dir / "results.json", incomplete=why) if measured else None
+        merged = (merge(outcomes, opts.out_dir / runfile.MERGED, incomplete=why) if measured
+                  else None)
     except MixedGpus as exc:
         return f"{exc}; no results.json was written"
     if merged is None:
@@ -531,7 +492,8 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
             name = signal.Signals(stop.signum).name
             stream.write("\n")
             where = _stopped_early(outcomes, opts, len(binaries),
-                                   f"interrupted by {name}" + (f" during {current}" if current else ""))
+                                   f"interrupted by {name}"
+                                   + (f" during {current}" if current else ""))
             print(f"tcbench: interrupted by {name}" + (f"; stopped {current}" if current else "")
                   + f": {where}.", file=sys.stderr)
             return 128 + stop.signum

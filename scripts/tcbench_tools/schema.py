@@ -1,6 +1,8 @@
-"""The names and counters the benchmarks write, as the tools read them: the Python mirror of the C++
-schema (``tcbench::BenchName`` and ``tcbench::counters`` in common/facts/include/tcbench/schema.hpp,
-and the precision table in common/facts/include/tcbench/precision.hpp).
+"""The names, context keys and counters the benchmarks write, as the tools read them: the Python
+mirror of the C++ schema (``tcbench::BenchName`` and ``tcbench::counters`` in
+common/facts/include/tcbench/schema.hpp, and the precision table in
+common/facts/include/tcbench/precision.hpp), and the keys ``tcbench run`` adds to a merged run
+(runfile.py).
 
 ``tcbench_context --schema`` prints the C++ side as JSON, without a GPU;
 tests/scripts/test_schema.py fails when this file and that output differ in any counter (either
@@ -35,6 +37,35 @@ GEMM_KEYS = ("m", "n", "k", "layout")
 # layout:<op_a><op_b> in cuBLAS's column-major convention: "tn" = A transposed, B not (both
 # operands K-contiguous, what IMMA and FP8 cuBLASLt GEMMs require).
 LAYOUTS = ("nn", "nt", "tn", "tt")
+# The one third segment that is neither a precision nor a precision's mix of layers: the FP8
+# transformer block's per-layer selection (BenchName's mix constructor; fp8/block/<mix>/...).
+MIX_SELECTED = "selected"
+
+# ---------------------------------------------------------------------------------------------
+# The context: the keys the tools read by name, and what tcbench run adds to a merged run
+
+# Written by the C++ (tcbench_context prints them; tests/scripts/test_schema.py checks it).
+VERSION = "tcbench_version"
+QUICK = "tcbench_quick"  # "true" for a --quick run
+# Written by tcbench_studies: "host-studies" for the host studies' results (answers/evidence.py).
+KIND = "tcbench_kind"
+# The GPU model, and what tells one GPU (or MIG instance) from another of the same model: a run
+# measures one GPU, so the files of one run agree on every one of these they state
+# (runfile.check_one_gpu, for tcbench run's merge and for reading a folder alike).
+GPU_MODEL = ("gpu_name", "compute_capability")
+GPU_IDENTITY = (*GPU_MODEL, "gpu_uuid", "gpu_mig_mode", "sm_count")
+# The software a measurement depends on beside the GPU model (compare warns when it changed).
+SOFTWARE = ("driver_version", "cuda_runtime", "cublaslt_version")
+
+# Added by tcbench run to the context of the results.json it merges (runfile.merge):
+RUN_BINARIES = "tcbench_binaries"  # the binaries merged, comma-separated, in run order
+RUN_SOURCES = "tcbench_sources"  # <file>:<content hash> of each file merged
+RUN_FAILED = "tcbench_failed_binaries"  # <binary>:<exit code> of each that did not exit 0
+RUN_LOST = "tcbench_lost_binaries"  # the binaries that left no usable results
+RUN_INCOMPLETE = "tcbench_incomplete"  # why the run stopped before every binary ran
+RUN_KEYS = (RUN_BINARIES, RUN_SOURCES, RUN_FAILED, RUN_LOST, RUN_INCOMPLETE)
+# ... and to each merged row: the binary that wrote it (not a counter).
+ROW_BINARY = "tcbench_binary"
 
 # ---------------------------------------------------------------------------------------------
 # Precisions: one row each of the C++ table, in its order

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from tcbench_tools import results
-from tcbench_tools import power
+from tcbench_tools import mdtext, power, results
 from tcbench_tools.names import precision_order
 from tcbench_tools.printable import printable_lines
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
@@ -51,7 +50,8 @@ def best_results(rs: ResultSet) -> dict[tuple[str, str, str], Best]:
         if key not in best or sample.center > best[key].value:
             best[key] = Best(p.topic, p.precision, metric, sample.center,
                              pct_of_peak(rs, bench, metric, sample.center), name)
-    return dict(sorted(best.items(), key=lambda kv: (kv[0][0], precision_order(kv[0][1]), kv[0][2])))
+    return dict(sorted(best.items(),
+                       key=lambda kv: (kv[0][0], precision_order(kv[0][1]), kv[0][2])))
 
 
 def problems(rs: ResultSet) -> tuple[list[tuple[str, str]], Counter]:
@@ -75,6 +75,9 @@ def invalid(rs: ResultSet) -> list[tuple[str, str]]:
 
 
 def render(rs: ResultSet, markdown: bool = False) -> str:
+    """The best results as a table, then the counts and one line per skip reason, failure and
+    impossible value: plain text for a terminal or a log, or (``markdown``) GitHub Markdown with
+    every text from the file escaped (mdtext.py) and the lines as a list."""
     best = best_results(rs)
     headers = ["topic", "precision", "best", "unit", "% of peak", "benchmark"]
     rows = [[b.topic, b.precision, fmt_num(b.value), b.unit,
@@ -93,11 +96,12 @@ def render(rs: ResultSet, markdown: bool = False) -> str:
     out.append(f"{total} benchmarks: {ran} ran, {sum(skips.values())} skipped, "
                f"{len(errors)} failed.")
     if (line := power.run_line(rs)) is not None:
-        out.append(line)
-    for reason, count in skips.most_common():
-        out.append(f"  skipped ({count}): {reason}")
-    for name, message in errors:
-        out.append(f"  FAILED {name}: {message}")
-    for name, why in invalid(rs):
-        out.append(f"  INVALID {name}: {why} (left out of the table)")
+        out.append(line if not markdown else mdtext.text(line))
+    items = [f"skipped ({count}): {reason}" for reason, count in skips.most_common()]
+    items += [f"FAILED {name}: {message}" for name, message in errors]
+    items += [f"INVALID {name}: {why} (left out of the table)" for name, why in invalid(rs)]
+    if markdown:
+        out += ([""] if items else []) + [f"- {mdtext.text(item)}" for item in items]
+        return "\n".join(out)
+    out += [f"  {item}" for item in items]
     return printable_lines("\n".join(out))

@@ -10,6 +10,8 @@ a screenshot of fixture numbers cannot pass for a measurement. Standard library 
 
 from __future__ import annotations
 
+from tcbench_tools.names import short_path
+
 KEY = "tcbench_synthetic"
 MARK = "SYNTHETIC DATA"
 
@@ -21,10 +23,10 @@ def is_synthetic(context: dict) -> bool:
 
 
 def banner(paths: list[str]) -> str:
-    """The sentence the report's banner shows for the synthetic files among its inputs."""
-    from tcbench_tools.names import short_path  # file names: the full paths are in "Runs"
-
-    listed = ", ".join(short_path(p) for p in paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    """The sentence the report's banner shows for the synthetic files among its inputs: their
+    file names (the full paths are in "Runs")."""
+    listed = ", ".join(short_path(p) for p in paths[:5])
+    listed += f" and {len(paths) - 5} more" if len(paths) > 5 else ""
     return (f"{MARK}: {len(paths)} of the input files ({listed}) carry the context key {KEY}. "
             "They are test fixtures, not measurements: no number, table or plot below that "
             "comes from them describes a real GPU.")

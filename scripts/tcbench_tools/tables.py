@@ -1,14 +1,15 @@
 """Plain-text and Markdown tables, and the number formats every command uses.
 
-Every cell is escaped (printable.py) before it is measured and written: a cell can neither move
-the cursor of a terminal nor add a line to a log or a Markdown table.
+Every cell is escaped before it is measured and written: printable.py for text (a cell can
+neither move the cursor of a terminal nor add a line to a log), mdtext.py for Markdown (a cell is
+one cell, and text, whatever it holds).
 """
 
 from __future__ import annotations
 
 import math
-import re
 
+from tcbench_tools import mdtext
 from tcbench_tools.printable import printable
 
 
@@ -23,33 +24,18 @@ def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None
             widths[i] = max(widths[i], len(cell))
 
     def line(cells: list[str]) -> str:
-        out = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)]
+        out = [c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+               for i, c in enumerate(cells)]
         return "  ".join(out).rstrip()
 
     sep = "  ".join("-" * w for w in widths)
     return "\n".join([line(headers), sep, *(line(r) for r in rows)])
 
 
-def _md_cell(text: str) -> str:
-    return printable(text).replace("|", "\\|")
-
-
-def md_code(text: str) -> str:
-    """``text`` as a Markdown code span whose fence is longer than any run of backticks in it
-    (a name with a backtick cannot close the span early), control characters escaped."""
-    text = printable(text)
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
 def markdown_table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
-    right = right or set()
-    align = ["---:" if i in right else ":---" for i in range(len(headers))]
-    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |",
-             "| " + " | ".join(align) + " |"]
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    """A GFM table of plain-text cells (mdtext.cell escapes each)."""
+    return mdtext.table([mdtext.cell(h) for h in headers],
+                        [[mdtext.cell(c) for c in row] for row in rows], right)
 
 
 def fmt_time(seconds: float | None) -> str:

@@ -140,7 +140,8 @@ def sm_number(arch: str) -> int:
 def loads_on(cc: tuple[int, int], cubins: set[str], ptx: set[str]) -> bool:
     """Whether code with these cubins/PTX can run on compute capability cc (CUDA's rules):
     a portable sm_XY cubin runs on X.Z for Z >= Y; an sm_XYa/f cubin only on exactly X.Y (f: the
-    same family, here taken as exactly X.Y too); PTX for compute_XY JIT-compiles for any cc >= XY."""
+    same family, here taken as exactly X.Y too); PTX for compute_XY JIT-compiles for any
+    cc >= XY."""
     major, minor = cc
     for c in cubins:
         m = re.match(r"sm_(\d+)(\d)([af]?)$", c)
@@ -206,12 +207,14 @@ def main() -> int:
     specific_kernels: set[str] = set()  # every kernel of the arch-specific binaries
     if args.load_ccs_from:
         args.load_ccs = run([args.load_ccs_from, "--compute-capabilities"], env).strip()
-    load_ccs = [tuple(int(x) for x in cc.split(".")) for cc in filter(None, args.load_ccs.split(";"))]
+    load_ccs = [tuple(int(x) for x in cc.split("."))
+                for cc in filter(None, args.load_ccs.split(";"))]
     for binary in [*args.binaries, *args.arch_specific]:
         specific = binary in args.arch_specific
         listing = run([tool, "-lelf", str(binary)], env)
         present = set(re.findall(r"\.(sm_\d+[af]?)\.cubin", listing))
-        ptx = set(re.findall(r"\.((?:sm|compute)_\d+[af]?)\.ptx", run([tool, "-lptx", str(binary)], env)))
+        listing = run([tool, "-lptx", str(binary)], env)
+        ptx = set(re.findall(r"\.((?:sm|compute)_\d+[af]?)\.ptx", listing))
         # "native" builds name no architecture: check every one the binary embeds.
         archs = sorted(present) if (specific or not wanted) else wanted
         for arch in archs:
@@ -230,7 +233,8 @@ def main() -> int:
                 checks += 1
                 if not loads_on(cc, present, ptx):
                     failures.append(f"{binary.name}: no cubin or PTX loads on compute capability "
-                                    f"{cc[0]}.{cc[1]} (cubins {sorted(present)}, PTX {sorted(ptx)})")
+                                    f"{cc[0]}.{cc[1]} (cubins {sorted(present)}, "
+                                    f"PTX {sorted(ptx)})")
     expected_failures = []
     for arch, kernels in sorted(kernels_by_arch.items()):
         for rule in loop_rules:
@@ -252,7 +256,8 @@ def main() -> int:
                 where = f"{arch} {rule['peak']} ({rule['kernel']})"
                 if rule.get("expect_fail"):
                     if why:
-                        expected_failures.append(f"{where}: {why} (expected: {rule['expect_fail']})")
+                        expected_failures.append(
+                            f"{where}: {why} (expected: {rule['expect_fail']})")
                     else:
                         failures.append(f"{where}: the loop rule was expected to fail "
                                         f"({rule['expect_fail']}) but holds: the instruction looks "
@@ -262,7 +267,6 @@ def main() -> int:
         for rule in rules:
             if not applies(rule, arch, portable_archs):
                 continue
-            only = rule.get("archs")
             matches = {k: v for k, v in kernels.items() if rule["kernel"] in k}
             if not matches and about_portable_code(rule, arch, portable_archs, specific_kernels):
                 continue

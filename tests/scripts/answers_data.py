@@ -81,7 +81,8 @@ def tensor_util(simt=0.2, tensor=(30.0, 60.0, 85.0, 90.0), peaks=(25.0, 55.0, 80
     """``small``: (tensor_active_pct, pct_of_peak) of a 256^3 GEMM row, or none."""
     sq = "m:8192/n:8192/k:8192"
     names = [f"tensor_util/wmma/fp16/{sq}/layout:nn", f"tensor_util/cublaslt/tf32/{sq}/layout:nn",
-             f"tensor_util/cublaslt/bf16/{sq}/layout:nn", f"tensor_util/cublaslt/fp16/{sq}/layout:nn"]
+             f"tensor_util/cublaslt/bf16/{sq}/layout:nn",
+             f"tensor_util/cublaslt/fp16/{sq}/layout:nn"]
     if not counters:
         note = "SIMT FFMA; counters skipped: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"
         return [row(f"tensor_util/simt/fp32/{sq}/layout:nn", label=note, pct_of_peak=40.0)]

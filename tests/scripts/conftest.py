@@ -235,7 +235,8 @@ def fake_nvidia_smi(tmp_path, monkeypatch) -> str:
     uuid = "GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"
     smi = tools / "nvidia-smi"
     smi.write_text("#!/bin/sh\n"
-                   "echo 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
+                   "echo 'GPU 0: NVIDIA H100 80GB HBM3 "
+                   "(UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
                    f"echo 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: {uuid})'\n")
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
@@ -254,7 +255,8 @@ step = "BUILD" if "--build" in sys.argv else "CONFIGURE"
 pid_file = os.environ.get("FAKE_CMAKE_SLEEP_BUILD")
 if step == "BUILD" and pid_file:
     child = subprocess.Popen([sys.executable, "-c",
-                              "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); "
+                              "import os, sys, time; "
+                              "open(sys.argv[1], 'w').write(str(os.getpid())); "
                               "time.sleep(120)", pid_file])
     child.wait()
 sys.exit(int(os.environ.get("FAKE_CMAKE_" + step, "0")))

@@ -121,7 +121,7 @@ KillWait=2
 GresTypes=gpu
 NodeName={NODE} NodeHostname={NODE} NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 {parts}
-""")
+""")  # noqa: E501 - slurm.conf lines are as long as they need
         (self.root / "gres.conf").write_text(
             f"NodeName={NODE} Name=gpu File={r}/dev/nvidia[0-1]\n")
 

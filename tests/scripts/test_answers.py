@@ -15,8 +15,7 @@ import pytest
 
 import answers_data as ad
 from conftest import REPO, write
-from tcbench_tools.answers import CAVEAT, FAILS, HOLDS, NOT_MEASURED, answer_all, rules
-from tcbench_tools.answers import render
+from tcbench_tools.answers import CAVEAT, FAILS, HOLDS, NOT_MEASURED, answer_all, render, rules
 from tcbench_tools.results import parse_doc
 
 

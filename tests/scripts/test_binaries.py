@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+
 from conftest import FIXTURES, REPO, built_bin_dir, tcbench, topics
 
 TOPICS = topics()

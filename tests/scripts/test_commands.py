@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, cmake_calls, make_fake
 
+from conftest import REPO, cmake_calls, make_fake
 from tcbench_tools import build
 from tcbench_tools.errors import InputError
 

@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 import pytest
-from conftest import fixture, load_doc, noisy, scaled, with_times, write
 
+from conftest import fixture, load_doc, noisy, scaled, with_times, write
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 
@@ -261,7 +261,8 @@ def test_single_repetition_files_use_the_threshold_alone(cli, tmp_path):
 
 def test_normalize_peak_compares_percent_of_peak_across_gpus(cli, tmp_path):
     # Both fixture GPUs reach the same fractions of their own peaks.
-    code, out, err = cli("compare", fixture("gpu_a.json"), fixture("gpu_b.json"), "--normalize-peak")
+    code, out, err = cli("compare", fixture("gpu_a.json"), fixture("gpu_b.json"),
+                         "--normalize-peak")
     assert code == 0
     assert "% of peak" in out
     assert "expected with --normalize-peak" in err

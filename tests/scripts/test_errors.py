@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conftest import FIXTURES, assert_one_line_error, fixture, tcbench
 
 GOOD = str(fixture("gpu_a.json"))

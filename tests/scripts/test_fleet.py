@@ -10,8 +10,18 @@ import json
 import pytest
 
 from tcbench_tools.fleet import slurm
-from tcbench_tools.fleet.state import (CANCELLED, DONE, FAILED, LOST, NO_FILES, NO_GPU,
-                                       Manifest, PartitionJob, resolve, write_manifest)
+from tcbench_tools.fleet.state import (
+    CANCELLED,
+    DONE,
+    FAILED,
+    LOST,
+    NO_FILES,
+    NO_GPU,
+    Manifest,
+    PartitionJob,
+    resolve,
+    write_manifest,
+)
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import json
 import re
 
 import pytest
-from conftest import fixture, load_doc, scaled, with_times, write
 
+from conftest import fixture, load_doc, scaled, with_times, write
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 

@@ -21,8 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import gpu_check_torch  # scripts/ (pytest.ini's pythonpath)
 import pytest
+
+import gpu_check_torch  # scripts/ (pytest.ini's pythonpath)
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "gpu_check.sh"

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from test_gpu_check_steps import add_bench, environment, make_bundle, run_check
 
 

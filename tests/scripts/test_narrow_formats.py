@@ -159,7 +159,8 @@ def test_encoding_equals_ml_dtypes_round_to_nearest_even(fmt):
     with np.errstate(invalid="ignore", over="ignore"):
         expected = x.astype(ML[fmt]).view(np.uint8)
     inside = finite_in_range
-    assert np.array_equal(cpp[inside], expected[inside]), x[inside][cpp[inside] != expected[inside]][:8]
+    assert np.array_equal(cpp[inside], expected[inside]), \
+        x[inside][cpp[inside] != expected[inside]][:8]
     # Beyond the max (and +-Inf) CUDA's conversion saturates to +-max: the clamped value's code.
     beyond = ~np.isnan(x) & ~finite_in_range
     clamped = np.clip(x[beyond], -mx, mx).astype(ML[fmt]).view(np.uint8)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, assert_one_line_error, fixture, load_doc, make_fake, tcbench, write
 
 GOOD = str(fixture("gpu_a.json"))

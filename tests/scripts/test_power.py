@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, fixture, load_doc, scaled, table_rows, write
 
+from conftest import REPO, fixture, load_doc, scaled, table_rows, write
 from tcbench_tools import compare, power
 from tcbench_tools.results import parse_doc
 
@@ -337,7 +337,8 @@ def test_run_summary_and_heaviest_line(tmp_path):
                           capture_output=True, text=True, cwd=REPO / "scripts")
     assert proc.returncode == 0 and proc.stdout.strip() == power.heaviest_line(rs)
     no_nvml = load_doc("gpu_b.json")
-    no_nvml["context"]["nvml"] = "unavailable: NVML cannot be loaded (libnvidia-ml.so.1: no such file)"
+    no_nvml["context"]["nvml"] = ("unavailable: NVML cannot be loaded (libnvidia-ml.so.1: no "
+                                  "such file)")
     assert power.run_line(parse_doc(no_nvml)) == ("clocks and power: not recorded (NVML "
                                                   "unavailable: NVML cannot be loaded "
                                                   "(libnvidia-ml.so.1: no such file))")
@@ -369,7 +370,8 @@ for b in doc["benchmarks"]:
 with open(out, "w") as fh:
     json.dump(doc, fh)
 with open(out + ".argv", "w") as fh:
-    json.dump({{"argv": sys.argv[1:], "cuda": gpu, "order": os.environ.get("CUDA_DEVICE_ORDER")}}, fh)
+    json.dump({{"argv": sys.argv[1:], "cuda": gpu,
+               "order": os.environ.get("CUDA_DEVICE_ORDER")}}, fh)
 '''
 
 

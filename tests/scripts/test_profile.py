@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, fixture
 
+from conftest import REPO, fixture
 from tcbench_tools import profile, schema
 
 METRICS_JSON = fixture("ncu/gh100_metrics.json").read_text()
@@ -39,7 +39,7 @@ def test_recorded_metric_list_matches_the_cpp_table():
 
 def test_parse_skips_preamble_and_groups_rows_by_launch():
     launches = profile.parse_ncu_csv(DETAILS_CSV)
-    assert [l.launch_id for l in launches] == ["0", "1", "2", "3"]
+    assert [launch.launch_id for launch in launches] == ["0", "1", "2", "3"]
     simt, gemm1, gemm2, fill = launches
     assert simt.kernel.startswith("void tcbench::kernels::<unnamed>::gemm_simt_fp32_kernel(")
     assert simt.values["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"] == 0.0
@@ -125,7 +125,8 @@ def fakes(tmp_path, monkeypatch):
 
     def metrics_tool(mode: str) -> None:
         body = {"ok": f"import sys\nsys.stdout.write({METRICS_JSON!r})\n",
-                "nogpu": "import sys\nsys.stderr.write('tcbench_metrics: no CUDA GPU is visible.\\n')"
+                "nogpu": "import sys\nsys.stderr.write("
+                         "'tcbench_metrics: no CUDA GPU is visible.\\n')"
                          "\nsys.exit(77)\n"}[mode]
         _script(bin_dir / "tcbench_metrics", body)
         metrics_mode["mode"] = mode

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import (REPO, FIXTURES, fixture, load_doc, make_fake, tcbench, with_times, write)
 
+from conftest import REPO, fixture, load_doc, make_fake, tcbench, with_times, write
 from tcbench_tools.fleet.state import PartitionJob, write_manifest
 
 FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
@@ -56,7 +56,8 @@ def test_a_zero_or_negative_baseline_repetition_no_longer_hides_a_regression(cli
     template = load_doc("gpu_a.json")
     cand = write(tmp_path, "c.json", with_times(template, {FP16: [1.52e-3] * 5}))
     for bad, shown in ((0.0, "0 us"), (-1.0e-3, "-1000 us")):
-        base = write(tmp_path, "b.json", with_times(template, {FP16: [1e-3, 1e-3, bad, 1e-3, 1e-3]}))
+        base = write(tmp_path, "b.json",
+                     with_times(template, {FP16: [1e-3, 1e-3, bad, 1e-3, 1e-3]}))
         code, out, err = cli("compare", base, cand)
         assert code == 2, out
         assert (f"INVALID INPUT (baseline: real_time of repetition 2 is {shown}, outside its "
@@ -515,7 +516,8 @@ def test_a_config_that_is_not_a_regular_file_or_too_big_is_refused(tmp_path):
     fifo = tmp_path / "gate.toml"
     os.mkfifo(fifo)
     proc = bounded("compare", good, good, "--config", str(fifo))
-    assert proc.returncode == 2 and "is a FIFO (named pipe), not a regular config file" in proc.stderr
+    assert proc.returncode == 2 and \
+        "is a FIFO (named pipe), not a regular config file" in proc.stderr
     proc = bounded("compare", good, good, "--config", "/dev/zero")
     assert proc.returncode == 2 and "character device" in proc.stderr
 

@@ -8,10 +8,10 @@ import re
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
-from conftest import PNG_SIGNATURE, fixture, table_rows
 
-from tcbench_tools.sections import overview
+from conftest import PNG_SIGNATURE, fixture, table_rows
 from tcbench_tools.results import load
+from tcbench_tools.sections import overview
 
 GPUS = ["Fixture GPU A", "Fixture GPU B", "Fixture GPU C"]
 

@@ -12,9 +12,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import REPO, fixture, load_doc, table_rows, write
 from matplotlib.figure import Figure
 
+from conftest import REPO, fixture, load_doc, table_rows, write
 from tcbench_tools import plots
 
 FP16_1024 = "fp16_vs_fp32/cublaslt/fp16/m:1024/n:1024/k:1024/layout:nn"

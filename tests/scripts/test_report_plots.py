@@ -13,10 +13,10 @@ import math
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
-from conftest import fixture, load_doc
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 
+from conftest import fixture, load_doc
 from tcbench_tools import plot_style, plots, synthetic
 
 GPUS20 = [f"Fixture GPU {i:02d}" for i in range(1, 21)]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from conftest import REPO, make_fake
 
+
 def recorded(bin_dir: Path, name: str) -> dict:
     return json.loads((bin_dir / f"{name}.argv").read_text())
 
@@ -51,7 +52,8 @@ def test_runs_every_binary_merges_and_summarizes(cli, tmp_path, fake_nvidia_smi)
     assert line.split()[:6] == ["int8_gemm", "int8", "448", "TOP/s", "70.0",
                                 "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"]
     assert f"Results: {out / 'results.json'}" in stdout
-    assert (out / "logs" / "bench_int8_gemm.stdout.log").read_text() == "console output of int8_gemm\n"
+    assert (out / "logs" / "bench_int8_gemm.stdout.log").read_text() == \
+        "console output of int8_gemm\n"
 
 
 def test_skips_and_benchmark_errors_are_reported(cli, tmp_path):
@@ -169,10 +171,13 @@ def test_progress_counts_finished_benchmarks_from_the_console_output(tmp_path):
     log.write_text(
         "Run on (2 X 3000 MHz CPU s)\n"
         "-----------------------------------------------------------\n"
-        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time   0.010 ms  tflops=3.3\n"
-        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time   0.011 ms  tflops=3.1\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time"
+        "   0.010 ms  tflops=3.3\n"
+        "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time"
+        "   0.011 ms  tflops=3.1\n"
         "fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn/manual_time_median 0.010 ms\n"
-        "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/layout:nn/manual_time ERROR OCCURRED: 'skipped: x'\n")
+        "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/layout:nn/manual_time"
+        " ERROR OCCURRED: 'skipped: x'\n")
     names = {"fp16_vs_fp32/cublaslt/fp16/m:256/n:256/k:256/layout:nn",
              "fp16_vs_fp32/wmma/bf16/m:256/n:256/k:256/layout:nn",
              "fp16_vs_fp32/simt/fp32/m:256/n:256/k:256/layout:nn"}
@@ -189,6 +194,7 @@ def test_listing_uses_the_binary_and_survives_one_that_cannot_list(tmp_path):
                       "print('a/b/fp16/m:1/manual_time')\nprint('a/b/fp32/m:1/manual_time')\n")
     lister.chmod(0o755)
     opts = runner.RunOptions(out_dir=tmp_path, quick=True)
-    assert runner.list_benchmarks(lister, opts, dict(os.environ)) == {"a/b/fp16/m:1", "a/b/fp32/m:1"}
+    assert runner.list_benchmarks(lister, opts, dict(os.environ)) == {"a/b/fp16/m:1",
+                                                                        "a/b/fp32/m:1"}
     broken = make_fake(tmp_path / "bin", "bench_crash", mode="crash")
     assert runner.list_benchmarks(broken, opts, dict(os.environ)) is None

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, make_fake
 
 INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
@@ -54,7 +55,8 @@ def test_a_binary_that_leaves_no_results_fails_the_gate_even_when_missing_is_all
     assert code == 1
     assert "binary bench_int8_gemm failed in the candidate run without usable results (exit 1)" \
         in out.strip().splitlines()[-1]
-    assert f"{INT8}" in out and "bench_int8_gemm wrote no usable results in the candidate run" in out
+    assert f"{INT8}" in out and \
+        "bench_int8_gemm wrote no usable results in the candidate run" in out
 
 
 def test_a_rerun_into_the_same_folder_leaves_nothing_stale(cli, tmp_path):
@@ -185,7 +187,8 @@ def test_a_signal_is_forwarded_to_the_running_binary_and_what_finished_is_merged
     cmp = subprocess.run([sys.executable, "-m", "tcbench_tools", "compare", str(out), str(out)],
                          capture_output=True, text=True, env=env)
     assert cmp.returncode == 1
-    assert f"the candidate run did not finish (interrupted by {name} during bench_b_slow)" in cmp.stdout
+    assert f"the candidate run did not finish (interrupted by {name} during bench_b_slow)" \
+        in cmp.stdout
 
 
 def test_an_incomplete_baseline_is_warned_about(cli, tmp_path):

@@ -18,8 +18,8 @@ import tokenize
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
 
+from conftest import FIXTURES, REPO
 from tcbench_tools import names, schema, synthetic
 
 # Keys Google Benchmark itself writes into "context".

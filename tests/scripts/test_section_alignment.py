@@ -7,11 +7,10 @@ import json
 
 import matplotlib.image as mpimg
 import pytest
-from conftest import FIXTURES, fixture, main, table_rows
 
+from conftest import FIXTURES, fixture, main, table_rows
 from tcbench_tools.results import load
 from tcbench_tools.sections import alignment
-
 
 _GEN = FIXTURES / "gen" / "make_alignment_fixture.py"
 

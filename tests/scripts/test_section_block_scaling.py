@@ -5,8 +5,8 @@ Blackwell-class fictional GPU (fixtures/gen/make_block_scaling_fixture.py)."""
 from __future__ import annotations
 
 import matplotlib.image as mpimg
-from conftest import fixture
 
+from conftest import fixture
 from tcbench_tools.sections import block_scaling, modules
 
 

@@ -8,8 +8,8 @@ import copy
 import json
 
 import pytest
-from conftest import load_doc, main, table_rows
 
+from conftest import load_doc, main, table_rows
 from tcbench_tools.names import parse
 from tcbench_tools.sections import _api_pairs
 
@@ -49,7 +49,8 @@ def results(tmp_path_factory):
     doc["context"]["gpu_name"] = "Fixture GPU C"
     doc["benchmarks"] = [
         _row(FP16_LT, tflops=700.0, label="HMMA fp16->fp32"),
-        _row(FP16_BLAS, tflops=650.0, vs_cublaslt=0.93, label="cuBLAS GemmEx (CUBLAS_DEFAULT_MATH)"),
+        _row(FP16_BLAS, tflops=650.0, vs_cublaslt=0.93,
+             label="cuBLAS GemmEx (CUBLAS_DEFAULT_MATH)"),
         _row(BF16_BLAS, tflops=640.0, vs_cublaslt=0.9, label="cuBLAS GemmEx (CUBLAS_DEFAULT_MATH)"),
         _skipped(TF32_BLAS, "TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) needs compute capability 8.0 or "
                             "newer; this GPU is 7.5."),

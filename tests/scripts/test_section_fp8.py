@@ -5,8 +5,8 @@ synthetic numbers in the shape bench_fp8 writes (Google Benchmark JSON, tcbench 
 from __future__ import annotations
 
 import matplotlib.image as mpimg
-from conftest import fixture
 
+from conftest import fixture
 from tcbench_tools.results import load
 from tcbench_tools.sections import fp8, modules
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import matplotlib.image as mpimg
 import pytest
-from conftest import PNG_SIGNATURE, fixture, table_rows
 
+from conftest import PNG_SIGNATURE, fixture, table_rows
 from tcbench_tools.results import load
 from tcbench_tools.sections import int8_gemm
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 
 import matplotlib.image as mpimg
-from conftest import fixture, load_doc, write
 
+from conftest import fixture, load_doc, write
 from tcbench_tools.results import load
 from tcbench_tools.sections import loss_scaling
 

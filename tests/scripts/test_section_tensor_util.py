@@ -3,10 +3,9 @@ shape): the scatter, the counter table, the instructions' ceiling and the summar
 
 from __future__ import annotations
 
-
 import pytest
-from conftest import fixture
 
+from conftest import fixture
 from tcbench_tools.report import Doc
 from tcbench_tools.results import load
 from tcbench_tools.sections import modules, tensor_util

@@ -8,8 +8,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import fixture, load_doc
 
+from conftest import fixture, load_doc
 from tcbench_tools import schema
 from tcbench_tools.report import Doc
 from tcbench_tools.results import load, parse_doc

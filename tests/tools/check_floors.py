@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The floors of docs/architecture.md as a test: no file includes a header of a floor it may not use.
+"""The floors of docs/architecture.md as a test: no file includes a header of a floor it may not
+use.
 
 docs/architecture.md's floor table is the input: each row names a floor, its folders and the
 floors it may use. Every `#include "tcbench/..."` in a floor's sources is resolved to the floor
@@ -18,7 +19,8 @@ import re
 import sys
 from pathlib import Path
 
-TABLE_HEADER = re.compile(r"^\|\s*floor\s*\|\s*folder\s*\|\s*library\s*\|\s*holds\s*\|\s*may use\s*\|")
+TABLE_HEADER = re.compile(
+    r"^\|\s*floor\s*\|\s*folder\s*\|\s*library\s*\|\s*holds\s*\|\s*may use\s*\|")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(tcbench/[^"]+)"')
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")
 
@@ -44,7 +46,8 @@ def read_table(doc: Path) -> list[tuple[str, list[str], set[str]]]:
         may_use.discard("nothing")
         rows.append((floor, folders, may_use))
     if not rows:
-        raise SystemExit(f"check_floors: no floor table (| floor | folder | library | holds | may use |) in {doc}")
+        raise SystemExit("check_floors: no floor table (| floor | folder | library | holds | "
+                         f"may use |) in {doc}")
     return rows
 
 
@@ -58,7 +61,8 @@ def main(argv: list[str]) -> int:
     problems: list[str] = []
     for name, _, may_use in rows:
         for use in may_use - floors:
-            problems.append(f"docs/architecture.md: floor '{name}' may use '{use}', which is no floor of the table")
+            problems.append(f"docs/architecture.md: floor '{name}' may use '{use}', which is no "
+                            "floor of the table")
 
     # Which floor holds each header: the include/ folder under each of its folders.
     owner: dict[str, str] = {}
@@ -68,15 +72,18 @@ def main(argv: list[str]) -> int:
         for folder in folders:
             base = root / folder
             if not base.is_dir():
-                problems.append(f"docs/architecture.md: floor '{name}' names {folder}, which is not a folder")
+                problems.append(f"docs/architecture.md: floor '{name}' names {folder}, which is "
+                                "not a folder")
                 continue
-            files_of[name] += sorted(p for p in base.rglob("*") if p.suffix in SOURCES and p.is_file())
+            files_of[name] += sorted(p for p in base.rglob("*")
+                                     if p.suffix in SOURCES and p.is_file())
             inc = base / "include"
             for header in inc.rglob("*") if inc.is_dir() else []:
                 if header.is_file():
                     key = header.relative_to(inc).as_posix()
                     if key in owner and owner[key] != name:
-                        problems.append(f"{key} is in two floors' include roots ({owner[key]}, {name})")
+                        problems.append(f"{key} is in two floors' include roots "
+                                        f"({owner[key]}, {name})")
                     owner[key] = name
 
     # A file belongs to the deepest floor folder that contains it (common/ holds several floors).
@@ -97,17 +104,21 @@ def main(argv: list[str]) -> int:
                 continue  # a deeper floor's file inside this folder
             checked += 1
             rel = path.relative_to(root).as_posix()
-            for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for number, line in enumerate(text.splitlines(), 1):
                 m = INCLUDE.match(line)
                 if not m:
                     continue
                 header = m.group(1)
                 used = owner.get(header)
                 if used is None:
-                    problems.append(f"{rel}:{number}: includes {header}, which no floor's include root holds")
+                    problems.append(f"{rel}:{number}: includes {header}, which no floor's "
+                                    "include root holds")
                 elif used not in allowed[name]:
-                    problems.append(f"{rel}:{number}: floor '{name}' includes {header} of floor '{used}', "
-                                    f"which it may not use (docs/architecture.md: {', '.join(sorted(allowed[name] - {name})) or 'nothing'})")
+                    uses = ", ".join(sorted(allowed[name] - {name})) or "nothing"
+                    problems.append(f"{rel}:{number}: floor '{name}' includes {header} of floor "
+                                    f"'{used}', which it may not use (docs/architecture.md: "
+                                    f"{uses})")
     for p in problems:
         print(p)
     print(f"check_floors: {checked} files of {len(rows)} floors, {len(problems)} problem(s)")

@@ -32,8 +32,10 @@ def main() -> int:
         victim = root / "common" / "numerics" / "src" / "gemm_model.cpp"
         victim.write_text('#include "tcbench/gemm_spec.hpp"\n' + victim.read_text())
         planted = run(check, root)
-        if planted.returncode != 1 or "gemm_model.cpp:1: floor 'numerics' includes tcbench/gemm_spec.hpp" not in planted.stdout:
-            print("the planted upward include was not reported:\n" + planted.stdout + planted.stderr)
+        want = "gemm_model.cpp:1: floor 'numerics' includes tcbench/gemm_spec.hpp"
+        if planted.returncode != 1 or want not in planted.stdout:
+            print("the planted upward include was not reported:\n" + planted.stdout
+                  + planted.stderr)
             return 1
     print("check_floors reports a planted upward include and passes the tree")
     return 0

@@ -14,11 +14,23 @@ from pathlib import Path
 
 from tcbench_tools import results
 from tcbench_tools.answers import evidence, rules
-from tcbench_tools.answers.model import (CAVEAT, FAILS, GPU, HOLDS, HOST, NOT_MEASURED, QUESTIONS,
-                                         VERDICTS, Answer, Evidence, Question)
+from tcbench_tools.answers.model import (
+    CAVEAT,
+    FAILS,
+    GPU,
+    HOLDS,
+    HOST,
+    NOT_MEASURED,
+    QUESTIONS,
+    VERDICTS,
+    Answer,
+    Evidence,
+    Question,
+)
 from tcbench_tools.errors import InputError
 
-__all__ = ["Answer", "CAVEAT", "Evidence", "FAILS", "HOLDS", "NOT_MEASURED", "Question", "QUESTIONS",
+__all__ = ["Answer", "CAVEAT", "Evidence", "FAILS", "HOLDS", "NOT_MEASURED", "Question",
+           "QUESTIONS",
            "VERDICTS", "answer_all", "load_inputs"]
 
 STUDIES_FILE = "studies.json"

@@ -1,14 +1,14 @@
-"""Reading the numbers a rule needs out of a result set: one benchmark's median, the noise of a
-comparison, the largest shape measured. Every rule goes through these, so they all treat a missing,
-skipped or failed benchmark the same way (it is not evidence)."""
+"""Reading the numbers a rule needs out of a result set: the benchmarks that ran of a query, the
+noise of a comparison, the largest shape measured. Every rule goes through these and through
+``ResultSet.find`` / ``ResultSet.get`` with names built by ``names.BenchName``, so they all treat a
+missing, skipped or failed benchmark the same way (it is not evidence: ``Benchmark.center`` is
+None for it) and none writes a benchmark name by hand."""
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Iterable
 
-from tcbench_tools import schema
+from tcbench_tools import names, schema
 from tcbench_tools.results import Benchmark, ResultSet
 
 # The smallest relative difference a comparison ever calls real: below it, timer resolution and
@@ -18,34 +18,24 @@ HOST_KIND = "host-studies"  # the context of tcbench_studies' result files
 
 
 def is_host(rs: ResultSet) -> bool:
-    return rs.context.get("tcbench_kind") == HOST_KIND
+    return rs.context.get(schema.KIND) == HOST_KIND
 
 
-def ok(rs: ResultSet, name: str) -> Benchmark | None:
-    """The benchmark if it ran (not skipped, not failed); else None."""
-    b = rs.benchmarks.get(name)
-    return b if b is not None and b.ok else None
+def ran(rs: ResultSet, topic: names.Match = None, variant: names.Match = None,
+        precision: names.Match = None, **query) -> list[Benchmark]:
+    """The benchmarks that ran (not skipped, not failed) and match the query (ResultSet.find),
+    in name order: a rule that takes the first of them takes the same one whatever the file's
+    order."""
+    return sorted(rs.find(topic, variant, precision, ran=True, **query), key=lambda b: b.name)
 
 
-def value(rs: ResultSet, name: str, metric: str) -> float | None:
-    b = ok(rs, name)
-    if b is None:
-        return None
-    s = b.sample(metric)
-    if s is None or s.center is None or not math.isfinite(s.center):
-        return None
-    return s.center
+def center_of(b: Benchmark | None, metric: str) -> float | None:
+    """``Benchmark.center`` of a benchmark that may be absent (None then)."""
+    return b.center(metric) if b is not None else None
 
 
-def matching(rs: ResultSet, pattern: str) -> list[Benchmark]:
-    """Benchmarks that ran whose name fully matches ``pattern``, in name order."""
-    rx = re.compile(pattern)
-    return [b for name, b in sorted(rs.benchmarks.items()) if rx.fullmatch(name) and b.ok]
-
-
-def skipped(rs: ResultSet, name: str) -> str | None:
+def why_not(b: Benchmark | None) -> str | None:
     """The skip or failure sentence of a benchmark that did not run, or None."""
-    b = rs.benchmarks.get(name)
     if b is None or b.ok:
         return None
     return b.skip_reason if b.skipped else (b.error or "failed")
@@ -56,9 +46,9 @@ def noise(b: Benchmark) -> float:
     repetitions' coefficient of variation times two (about a 95 % band), whichever is larger;
     never below NOISE_FLOOR."""
     out = NOISE_FLOOR
-    s = b.sample(schema.SPREAD_PCT)
-    if s is not None and s.center is not None and math.isfinite(s.center):
-        out = max(out, s.center / 100.0)
+    spread = b.center(schema.SPREAD_PCT)
+    if spread is not None:
+        out = max(out, spread / 100.0)
     t = b.sample("time")
     if t is not None and t.cv is not None and t.count >= 2:
         out = max(out, 2.0 * t.cv)

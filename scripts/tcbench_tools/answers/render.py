@@ -12,8 +12,17 @@ import json
 import math
 import re
 
-from tcbench_tools.answers.model import (BY_ID, CAVEAT, FAILS, GPU, HOLDS, HOST, NOT_MEASURED,
-                                         QUESTIONS, Answer)
+from tcbench_tools import mdtext
+from tcbench_tools.answers.model import (
+    BY_ID,
+    CAVEAT,
+    FAILS,
+    HOLDS,
+    HOST,
+    NOT_MEASURED,
+    QUESTIONS,
+    Answer,
+)
 
 HOST_LABEL = "host studies (CPU)"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -74,35 +83,34 @@ def console(answers: list[Answer]) -> str:
     return "\n".join(lines)
 
 
-def _md_cell(text: str) -> str:
-    return clean(text).replace("|", "\\|")
-
-
 def markdown(answers: list[Answer]) -> str:
+    """answers.md: the verdict table, then per question its claim and per source the verdict,
+    evidence, caveats and rule. Every text escaped for Markdown (mdtext.py): GPU names, benchmark
+    names and the messages in caveats come from result files."""
     headers, rows = grid(answers)
     out = ["# The five questions, answered", "",
            "Each claim as it is usually taught, what tcbench measured that tests it, and a verdict "
            "from a written rule (docs/concepts/answers.md): holds, holds with a caveat, does not "
            "hold here, or not measured.", "",
-           "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+           "| " + " | ".join(mdtext.cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(mdtext.cell(clean(c)) for c in r) + " |" for r in rows]
     for q in QUESTIONS:
         out += ["", f"## {q.id.upper()}. {q.title}", "", f"**Claim.** {q.claim}", "",
                 f"Sources and background: [{q.page}]({q.page}).", ""]
         for a in (a for a in answers if a.id == q.id):
-            out += [f"### {_md_cell(source(a))}: {a.verdict}", ""]
+            out += [f"### {mdtext.text(source(a))}: {a.verdict}", ""]
             if a.why:
-                out += [f"Not measured: {_md_cell(a.why)}.", ""]
+                out += [f"Not measured: {mdtext.text(clean(a.why), at_line_start=False)}.", ""]
             if a.evidence:
                 out += ["| evidence | metric | value |", "|---|---|---:|"]
-                out += [f"| `{_md_cell(e.source)}` | {_md_cell(e.metric)} | {_fmt(e.value)} |"
-                        for e in a.evidence]
+                out += [f"| {mdtext.code(clean(e.source), in_table=True)} | "
+                        f"{mdtext.cell(clean(e.metric))} | {_fmt(e.value)} |" for e in a.evidence]
                 out.append("")
-            out += [f"- {_md_cell(c)}" for c in a.caveats]
+            out += [f"- {mdtext.text(clean(c))}" for c in a.caveats]
             if a.caveats:
                 out.append("")
             if a.rule:
-                out += [f"Rule: {_md_cell(a.rule)}.", ""]
+                out += [f"Rule: {mdtext.text(clean(a.rule), at_line_start=False)}.", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -120,7 +128,8 @@ def table_html(answers: list[Answer]) -> str:
             colour = _COLOURS.get(v, "#6e7781")
             cells.append(f"<td style='color:{colour};font-weight:600'>{html.escape(v)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return ("<div class='scroll'><table class='verdicts'><thead><tr>" + head + "</tr></thead><tbody>"
+    return ("<div class='scroll'><table class='verdicts'><thead><tr>" + head
+            + "</tr></thead><tbody>"
             + "".join(body) + "</tbody></table></div>")
 
 
@@ -128,7 +137,8 @@ def page_html(answers: list[Answer]) -> str:
     parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
              "<title>tcbench: the five questions</title><style>",
-             "body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;"
+             "body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;"
+             "padding:0 1rem;"
              "line-height:1.45}table{border-collapse:collapse;margin:.5rem 0}"
              "th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;"
              "vertical-align:top}td.num{text-align:right;font-variant-numeric:tabular-nums}"

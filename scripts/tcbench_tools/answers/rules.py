@@ -3,16 +3,32 @@
 A rule reads only measured numbers (through answers.evidence), decides one of the four verdicts,
 and says in one sentence what it compared with what threshold. A half with no evidence is "not
 measured", with what was missing. The thresholds are named constants here and in the docs.
+
+Benchmarks are found by the parts of their names (``ResultSet.find`` through ``ev.ran``) or by a
+name built as the C++ builds it (``BenchName``, ``ResultSet.get``): no name or name pattern is
+written here by hand, and a name key the schema does not know raises where the rule asks for it
+(tests/scripts/test_answers_queries.py).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from tcbench_tools import schema
 from tcbench_tools.answers import evidence as ev
-from tcbench_tools.answers.model import (BY_ID, CAVEAT, FAILS, GPU, HOLDS, HOST, NOT_MEASURED,
-                                         Answer, Evidence)
+from tcbench_tools.answers.model import (
+    BY_ID,
+    CAVEAT,
+    FAILS,
+    GPU,
+    HOLDS,
+    HOST,
+    NOT_MEASURED,
+    Answer,
+    Evidence,
+)
+from tcbench_tools.names import ANY, BenchName, is_square, prefix
 from tcbench_tools.results import Benchmark, ResultSet
 
 # Q1: "little accuracy lost" = within this many points of top-1 accuracy of FP32.
@@ -35,7 +51,15 @@ Q3_SMALL_MIN = 10.0
 Q5_BUDGET = 0.05
 Q5_CAST_ERROR = 0.04
 
-SHAPE = r"m:(\d+)/n:\1/k:\1"
+# The topics and variants the rules read (the benchmarks' own, as their names spell them).
+INT8_STUDY, INT8_GEMM = "int8_study", "int8_gemm"
+LOSS_STUDY, LOSS_SCALING = "loss_scaling_study", "loss_scaling"
+TENSOR_UTIL = "tensor_util"
+ALIGNMENT_MODEL, ALIGNMENT = "alignment_model", "alignment"
+FP8_STUDY, FP8 = "fp8_study", "fp8"
+FP8_GEMM = "gemm_e4m3xe4m3_bf16"  # E4M3 x E4M3 -> BF16 through cuBLASLt
+CUBLASLT, CUBLAS, WMMA = "cublaslt", "cublas", "wmma"
+TRAIN_MODES = ("fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale")
 
 
 def _answer(qid: str, scope: str, gpu: str | None) -> Answer:
@@ -58,9 +82,10 @@ def q1_host(rs: ResultSet) -> Answer:
     a.rule = (f"holds when the best calibrated PTQ variant and QAT each stay within "
               f"{Q1_ACCURACY_POINTS:g} point of FP32's top-1 accuracy on the host MLP; a "
               "calibrator that loses more is a caveat")
-    fp32 = ev.value(rs, "int8_study/fp32/fp32", schema.TOP1_ACCURACY_PCT)
-    rows = {b.parsed.variant: b for b in ev.matching(rs, r"int8_study/(ptq_[^/]+|qat)/int8")}
-    acc = {v: ev.value(rs, b.name, schema.TOP1_ACCURACY_PCT) for v, b in rows.items()}
+    fp32_name = BenchName(INT8_STUDY, "fp32", "fp32")
+    fp32 = ev.center_of(rs.get(fp32_name), schema.TOP1_ACCURACY_PCT)
+    rows = {b.parsed.variant: b for b in ev.ran(rs, INT8_STUDY, (prefix("ptq_"), "qat"), "int8")}
+    acc = {v: b.center(schema.TOP1_ACCURACY_PCT) for v, b in rows.items()}
     acc = {v: x for v, x in acc.items() if x is not None}
     calibrated = {v: x for v, x in acc.items() if v.startswith("ptq_") and v != "ptq_bad_clip"}
     if fp32 is None or not calibrated or "qat" not in acc:
@@ -68,7 +93,7 @@ def q1_host(rs: ResultSet) -> Answer:
         return a
     best = max(calibrated, key=calibrated.get)
     worst = min(calibrated, key=calibrated.get)
-    a.evidence = [Evidence("int8_study/fp32/fp32", schema.TOP1_ACCURACY_PCT, fp32),
+    a.evidence = [Evidence(str(fp32_name), schema.TOP1_ACCURACY_PCT, fp32),
                   Evidence(rows[best].name, schema.TOP1_ACCURACY_PCT, calibrated[best]),
                   Evidence(rows["qat"].name, schema.TOP1_ACCURACY_PCT, acc["qat"]),
                   Evidence(rows[worst].name, schema.TOP1_ACCURACY_PCT, calibrated[worst])]
@@ -96,25 +121,24 @@ def q1_gpu(rs: ResultSet) -> Answer:
               "on the same TN problem by more than the two benchmarks' noise "
               "(speedup_vs_fp16 > 1 + noise)")
     # The largest square; a run with no square (a custom filter) offers its largest INT8 GEMM.
-    squares = ev.matching(rs, rf"int8_gemm/cublaslt/int8/{SHAPE}/layout:tn")
-    row = ev.largest(squares or ev.matching(rs, r"int8_gemm/cublaslt/int8/.*"), ev.volume)
+    squares = ev.ran(rs, INT8_GEMM, CUBLASLT, "int8", layout="tn", where=is_square)
+    row = ev.largest(squares or ev.ran(rs, INT8_GEMM, CUBLASLT, "int8"), ev.volume)
     if row is None:
-        skipped = [b for n, b in rs.benchmarks.items()
-                   if n.startswith("int8_gemm/cublaslt/int8/") and not b.ok]
+        skipped = [b for b in rs.find(INT8_GEMM, CUBLASLT, "int8") if not b.ok]
         if skipped:
             a.verdict = FAILS
             a.caveats.append(f"no INT8 GEMM ran: {skipped[0].skip_reason or skipped[0].error}")
         else:
             a.why = "no int8_gemm results (bench_int8_gemm) in this run"
         return a
-    speedup = ev.value(rs, row.name, schema.speedup_vs("fp16"))
-    fp16 = rs.benchmarks.get(row.name.replace("/cublaslt/int8/", "/cublaslt/fp16/"))
+    speedup = row.center(schema.speedup_vs("fp16"))
+    fp16 = rs.get(replace(BenchName.of(row.parsed), precision="fp16"))
     if speedup is None:
         a.why = f"{row.name} has no speedup_vs_fp16 (its FP16 baseline did not run)"
         return a
     noise = max(ev.noise(row), ev.noise(fp16) if fp16 is not None and fp16.ok else 0.0)
     a.evidence = [Evidence(row.name, schema.speedup_vs("fp16"), speedup),
-                  Evidence(row.name, schema.TOPS, ev.value(rs, row.name, schema.TOPS) or math.nan),
+                  Evidence(row.name, schema.TOPS, row.center(schema.TOPS) or math.nan),
                   Evidence(row.name, "noise", noise)]
     impl = ev.label(row)
     native = impl.startswith("IMMA")
@@ -123,10 +147,10 @@ def q1_gpu(rs: ResultSet) -> Answer:
         a.caveats.append(f"cuBLASLt chose {impl or 'an unnamed kernel'}, not an IMMA one")
     if speedup <= 1.0 + noise:
         a.caveats.append(f"INT8 is x{speedup:.2f} FP16 here, within the noise ({noise:.1%})")
-    mlp = ev.matching(rs, r"int8_gemm/mlp/int8/tokens:\d+/layout:tn")
+    mlp = ev.ran(rs, INT8_GEMM, "mlp", "int8", tokens=ANY, layout="tn")
     small = min(mlp, key=lambda b: b.parsed.numeric_args().get("tokens", 0), default=None)
     if small is not None and a.verdict == HOLDS:
-        s = ev.value(rs, small.name, schema.speedup_vs("fp16"))
+        s = small.center(schema.speedup_vs("fp16"))
         if s is not None and s < 1.0:
             a.verdict = CAVEAT
             a.evidence.append(Evidence(small.name, schema.speedup_vs("fp16"), s))
@@ -139,22 +163,21 @@ def q1_gpu(rs: ResultSet) -> Answer:
 
 
 def _q2(a: Answer, rs: ResultSet, topic: str, ratio_of) -> Answer:
-    names = {m: next((b.name for b in ev.matching(rs, rf"{topic}/train_{m}/[a-z0-9]+/steps:\d+")),
-                     None)
-             for m in ("fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale")}
-    if any(names[m] is None for m in ("fp32", "fp16_noscale", "fp16_dynamic", "bf16_noscale")):
+    runs = {m: next(iter(ev.ran(rs, topic, f"train_{m}", steps=ANY)), None) for m in TRAIN_MODES}
+    if any(runs[m] is None for m in ("fp32", "fp16_noscale", "fp16_dynamic", "bf16_noscale")):
         a.why = f"no five-mode training run ({topic}/train_*) in these results"
         return a
-    ratio = {m: ratio_of(names[m], names["fp32"]) for m in names if names[m] is not None}
-    lost = {m: ev.value(rs, names[m], schema.UNDERFLOW_PCT) for m in names if names[m] is not None}
+    runs = {m: b for m, b in runs.items() if b is not None}
+    ratio = {m: ratio_of(b, runs["fp32"]) for m, b in runs.items()}
+    lost = {m: b.center(schema.UNDERFLOW_PCT) for m, b in runs.items()}
     if any(ratio[m] is None for m in ("fp16_noscale", "fp16_dynamic", "bf16_noscale")):
         a.why = "a training run has no final loss"
         return a
     for m in ("fp16_noscale", "fp16_dynamic", "bf16_noscale", "fp16_static"):
         if m in ratio and ratio[m] is not None:
-            a.evidence.append(Evidence(names[m], schema.FINAL_LOSS_VS_FP32, ratio[m]))
+            a.evidence.append(Evidence(runs[m].name, schema.FINAL_LOSS_VS_FP32, ratio[m]))
             if lost.get(m) is not None:
-                a.evidence.append(Evidence(names[m], schema.UNDERFLOW_PCT, lost[m]))
+                a.evidence.append(Evidence(runs[m].name, schema.UNDERFLOW_PCT, lost[m]))
     suffers = ratio["fp16_noscale"] > Q2_SUFFERS
     fixed = ratio["fp16_dynamic"] <= Q2_FIXED
     bf16_fine = ratio["bf16_noscale"] <= Q2_FIXED
@@ -188,12 +211,11 @@ def q2_host(rs: ResultSet) -> Answer:
     a.rule = (f"holds when unscaled FP16 training ends above x{Q2_SUFFERS:g} the FP32 loss, "
               f"dynamic loss scaling brings it within x{Q2_FIXED:g}, and unscaled BF16 is within "
               f"x{Q2_FIXED:g} too (host teacher-student regression, Adam)")
-    a = _q2(a, rs, "loss_scaling_study",
-            lambda name, _fp32: ev.value(rs, name, schema.FINAL_LOSS_VS_FP32))
-    landing = ev.value(rs, "loss_scaling_study/landing_mlp/fp16/scale_log2:0", schema.UNDERFLOW_PCT)
+    a = _q2(a, rs, LOSS_STUDY, lambda b, _fp32: b.center(schema.FINAL_LOSS_VS_FP32))
+    landing_name = BenchName(LOSS_STUDY, "landing_mlp", "fp16").arg("scale_log2", 0)
+    landing = ev.center_of(rs.get(landing_name), schema.UNDERFLOW_PCT)
     if landing is not None and a.verdict != NOT_MEASURED:
-        a.evidence.append(Evidence("loss_scaling_study/landing_mlp/fp16/scale_log2:0",
-                                   schema.UNDERFLOW_PCT, landing))
+        a.evidence.append(Evidence(str(landing_name), schema.UNDERFLOW_PCT, landing))
     return a
 
 
@@ -203,14 +225,14 @@ def q2_gpu(rs: ResultSet) -> Answer:
               f"above x{Q2_SUFFERS:g} the FP32 loss, dynamic scaling and unscaled BF16 within "
               f"x{Q2_FIXED:g}")
 
-    def ratio(name: str, fp32: str) -> float | None:
-        x, base = ev.value(rs, name, schema.FINAL_LOSS), ev.value(rs, fp32, schema.FINAL_LOSS)
+    def ratio(b: Benchmark, fp32: Benchmark) -> float | None:
+        x, base = b.center(schema.FINAL_LOSS), fp32.center(schema.FINAL_LOSS)
         return x / base if x is not None and base else None
 
-    a = _q2(a, rs, "loss_scaling", ratio)
-    unscale = ev.matching(rs, r"loss_scaling/unscale/fp32/elements:\d+")
+    a = _q2(a, rs, LOSS_SCALING, ratio)
+    unscale = ev.ran(rs, LOSS_SCALING, "unscale", "fp32", elements=ANY)
     if unscale and a.verdict != NOT_MEASURED:
-        cost = ev.value(rs, unscale[0].name, schema.UNSCALE_PCT_OF_STEP)
+        cost = unscale[0].center(schema.UNSCALE_PCT_OF_STEP)
         if cost is not None:
             a.evidence.append(Evidence(unscale[0].name, schema.UNSCALE_PCT_OF_STEP, cost))
             a.caveats.append(f"the check-and-unscale pass costs {cost:.1f} % of an FP16 "
@@ -252,27 +274,26 @@ def q3_gpu(rs: ResultSet) -> Answer:
               f"{Q3_SIMT_MAX:g} %, a cuBLASLt Tensor Core GEMM above {Q3_TENSOR_MIN:g} %) and "
               f"tracks throughput across the GEMM rows (Spearman rank correlation with "
               f"pct_of_peak >= {Q3_TRACKS:g})")
-    rows = [b for b in ev.matching(rs, r"tensor_util/[^/]+/[^/]+/.*")
-            if b.parsed.variant not in ("memory", "train_step")]
-    measured = [b for b in rows if ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) is not None]
+    rows = [b for b in ev.ran(rs, TENSOR_UTIL) if b.parsed.variant not in ("memory", "train_step")]
+    measured = [b for b in rows if b.center(schema.TENSOR_ACTIVE_PCT) is not None]
     if not measured:
         notes = {ev.label(b).partition("counters skipped: ")[2] for b in rows} - {""}
         a.why = ("the tensor-pipe counters were not read: " + "; ".join(sorted(notes))
                  if notes else "no tensor_util results (bench_tensor_util) in this run")
         return a
     simt = next((b for b in measured if b.parsed.variant == "simt"), None)
-    tc = [b for b in measured if b.parsed.variant in ("cublaslt", "wmma")]
-    pct = {b.name: ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) for b in measured}
+    tc = [b for b in measured if b.parsed.variant in (CUBLASLT, WMMA)]
+    pct = {b.name: b.center(schema.TENSOR_ACTIVE_PCT) for b in measured}
     if simt is not None:
         a.evidence.append(Evidence(simt.name, schema.TENSOR_ACTIVE_PCT, pct[simt.name]))
     best = max(tc, key=lambda b: pct[b.name], default=None)
     if best is not None:
         a.evidence.append(Evidence(best.name, schema.TENSOR_ACTIVE_PCT, pct[best.name]))
-    pairs = [(pct[b.name], ev.value(rs, b.name, schema.PCT_OF_PEAK)) for b in measured]
+    pairs = [(pct[b.name], b.center(schema.PCT_OF_PEAK)) for b in measured]
     pairs = [(x, y) for x, y in pairs if y is not None]
     rho = spearman([x for x, _ in pairs], [y for _, y in pairs])
     if rho is not None:
-        a.evidence.append(Evidence("tensor_util/* GEMM rows", "spearman(tensor_active_pct, "
+        a.evidence.append(Evidence(f"{TENSOR_UTIL}/* GEMM rows", "spearman(tensor_active_pct, "
                                    "pct_of_peak)", rho))
     separates = (simt is not None and best is not None and pct[simt.name] < Q3_SIMT_MAX
                  and pct[best.name] > Q3_TENSOR_MIN)
@@ -293,7 +314,7 @@ def q3_gpu(rs: ResultSet) -> Answer:
         a.caveats.append(f"it follows throughput only roughly (rank correlation {rho:.2f}): busy "
                          "tensor pipes are necessary, not sufficient, for a high TFLOP/s")
     small = next((b for b in measured if b.parsed.variant == "cublaslt_small"), None)
-    small_peak = ev.value(rs, small.name, schema.PCT_OF_PEAK) if small is not None else None
+    small_peak = small.center(schema.PCT_OF_PEAK) if small is not None else None
     # A GEMM too small to fill the GPU reads busy pipes on the few SMs it occupies: the caveat
     # is shown when its reading is well above its share of the GPU's throughput.
     if (small is not None and small_peak is not None and pct[small.name] >= Q3_SMALL_MIN
@@ -319,8 +340,8 @@ def _whole_steps(rs: ResultSet) -> tuple[list[str], list[Evidence]]:
     step is GEMMs plus the unscale, optimizer and launch gaps around them. The caveats say what
     share of the step is not tensor work, and whether the metric still separates the FFMA step
     from the Tensor Core steps and rises with TFLOP/s from the small MLP to the wide one."""
-    steps = [b for b in ev.matching(rs, r"tensor_util/train_step/[^/]+/.*")
-             if ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) is not None]
+    steps = [b for b in ev.ran(rs, TENSOR_UTIL, "train_step")
+             if b.center(schema.TENSOR_ACTIVE_PCT) is not None]
     if not steps:
         return [], []
     caveats, evidence = [], []
@@ -330,12 +351,12 @@ def _whole_steps(rs: ResultSet) -> tuple[list[str], list[Evidence]]:
 
     tensor_steps = [b for b in steps if b.parsed.precision != "fp32"]
     ffma = [b for b in steps if b.parsed.precision == "fp32"]
-    pct = {b.name: ev.value(rs, b.name, schema.TENSOR_ACTIVE_PCT) for b in steps}
+    pct = {b.name: b.center(schema.TENSOR_ACTIVE_PCT) for b in steps}
     wide = max(tensor_steps, key=lambda b: (hidden(b), b.parsed.precision == "fp16"), default=None)
     if wide is not None:
-        non_tensor = sum(ev.value(rs, wide.name, schema.time_share(p)) or 0.0
+        non_tensor = sum(wide.center(schema.time_share(p)) or 0.0
                          for p in (*schema.STEP_PHASES[2:], schema.GAPS))
-        ceiling = ev.value(rs, wide.name, schema.GEMM_PHASES_CEILING_PCT)
+        ceiling = wide.center(schema.GEMM_PHASES_CEILING_PCT)
         evidence.append(Evidence(wide.name, schema.TENSOR_ACTIVE_PCT, pct[wide.name]))
         text = (f"a whole {wide.parsed.precision.upper()} training step (hidden "
                 f"{hidden(wide):g}) reads {pct[wide.name]:.0f} % busy tensor pipes: "
@@ -352,7 +373,7 @@ def _whole_steps(rs: ResultSet) -> tuple[list[str], list[Evidence]]:
     # From the small MLP to the wide one, a precision's step must gain tensor-pipe % with TFLOP/s.
     for prec in sorted({b.parsed.precision for b in tensor_steps}):
         mine = sorted((b for b in tensor_steps if b.parsed.precision == prec), key=hidden)
-        rates = [ev.value(rs, b.name, schema.TFLOPS) for b in mine]
+        rates = [b.center(schema.TFLOPS) for b in mine]
         if len(mine) < 2 or None in rates:
             continue
         if (rates[-1] > rates[0]) != (pct[mine[-1].name] > pct[mine[0].name]):
@@ -365,10 +386,18 @@ def _whole_steps(rs: ResultSet) -> tuple[list[str], list[Evidence]]:
 # --- Q4: alignment ---------------------------------------------------------------------------
 
 
-def _pair(rs: ResultSet, prefix: str, suffix: str, metric: str) -> tuple[float, float] | None:
-    """(rate at n=32, rate at n=33) of the two benchmarks prefix/m:4096/n:<32|33>/k:4096/suffix."""
-    a = ev.value(rs, f"{prefix}/m:4096/n:32/k:4096/{suffix}", metric)
-    b = ev.value(rs, f"{prefix}/m:4096/n:33/k:4096/{suffix}", metric)
+# The headline problem: M = K = 4096, N = 32 against N = 33.
+HEADLINE_MK, ALIGNED_N, ODD_N = 4096, 32, 33
+
+
+def _headline(base: BenchName, layout: str, n: int) -> BenchName:
+    return base.gemm(HEADLINE_MK, n, HEADLINE_MK, layout)
+
+
+def _pair(rs: ResultSet, base: BenchName, layout: str, metric: str) -> tuple[float, float] | None:
+    """(rate at N = 32, rate at N = 33) of ``base`` (topic, variant, precision) on the headline
+    problem in ``layout``."""
+    a, b = (ev.center_of(rs.get(_headline(base, layout, n)), metric) for n in (ALIGNED_N, ODD_N))
     return (a, b) if a is not None and b is not None else None
 
 
@@ -383,20 +412,20 @@ def q4_host(rs: ResultSet) -> Answer:
     a.rule = ("the efficiency model (tile and wave quantization, roofline) on the reference GPUs: "
               "holds when it predicts N = 33 slower per useful FLOP than N = 32 (FP16, "
               "M = K = 4096, NN) by more than 1 %")
-    gpus = sorted({b.parsed.variant for b in ev.matching(rs, r"alignment_model/[^/]+/fp16/.*")})
+    gpus = sorted({b.parsed.variant for b in ev.ran(rs, ALIGNMENT_MODEL, precision="fp16")})
     verdicts = []
     for g in gpus:
-        pair = _pair(rs, f"alignment_model/{g}/fp16", "layout:nn", schema.MODEL_TFLOPS)
+        base = BenchName(ALIGNMENT_MODEL, g, "fp16")
+        pair = _pair(rs, base, "nn", schema.MODEL_TFLOPS)
         if pair is None:
             continue
         t32, t33 = pair
-        a.evidence += [Evidence(f"alignment_model/{g}/fp16/m:4096/n:32/k:4096/layout:nn",
-                                schema.MODEL_TFLOPS, t32),
-                       Evidence(f"alignment_model/{g}/fp16/m:4096/n:33/k:4096/layout:nn",
-                                schema.MODEL_TFLOPS, t33)]
+        a.evidence += [Evidence(str(_headline(base, "nn", n)), schema.MODEL_TFLOPS, t)
+                       for n, t in ((ALIGNED_N, t32), (ODD_N, t33))]
         verdicts.append(t33 < t32 * (1 - ev.NOISE_FLOOR))
     if not verdicts:
-        a.why = "no alignment model predictions in these results (tcbench_studies --study alignment)"
+        a.why = ("no alignment model predictions in these results (tcbench_studies --study "
+                 "alignment)")
         return a
     a.verdict = HOLDS if all(verdicts) else FAILS if not any(verdicts) else CAVEAT
     if a.verdict == FAILS:
@@ -413,55 +442,52 @@ def q4_gpu(rs: ResultSet) -> Answer:
     a.rule = ("holds when cuBLASLt's FP16 GEMM (M = K = 4096, NN) at N = 33 delivers fewer useful "
               "TFLOP/s than at N = 32 by more than the two benchmarks' noise; the other layouts, "
               "precisions and kernels make the caveats")
-    pair = _pair(rs, "alignment/cublaslt/fp16", "layout:nn", schema.TFLOPS)
+    lt_fp16 = BenchName(ALIGNMENT, CUBLASLT, "fp16")
+    pair = _pair(rs, lt_fp16, "nn", schema.TFLOPS)
     if pair is None:
-        a.why = "no alignment/cublaslt/fp16 N = 32/33 pair in this run (bench_alignment)"
+        a.why = f"no {lt_fp16} N = 32/33 pair in this run (bench_alignment)"
         return a
 
-    def noise_of(prefix: str, suffix: str) -> float:
-        return max(ev.noise(rs.benchmarks[f"{prefix}/m:4096/n:{n}/k:4096/{suffix}"])
-                   for n in (32, 33))
+    def noise_of(base: BenchName, layout: str) -> float:
+        return max(ev.noise(rs.get(_headline(base, layout, n))) for n in (ALIGNED_N, ODD_N))
 
-    def loses(prefix: str, suffix: str, metric: str = schema.TFLOPS) -> tuple[bool, float] | None:
-        p = _pair(rs, prefix, suffix, metric)
+    def loses(base: BenchName, layout: str, metric: str) -> tuple[bool, float] | None:
+        p = _pair(rs, base, layout, metric)
         if p is None:
             return None
         ratio = p[1] / p[0]
-        return ratio < 1.0 - noise_of(prefix, suffix), ratio
+        return ratio < 1.0 - noise_of(base, layout), ratio
 
     t32, t33 = pair
-    noise = noise_of("alignment/cublaslt/fp16", "layout:nn")
-    a.evidence = [Evidence("alignment/cublaslt/fp16/m:4096/n:32/k:4096/layout:nn", schema.TFLOPS,
-                           t32),
-                  Evidence("alignment/cublaslt/fp16/m:4096/n:33/k:4096/layout:nn", schema.TFLOPS,
-                           t33),
-                  Evidence("alignment/cublaslt/fp16 n:33 vs n:32", "noise", noise)]
+    noise = noise_of(lt_fp16, "nn")
+    a.evidence = [Evidence(str(_headline(lt_fp16, "nn", ALIGNED_N)), schema.TFLOPS, t32),
+                  Evidence(str(_headline(lt_fp16, "nn", ODD_N)), schema.TFLOPS, t33),
+                  Evidence(f"{lt_fp16} n:{ODD_N} vs n:{ALIGNED_N}", "noise", noise)]
     primary = t33 < t32 * (1.0 - noise)
     others = {}
-    for label, prefix, suffix in (
-            ("B N-contiguous (layout:nt)", "alignment/cublaslt/fp16", "layout:nt"),
-            ("our WMMA kernel", "alignment/wmma/fp16", "layout:nn"),
-            ("BF16", "alignment/cublaslt/bf16", "layout:nn"),
-            ("TF32", "alignment/cublaslt/tf32", "layout:nn"),
-            ("INT8", "alignment/cublaslt/int8", "layout:tn"),
-            (CUBLAS_FP16, "alignment/cublas/fp16", "layout:nn")):
-        r = loses(prefix, suffix, schema.TOPS if "int8" in prefix else schema.TFLOPS)
+    for label, base, layout in (
+            ("B N-contiguous (layout:nt)", lt_fp16, "nt"),
+            ("our WMMA kernel", BenchName(ALIGNMENT, WMMA, "fp16"), "nn"),
+            ("BF16", BenchName(ALIGNMENT, CUBLASLT, "bf16"), "nn"),
+            ("TF32", BenchName(ALIGNMENT, CUBLASLT, "tf32"), "nn"),
+            ("INT8", BenchName(ALIGNMENT, CUBLASLT, "int8"), "tn"),
+            (CUBLAS_FP16, BenchName(ALIGNMENT, CUBLAS, "fp16"), "nn")):
+        r = loses(base, layout, schema.rate_counter(base.precision))
         if r is not None:
             others[label] = r
     # The batched sense (issue 25): 33 attention heads of 128 x 128 x 64 against 32, per API.
-    for api in ("cublaslt", "cublas"):
-        base = f"alignment/{api}/fp16/m:128/n:128/k:64/layout:nn/batch:"
-        heads = [ev.value(rs, f"{base}{h}", schema.TFLOPS) for h in (32, 33)]
+    for api in (CUBLASLT, CUBLAS):
+        batches = [rs.get(BenchName(ALIGNMENT, api, "fp16").gemm(128, 128, 64, "nn")
+                          .arg("batch", h)) for h in (ALIGNED_N, ODD_N)]
+        heads = [ev.center_of(b, schema.TFLOPS) for b in batches]
         if None not in heads:
-            lose = heads[1] < heads[0] * (1.0 - max(ev.noise(rs.benchmarks[f"{base}{h}"])
-                                                    for h in (32, 33)))
+            lose = heads[1] < heads[0] * (1.0 - max(ev.noise(b) for b in batches))
             others[f"33 heads of 128x128x64 ({api})"] = (lose, heads[1] / heads[0])
     if CUBLAS_FP16 in others:
-        a.evidence += [Evidence(f"alignment/cublas/fp16/m:4096/n:{n}/k:4096/layout:nn",
-                                schema.TFLOPS, v)
-                       for n, v in zip((32, 33), _pair(rs, "alignment/cublas/fp16", "layout:nn",
-                                                       schema.TFLOPS))]
-    fp8 = ev.skipped(rs, "alignment/cublaslt/fp8/m:4096/n:33/k:4096/layout:tn")
+        cublas = BenchName(ALIGNMENT, CUBLAS, "fp16")
+        a.evidence += [Evidence(str(_headline(cublas, "nn", n)), schema.TFLOPS, v)
+                       for n, v in zip((ALIGNED_N, ODD_N), _pair(rs, cublas, "nn", schema.TFLOPS))]
+    fp8 = ev.why_not(rs.get(_headline(BenchName(ALIGNMENT, CUBLASLT, "fp8"), "tn", ODD_N)))
     a.caveats.append(NO_PADDING)
     if primary:
         a.verdict = HOLDS
@@ -504,16 +530,16 @@ def q5_host(rs: ResultSet) -> Answer:
     a.rule = (f"holds when per-tensor current scaling keeps the mean E4M3 cast error at or below "
               f"{Q5_CAST_ERROR:.0%} in every drift scenario; delayed scaling (TE's default) "
               "saturating in some is a caveat")
-    rows = ev.matching(rs, r"fp8_study/drift_[^/]+/fp8/history:\d+/margin:\d+")
+    rows = ev.ran(rs, FP8_STUDY, prefix("drift_"), "fp8", history=ANY, margin=ANY)
     if not rows:
         a.why = "no FP8 scaling study in these results (tcbench_studies --study fp8)"
         return a
-    cur = [(b, ev.value(rs, b.name, schema.CURRENT_ERROR_MEAN)) for b in rows]
+    cur = [(b, b.center(schema.CURRENT_ERROR_MEAN)) for b in rows]
     cur = [(b, x) for b, x in cur if x is not None]
     worst_b, worst = max(cur, key=lambda t: t[1])
     a.evidence.append(Evidence(worst_b.name, schema.CURRENT_ERROR_MEAN, worst))
-    sat = [(b, ev.value(rs, b.name, schema.WORST_SATURATED_PCT)) for b in rows
-           if (ev.value(rs, b.name, schema.SATURATED_STEPS) or 0) > 0]
+    sat = [(b, b.center(schema.WORST_SATURATED_PCT)) for b in rows
+           if (b.center(schema.SATURATED_STEPS) or 0) > 0]
     if worst > Q5_CAST_ERROR:
         a.verdict = FAILS
         a.caveats.append(f"current scaling's mean cast error reaches {worst:.1%}")
@@ -524,7 +550,8 @@ def q5_host(rs: ResultSet) -> Answer:
         a.verdict = CAVEAT
         a.evidence.append(Evidence(b.name, schema.WORST_SATURATED_PCT, pct or 0.0))
         a.caveats.append(f"delayed scaling (last steps' amax) saturates when a tensor's range "
-                         f"grows or jumps between steps: up to {pct:.2f} % of a step's elements clamp "
+                         f"grows or jumps between steps: up to {pct:.2f} % of a step's elements "
+                         "clamp "
                          f"({b.parsed.variant.removeprefix('drift_')}, history "
                          f"{b.parsed.args.get('history')}, margin {b.parsed.args.get('margin')}); "
                          "a margin or current scaling avoids it")
@@ -539,16 +566,15 @@ def q5_gpu(rs: ResultSet) -> Answer:
               f"operands stays within the selector's budget ({Q5_BUDGET:.0%}), and the "
               "per-layer selection of the transformer block is faster than all-BF16 within that "
               "error budget")
-    head = ev.matching(rs, rf"fp8/gemm_e4m3xe4m3_bf16/fp8/{SHAPE}/layout:tn/accum:fast")
+    head = ev.ran(rs, FP8, FP8_GEMM, "fp8", layout="tn", accum="fast", where=is_square)
     row = ev.largest(head, ev.volume)
     if row is None:
-        skipped = [b for n, b in rs.benchmarks.items()
-                   if n.startswith("fp8/gemm_e4m3xe4m3_bf16/") and not b.ok]
+        skipped = [b for b in rs.find(FP8, FP8_GEMM) if not b.ok]
         a.why = (f"no FP8 GEMM ran: {skipped[0].skip_reason or skipped[0].error}" if skipped
                  else "no fp8 results (bench_fp8) in this run")
         return a
-    speedup = ev.value(rs, row.name, schema.speedup_vs("bf16"))
-    err = ev.value(rs, row.name, schema.REL_ERROR_UNQUANTIZED)
+    speedup = row.center(schema.speedup_vs("bf16"))
+    err = row.center(schema.REL_ERROR_UNQUANTIZED)
     if speedup is None or err is None:
         a.why = f"{row.name} lacks speedup_vs_bf16 or rel_error_unquantized"
         return a
@@ -557,15 +583,15 @@ def q5_gpu(rs: ResultSet) -> Answer:
                   Evidence(row.name, schema.REL_ERROR_UNQUANTIZED, err),
                   Evidence(row.name, "noise", noise)]
     ok = speedup > 1.0 + noise and err <= Q5_BUDGET
-    sel = ev.matching(rs, r"fp8/block/selected/hidden:\d+/tokens:\d+/layout:tn")
+    sel = ev.ran(rs, FP8, "block", schema.MIX_SELECTED, hidden=ANY, tokens=ANY, layout="tn")
     a.verdict = HOLDS if ok else FAILS
     if not ok:
         a.caveats.append(f"FP8 is x{speedup:.2f} BF16 with {err:.1%} error")
     if sel:
         s = sel[0]
-        within = ev.value(rs, s.name, schema.WITHIN_BUDGET)
-        sp = ev.value(rs, s.name, schema.speedup_vs("bf16"))
-        layers = ev.value(rs, s.name, schema.FP8_LAYERS)
+        within = s.center(schema.WITHIN_BUDGET)
+        sp = s.center(schema.speedup_vs("bf16"))
+        layers = s.center(schema.FP8_LAYERS)
         if sp is not None:
             a.evidence.append(Evidence(s.name, schema.speedup_vs("bf16"), sp))
         if layers is not None:

@@ -14,6 +14,7 @@ from tcbench_tools.answers import STUDIES_FILE, evidence, rules
 from tcbench_tools.answers.model import CAVEAT, FAILS, HOLDS, HOST, NOT_MEASURED, QUESTIONS, Answer
 from tcbench_tools.answers.render import HOST_LABEL, clean
 from tcbench_tools.errors import InputError
+from tcbench_tools.sections._common import plt, save
 
 TITLE = "The five questions"
 _FILL = {HOLDS: "#2da44e", CAVEAT: "#d4a72c", FAILS: "#cf222e", NOT_MEASURED: "#d0d7de"}
@@ -64,8 +65,6 @@ def _source(a: Answer) -> str:
 
 
 def _grid_png(sources: list[str], answers: list[Answer], out_dir: Path) -> Path:
-    from tcbench_tools.sections._common import plt, save
-
     by = {(_source(a), a.id): a.verdict for a in answers}
     fig, ax = plt.subplots(figsize=(1.9 * len(QUESTIONS) + 2.4, 0.55 * len(sources) + 1.1))
     for r, s in enumerate(sources):
@@ -92,7 +91,7 @@ def _grid_png(sources: list[str], answers: list[Answer], out_dir: Path) -> Path:
 def render(doc, sets: list[results.ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
     sources, answers = answers_for(sets, labels)
     doc.heading(2, TITLE)
-    doc.para("Each claim tcbench tests, with a verdict from a written rule over the measured "
+    doc.prose("Each claim tcbench tests, with a verdict from a written rule over the measured "
              "numbers (docs/concepts/answers.md): holds, holds with a caveat, does not hold "
              "here, or not measured. `tcbench answers` prints the evidence of each.")
     if not sources:

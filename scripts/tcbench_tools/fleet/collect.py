@@ -16,10 +16,23 @@ from collections import Counter
 from pathlib import Path
 
 from tcbench_tools import files, report
+from tcbench_tools.doc import Code
 from tcbench_tools.errors import EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, InputError
-from tcbench_tools.fleet.state import (ACTIVE, DONE, FAILED, NO_GPU, PROBLEMS, Manifest, Task,
-                                       count_text, fill_gpu_names, gather, load_manifest)
-from tcbench_tools.results import ResultSet, files_in, load
+from tcbench_tools.fleet.state import (
+    ACTIVE,
+    DONE,
+    FAILED,
+    NO_GPU,
+    PROBLEMS,
+    Manifest,
+    Task,
+    count_text,
+    fill_gpu_names,
+    gather,
+    load_manifest,
+)
+from tcbench_tools.results import ResultSet, load
+from tcbench_tools.runfile import files_in
 from tcbench_tools.tables import text_table
 
 EXIT_NOT_FINISHED = 75  # sysexits EX_TEMPFAIL: tasks still pending or running, try again later
@@ -82,8 +95,8 @@ def _column_labels(done: list[tuple[Task, ResultSet]]) -> list[str]:
 def _fleet_section(m: Manifest, tasks: list[Task], labels: dict[str, str]) -> report.Doc:
     doc = report.Doc()
     doc.heading(2, "Fleet tasks")
-    doc.para(f"Submitted {m.settings.get('submitted', '?')} by `tcbench fleet submit`: "
-             f"{len(tasks)} task(s), {count_text(tasks)}. One column per task that measured a "
+    doc.para(f"Submitted {m.settings.get('submitted', '?')} by ", Code("tcbench fleet submit"),
+             f": {len(tasks)} task(s), {count_text(tasks)}. One column per task that measured a "
              "GPU; tasks on the same GPU model are separate columns labelled with "
              "node-GPU (not merged as repetitions).")
     rows = [[t.task_id, t.partition, t.node or "-", t.gpu or "-", t.state,

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcbench_tools import files
-from tcbench_tools.fleet import slurm
 from tcbench_tools.errors import EXIT_NO_GPU, InputError
 from tcbench_tools.files import last_line  # a log's last non-empty line
+from tcbench_tools.fleet import slurm
 from tcbench_tools.printable import printable
 
 FLEET_DIR = "_fleet"
@@ -104,7 +104,8 @@ def load_manifest(root: Path) -> Manifest:
     """The manifest, every field checked for its type and range (an InputError naming it)."""
     path = manifest_path(root)
     if not root.is_dir():
-        raise InputError(f"{root} is not a folder (give the --out folder of `tcbench fleet submit`).")
+        raise InputError(f"{root} is not a folder (give the --out folder of `tcbench fleet "
+                         "submit`).")
     if not path.exists():
         raise InputError(f"{root} is not a fleet folder: it has no {FLEET_DIR}/{MANIFEST} "
                          "(give the --out folder of `tcbench fleet submit`).")
@@ -125,7 +126,8 @@ def load_manifest(root: Path) -> Manifest:
     for key, types in SETTINGS_TYPES.items():
         if key in settings and not isinstance(settings[key], types):
             raise InputError(f"{path}: settings.{key} is {_shown(settings[key])}, which must be "
-                             f"{' or '.join('null' if t is type(None) else t.__name__ for t in types)}.")
+                             + " or ".join("null" if t is type(None) else t.__name__
+                                           for t in types) + ".")
     for key in ("extra_args", "sbatch_args"):
         if not all(isinstance(a, str) for a in settings.get(key, [])):
             raise InputError(f"{path}: settings.{key} must be a list of strings.")

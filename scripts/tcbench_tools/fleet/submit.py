@@ -21,8 +21,7 @@ from pathlib import Path
 from tcbench_tools import build, runner
 from tcbench_tools.errors import EXIT_OK, InputError
 from tcbench_tools.fleet import slurm
-from tcbench_tools.fleet.state import (FLEET_DIR, PartitionJob, manifest_path,
-                                       write_manifest)
+from tcbench_tools.fleet.state import FLEET_DIR, PartitionJob, manifest_path, write_manifest
 
 JOB_NAME = "tcbench-fleet"
 RESERVED = {FLEET_DIR, "report"}  # folder names in <out> that are not partitions
@@ -80,7 +79,7 @@ code=$?
   echo "finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 }} >>"$marker"
 exit "$code"
-"""
+"""  # noqa: E501 - the script's lines are as long as they need
 
 
 def parse_partitions(text: str) -> list[str]:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from tcbench_tools.errors import InputError
-from tcbench_tools.history.detect import Check, ChangePoint
+from tcbench_tools.history.detect import ChangePoint, Check
 from tcbench_tools.history.series import History, RunInfo, Series
 from tcbench_tools.names import parse
 from tcbench_tools.tables import fmt_time

@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tcbench_tools import files
+from tcbench_tools import files, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.history import store
 from tcbench_tools.results import Benchmark, ResultSet, load
 
 # Context keys that tcbench run adds when it merges files: how a run was put together, not what
 # it measured (left out of the run id so the same measurements get the same id).
-_BOOKKEEPING = frozenset({"tcbench_binaries", "tcbench_sources"})
+_BOOKKEEPING = frozenset({schema.RUN_BINARIES, schema.RUN_SOURCES})
 # Context -> runs columns (text).
 _TEXT_COLUMNS = {"git_sha": "git_sha", "tcbench_version": "tcbench_version",
                  "gpu_uuid": "gpu_uuid", "compute_capability": "compute_capability",
@@ -141,7 +141,7 @@ def result_sets(path: Path) -> list[tuple[ResultSet, dict[str, float]]]:
 
 def _canonical_rows(bench: Benchmark) -> list[dict]:
     rows = bench.iterations + [bench.aggregates[k] for k in sorted(bench.aggregates)]
-    return [{k: v for k, v in row.items() if k != "tcbench_binary"} if "tcbench_binary" in row
+    return [{k: v for k, v in row.items() if k != schema.ROW_BINARY} if schema.ROW_BINARY in row
             else row for row in rows]
 
 

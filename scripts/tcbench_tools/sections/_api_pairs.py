@@ -12,12 +12,12 @@ and, in bench_alignment, the tile; cuBLAS's names the API and the math mode).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from tcbench_tools.names import ParsedName, precision_order
+from tcbench_tools.names import BenchName, ParsedName, parse, precision_order
 from tcbench_tools.results import Benchmark, ResultSet
 from tcbench_tools.schema import VS_CUBLASLT
 from tcbench_tools.sections._common import label as bench_label
-from tcbench_tools.sections._common import value
 from tcbench_tools.tables import fmt_num
 
 CUBLAS = "cublas"
@@ -29,11 +29,10 @@ RIGHT = {3, 4, 5}  # the number columns (extra columns are numbers too: 6, 7, ..
 
 def twin_name(name: str) -> str:
     """The cuBLASLt benchmark of a cuBLAS benchmark's problem (the variant segment swapped)."""
-    topic, _, rest = name.partition("/")
-    variant, _, tail = rest.partition("/")
-    if variant != CUBLAS:
+    parsed = parse(name)
+    if parsed.variant != CUBLAS:
         raise ValueError(f"{name!r} is not a {CUBLAS} benchmark")
-    return f"{topic}/{CUBLASLT}/{tail}"
+    return str(replace(BenchName.of(parsed), variant=CUBLASLT))
 
 
 def problem_text(parsed: ParsedName) -> str:
@@ -47,7 +46,7 @@ def _rate(bench: Benchmark | None) -> float | None:
     if bench is None or not bench.ok:
         return None
     metric = bench.throughput_metric()
-    return value(bench, metric) if metric else None
+    return bench.center(metric) if metric else None
 
 
 def _ran(bench: Benchmark | None) -> str:
@@ -79,13 +78,12 @@ def rows(rs: ResultSet, gpu: str, topic: str,
          extra: tuple[Extra, ...] = ()) -> list[list[str]]:
     """One row per ``topic/cublas/...`` benchmark that ``keep`` accepts, in precision order, with
     the ``extra`` columns after vs_cublaslt (``headers(extra)`` names them)."""
-    found = [b for b in rs.benchmarks.values()
-             if b.parsed.topic == topic and b.parsed.variant == CUBLAS and keep(b.parsed)]
+    found = rs.find(topic, CUBLAS, where=keep)
     out = []
     for bench in sorted(found, key=lambda b: _sort_key(b.parsed)):
-        twin = rs.benchmarks.get(twin_name(bench.name))
+        twin = rs.get(twin_name(bench.name))
         out.append([gpu, bench.parsed.precision, problem_text(bench.parsed), fmt_num(_rate(twin)),
                     fmt_num(_rate(bench)),
-                    fmt_num(value(bench, VS_CUBLASLT) if bench.ok else None, 3),
+                    fmt_num(bench.center(VS_CUBLASLT), 3),
                     *(cell(twin, bench) for _, cell in extra), _ran(twin), _ran(bench)])
     return out

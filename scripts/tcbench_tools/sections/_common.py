@@ -1,5 +1,5 @@
-"""What the report's sections (and plots.py) share: reading a benchmark's numbers and label,
-file-name slugs, and saving a figure with the headless backend.
+"""What the report's sections (and plots.py) share: a benchmark's label and first row, file-name
+slugs, and saving a figure with the headless backend (a benchmark's numbers: Benchmark.center).
 
 matplotlib's backend is chosen here, once, before pyplot is imported: importing this module is
 what makes plotting safe on a machine without a display. Only ``tcbench report`` imports it
@@ -26,7 +26,7 @@ from tcbench_tools.results import Benchmark  # noqa: E402
 DPI = 110
 SLUG_LENGTH = 80
 
-__all__ = ["DPI", "plt", "value", "microseconds", "label", "first_row", "slug", "save",
+__all__ = ["DPI", "plt", "microseconds", "label", "first_row", "slug", "save",
            "synthetic_marks", "percentiles"]
 
 # Set by report.build while it draws from a synthetic input (synthetic_marks): every figure
@@ -54,7 +54,8 @@ def mark_synthetic(fig: Figure) -> None:
     cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
     # Bold sans-serif: a glyph is about 0.62 em wide and 0.75 em tall.
     length, tall = 0.62 * len(synthetic.MARK), 0.75
-    em = min(0.85 * width / (length * cos + tall * sin), 0.85 * height / (length * sin + tall * cos))
+    em = min(0.85 * width / (length * cos + tall * sin),
+             0.85 * height / (length * sin + tall * cos))
     text = fig.text(0.5, 0.5, synthetic.MARK, transform=fig.transFigure, rotation=angle,
                     ha="center", va="center", fontsize=72.0 * em, fontweight="bold",
                     color=plot_style.MARK_COLOR, alpha=0.28, zorder=1000,
@@ -71,17 +72,6 @@ def percentiles(values: list[float]) -> tuple[float, float] | None:
 
     low, high = np.percentile(np.asarray(values, dtype=float), [10.0, 90.0])
     return float(low), float(high)
-
-
-def value(bench: Benchmark | None, metric: str) -> float | None:
-    """The median of ``metric`` (``time`` in seconds, or a counter) over the benchmark's
-    repetitions; None when the benchmark is absent, lacks the metric or holds no finite value."""
-    if bench is None:
-        return None
-    sample = bench.sample(metric)
-    if sample is None or sample.center is None or not math.isfinite(sample.center):
-        return None
-    return sample.center
 
 
 def microseconds(seconds: float | None) -> float | None:

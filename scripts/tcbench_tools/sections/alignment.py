@@ -24,13 +24,20 @@ from matplotlib import ticker
 from matplotlib.patches import Patch
 
 from tcbench_tools import plot_style, plots
-from tcbench_tools.names import ParsedName, precision_order
+from tcbench_tools.names import ParsedName, precision_order, prefix
 from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
-from tcbench_tools.schema import (COPY_US, GEMM_US, MODEL_TFLOPS, PADDING_WINS, SLOWDOWN_VS_ALIGNED,
-                                   UNPADDED_US, rate_counter)
+from tcbench_tools.schema import (
+    COPY_US,
+    GEMM_US,
+    MODEL_TFLOPS,
+    PADDING_WINS,
+    SLOWDOWN_VS_ALIGNED,
+    UNPADDED_US,
+    rate_counter,
+)
 from tcbench_tools.sections import _api_pairs
 from tcbench_tools.sections._common import label as bench_label
-from tcbench_tools.sections._common import microseconds, plt, save, slug, value
+from tcbench_tools.sections._common import microseconds, plt, save, slug
 from tcbench_tools.tables import fmt_num
 
 TOPIC = "alignment"
@@ -67,17 +74,15 @@ def _points(rs: ResultSet) -> dict[tuple[str, str, str], dict[int, Point]]:
     The series is the variant, told apart by layout where one variant runs two (cuBLASLt NN or
     TN, and NT)."""
     out: dict[tuple[str, str, str], dict[int, Point]] = defaultdict(dict)
-    for bench in rs.benchmarks.values():
+    for bench in rs.find(TOPIC, ran=True):
         parsed = bench.parsed
-        if parsed.topic != TOPIC or not bench.ok:
-            continue
         metric = bench.throughput_metric()
-        throughput = value(bench, metric) if metric else None
+        throughput = bench.center(metric) if metric else None
         args = parsed.numeric_args()
         if throughput is None or not {"m", "n", "k"} <= args.keys():
             continue  # no usable throughput (summary lists invalid values) or not a GEMM
-        point = Point(throughput, value(bench, MODEL_TFLOPS),
-                      value(bench, SLOWDOWN_VS_ALIGNED), bench_label(bench))
+        point = Point(throughput, bench.center(MODEL_TFLOPS), bench.center(SLOWDOWN_VS_ALIGNED),
+                      bench_label(bench))
         for axis, others in (("n", "mk"), ("m", "nk"), ("k", "mn")):
             if all(args[o] == BASE for o in others):
                 out[(_series(parsed), parsed.precision, axis)][int(args[axis])] = point
@@ -217,10 +222,8 @@ def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Pat
 def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
     rows = []
     by_prec: dict[str, dict[str, Benchmark]] = defaultdict(dict)
-    for bench in rs.benchmarks.values():
-        p = bench.parsed
-        if p.topic == TOPIC and p.variant.startswith("pad_to_"):
-            by_prec[p.precision][p.variant] = bench
+    for bench in rs.find(TOPIC, prefix("pad_to_")):
+        by_prec[bench.parsed.precision][bench.parsed.variant] = bench
     for prec in sorted(by_prec, key=precision_order):
         for variant, bench in sorted(by_prec[prec].items()):
             if not bench.ok:
@@ -228,14 +231,14 @@ def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
                 rows.append([label, prec, variant.removeprefix("pad_to_"), "-", "-", "-", "-",
                              f"skipped: {reason}" if bench.skipped else f"FAILED: {reason}"])
                 continue
-            unpadded = value(bench, UNPADDED_US)
-            wins = value(bench, PADDING_WINS)
+            unpadded = bench.center(UNPADDED_US)
+            wins = bench.center(PADDING_WINS)
             verdict = ("padding wins" if wins else "unaligned wins") if wins is not None else "-"
             if unpadded is None and wins:
                 verdict = "padding wins (N = 33 cannot run)"
             rows.append([label, prec, variant.removeprefix("pad_to_"), fmt_num(unpadded),
-                         fmt_num(value(bench, GEMM_US)), fmt_num(value(bench, COPY_US)),
-                         fmt_num(microseconds(value(bench, "time"))), verdict])
+                         fmt_num(bench.center(GEMM_US)), fmt_num(bench.center(COPY_US)),
+                         fmt_num(microseconds(bench.center("time"))), verdict])
     return rows
 
 
@@ -247,7 +250,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
              "point and the model at a non-multiple of 8 is that penalty. See "
              "docs/concepts/alignment.md for which dimension's alignment matters in which layout.")
     pair_rows, pad_rows, api_rows = [], [], []
-    model = (("model", lambda twin, _: fmt_num(value(twin, MODEL_TFLOPS))),)
+    model = (("model", lambda twin, _: fmt_num(twin.center(MODEL_TFLOPS) if twin else None)),)
     for rs, label in zip(sets, labels):
         points = _points(rs)
         tag = slug(label)
@@ -299,7 +302,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
 
     if pair_rows:
         doc.heading(3, "Pairs")
-        doc.para("Throughput of the aligned and the odd size (cuBLASLt, M = K = 4096); "
+        doc.prose("Throughput of the aligned and the odd size (cuBLASLt, M = K = 4096); "
                  "`slowdown` is the odd size's time per unit of N over that of the next multiple "
                  "of 16 bytes of N (1.00 = no loss); `model` is the model's odd/aligned ratio.")
         doc.table(["GPU", "precision", "N", "aligned", "odd", "odd/aligned", "slowdown",
@@ -313,7 +316,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                    "padded total (us)", "verdict"], pad_rows, right={3, 4, 5, 6})
     if api_rows:
         doc.heading(3, "cuBLAS beside cuBLASLt")
-        doc.para("The headline pairs (M = K = 4096) and the strided batches (heads of 128 x 128 x "
+        doc.prose("The headline pairs (M = K = 4096) and the strided batches (heads of 128 x 128 x "
                  "head dimension and 128 x head dimension x 128) through cuBLAS "
                  "(`cublasGemmEx`, `cublasGemmStridedBatchedEx`) and cuBLASLt, in TFLOP/s (TOP/s "
                  "for int8); `vs_cublaslt` is cuBLASLt's time over cuBLAS's on that problem (> 1: "

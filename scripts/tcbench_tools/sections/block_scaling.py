@@ -24,7 +24,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcbench_tools import plot_style, plots, schema, synthetic
-from tcbench_tools.sections._common import plt, save, value
+from tcbench_tools.doc import Strong
+from tcbench_tools.names import prefix
+from tcbench_tools.sections._common import plt, save
 
 TOPIC = "block_scaling"
 TITLE = "Block scaling: granularity vs speed, accuracy and bytes"
@@ -53,18 +55,17 @@ def _label(bench) -> str:
 
 def _rows(rs):
     """The GEMM rows (the quantize rows have their own table)."""
-    return [b for b in rs.benchmarks.values()
-            if b.parsed.topic == TOPIC and not b.parsed.variant.startswith(QUANTIZE)]
+    return rs.find(TOPIC, lambda variant: not variant.startswith(QUANTIZE))
 
 
 def _quantize_rows(rs):
-    return [b for b in rs.benchmarks.values()
-            if b.parsed.topic == TOPIC and b.parsed.variant.startswith(QUANTIZE)]
+    return rs.find(TOPIC, prefix(QUANTIZE))
 
 
 def _quantize_table(doc, rs, label):
     """What making the scales costs: each quantize kernel's GB/s, and its time beside the GEMM
-    of the same granularity whose N x K operand it makes (the GEMM's n = k = the operand's m = k)."""
+    of the same granularity whose N x K operand it makes (the GEMM's n = k = the operand's
+    m = k)."""
     rows = _quantize_rows(rs)
     if not rows:
         return
@@ -84,10 +85,10 @@ def _quantize_table(doc, rs, label):
             skipped.append(f"{name} {a.get('m')}x{a.get('k')}: "
                            f"{b.skip_reason or b.error or 'no result'}")
             continue
-        t, gemm = value(b, "time"), gemms.get((mode, a.get("k")))
-        g = value(gemm, "time") if gemm is not None and a.get("m") == a.get("k") else None
+        t, gemm = b.center("time"), gemms.get((mode, a.get("k")))
+        g = gemm.center("time") if gemm is not None and a.get("m") == a.get("k") else None
         out.append([name, f"{a.get('m')}x{a.get('k')}", _f(t * 1e6 if t else None, ".1f"),
-                    _f(value(b, schema.GBPS), ".0f"), _f(value(b, schema.PCT_OF_PEAK), ".1f"),
+                    _f(b.center(schema.GBPS), ".0f"), _f(b.center(schema.PCT_OF_PEAK), ".1f"),
                     _f(100.0 * t / g if t and g else None, ".1f")])
     doc.heading(3, f"{label}: making the scales (quantize kernels)")
     doc.table(["format", "operand m x k", "time (us)", "GB/s", "% of DRAM peak",
@@ -123,12 +124,12 @@ def _table(doc, rows, label):
             continue
         a = b.parsed.args
         out.append([_label(b), f"{a.get('m')}x{a.get('n')}x{a.get('k')}",
-                    _f(value(b, schema.TFLOPS), ".0f"), _f(value(b, schema.PCT_OF_PEAK), ".1f"),
-                    _f(value(b, schema.speedup_vs("bf16")), ".2f"),
-                    _f(value(b, schema.speedup_vs("fp8")), ".2f"),
-                    _f(value(b, schema.BYTES_PER_ELEMENT), ".4f"),
-                    _f(value(b, schema.REL_ERROR), ".2e"),
-                    _f(value(b, schema.REL_ERROR_UNQUANTIZED), ".2e")])
+                    _f(b.center(schema.TFLOPS), ".0f"), _f(b.center(schema.PCT_OF_PEAK), ".1f"),
+                    _f(b.center(schema.speedup_vs("bf16")), ".2f"),
+                    _f(b.center(schema.speedup_vs("fp8")), ".2f"),
+                    _f(b.center(schema.BYTES_PER_ELEMENT), ".4f"),
+                    _f(b.center(schema.REL_ERROR), ".2e"),
+                    _f(b.center(schema.REL_ERROR_UNQUANTIZED), ".2e")])
     doc.table(["format", "m x n x k", "TFLOP/s", "% of its peak", "x BF16", "x FP8 per tensor",
                "bytes / element", "error (dequantized)", "error vs FP32"], out,
               {2, 3, 4, 5, 6, 7, 8})
@@ -207,16 +208,16 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         if not rows:
             continue
         if _is_synthetic(rs):
-            doc.para(f"**{label}** is synthetic test data (context tcbench_synthetic), not a "
+            doc.para(Strong(label), " is synthetic test data (context tcbench_synthetic), not a "
                      "measurement.")
         if not any(b.ok for b in rows):
             reasons = sorted({b.skip_reason or (b.error or "") for b in rows})
-            doc.para(f"**{label}**: no block-scaling result: {'; '.join(reasons)}")
+            doc.para(Strong(label), f": no block-scaling result: {'; '.join(reasons)}")
             continue
         _table(doc, rows, label)
         _quantize_table(doc, rs, label)
-        series[label] = [(_label(b), value(b, schema.BYTES_PER_ELEMENT),
-                          value(b, schema.REL_ERROR_UNQUANTIZED), value(b, schema.TFLOPS))
+        series[label] = [(_label(b), b.center(schema.BYTES_PER_ELEMENT),
+                          b.center(schema.REL_ERROR_UNQUANTIZED), b.center(schema.TFLOPS))
                          for b in _largest(rows) if b.ok]
     images = []
     for plot, alt in ((_accuracy_plot(series, out_dir, labels),

@@ -20,10 +20,10 @@ TITLE = "FP16 vs FP32: cuBLAS beside cuBLASLt"
 def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
     table = [row for rs, label in zip(sets, labels) for row in _api_pairs.rows(rs, label, TOPIC)]
     if not table:
-        doc.para("No `cublas` rows in these results (bench_fp16_vs_fp32 runs them since tcbench "
+        doc.prose("No `cublas` rows in these results (bench_fp16_vs_fp32 runs them since tcbench "
                  "issue 25): nothing to set beside cuBLASLt.")
         return []
-    doc.para("Each GEMM through cuBLASLt (`cublasLtMatmul`, the heuristic's first algorithm) and "
+    doc.prose("Each GEMM through cuBLASLt (`cublasLtMatmul`, the heuristic's first algorithm) and "
              "through cuBLAS (`cublasGemmEx`), same operands and layout, in TFLOP/s; "
              "`vs_cublaslt` is cuBLASLt's time over cuBLAS's on that problem, measured by the "
              "binary (> 1: cuBLAS faster). The labels say what ran: cuBLASLt's kernel class, "

@@ -7,7 +7,8 @@ Every GEMM is TN (``layout:tn``), the FP8 GEMMs and the 16-bit ones they are com
 
 - ``fp8/gemm_<a>x<b>_<d>/fp8/m:M/n:N/k:K/layout:tn/accum:fast|split[/layer:L]``: FP8 cuBLASLt
   GEMMs with ``tflops``, ``pct_of_peak``, ``speedup_vs_bf16``, ``rel_error`` (vs the quantized
-  inputs) and ``rel_error_unquantized`` (vs FP32 of the original inputs); ``fp8/gemm/bf16|fp16/...`` beside.
+  inputs) and ``rel_error_unquantized`` (vs FP32 of the original inputs);
+  ``fp8/gemm/bf16|fp16/...`` beside.
 - ``fp8/recipe_<kernel>/fp8/elements:N/in:bf16|fp32``: scaling kernels with ``gbps`` and
   ``pct_of_peak``.
 - ``fp8/overhead_<recipe>/fp8/m:M/n:N/k:K/layout:tn``: ``overhead_pct`` of quantizing A and B vs
@@ -25,12 +26,22 @@ from collections import defaultdict
 from pathlib import Path
 
 from tcbench_tools import plot_style, plots
+from tcbench_tools.doc import Strong
+from tcbench_tools.schema import (
+    BLOCK_REL_ERROR,
+    BLOCK_TIME_US,
+    GBPS,
+    OVERHEAD_PCT,
+    PCT_OF_PEAK,
+    REL_ERROR,
+    REL_ERROR_UNQUANTIZED,
+    SELECTED,
+    TFLOPS,
+    TIME_US,
+    speedup_vs,
+)
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save
-from tcbench_tools.sections._common import value
-from tcbench_tools.schema import (BLOCK_REL_ERROR, BLOCK_TIME_US, GBPS, OVERHEAD_PCT, PCT_OF_PEAK,
-                                   REL_ERROR, REL_ERROR_UNQUANTIZED, SELECTED, TFLOPS, TIME_US,
-                                   speedup_vs)
 from tcbench_tools.tables import fmt_num
 
 TOPIC = "fp8"
@@ -41,7 +52,7 @@ LAYERS = ("qkv", "attn_out", "mlp_up", "mlp_down")
 
 
 def _fp8_rows(rs):
-    return [b for b in rs.benchmarks.values() if b.parsed.topic == TOPIC]
+    return rs.find(TOPIC)
 
 
 def _fmt_err(x):
@@ -76,17 +87,17 @@ def _gemm_table(doc, rs, label):
     rows, speedups = [], {}
     for key in sorted(fp8, key=lambda k: (k[3] != "", k[3], k[:3])):
         f = fp8[key]
-        bt = value(bf16[key], TFLOPS) if key in bf16 else None
-        ht = value(fp16[key], TFLOPS) if key in fp16 else None
-        ft = value(f, TFLOPS)
-        speedup = value(f, speedup_vs("bf16"))
+        bt = bf16[key].center(TFLOPS) if key in bf16 else None
+        ht = fp16[key].center(TFLOPS) if key in fp16 else None
+        ft = f.center(TFLOPS)
+        speedup = f.center(speedup_vs("bf16"))
         if speedup is None and bt and ft:
             speedup = ft / bt
         speedups[key] = speedup
-        pct = value(f, PCT_OF_PEAK)
+        pct = f.center(PCT_OF_PEAK)
         rows.append([f"{key[0]}x{key[1]}x{key[2]}", key[3] or "square", fmt_num(bt), fmt_num(ht),
                      fmt_num(ft), "-" if pct is None else f"{pct:.1f}", _fmt_x(speedup),
-                     _fmt_err(value(f, REL_ERROR)), _fmt_err(value(f, REL_ERROR_UNQUANTIZED))])
+                     _fmt_err(f.center(REL_ERROR)), _fmt_err(f.center(REL_ERROR_UNQUANTIZED))])
     doc.table(["m x n x k", "layer", "BF16 TFLOP/s", "FP16 TFLOP/s", "FP8 TFLOP/s",
                "% FP8 peak", "x BF16", "error (quantized inputs)", "error (FP32 inputs)"],
               rows, set(range(2, 9)))
@@ -105,12 +116,13 @@ def _variant_table(doc, rs, label):
         return
     key = max(by_shape, key=lambda k: (len(by_shape[k]), k[0] * k[1] * k[2]))
     rows = []
-    for b in sorted(by_shape[key], key=lambda b: (b.parsed.variant, b.parsed.args.get("accum", ""))):
+    for b in sorted(by_shape[key],
+                    key=lambda b: (b.parsed.variant, b.parsed.args.get("accum", ""))):
         p = b.parsed
         a_b_d = p.variant.removeprefix("gemm_")
-        rows.append([a_b_d, p.args.get("accum", "-"), fmt_num(value(b, TFLOPS)),
-                     _fmt_x(value(b, speedup_vs("bf16"))), _fmt_err(value(b, REL_ERROR)),
-                     _fmt_err(value(b, REL_ERROR_UNQUANTIZED))])
+        rows.append([a_b_d, p.args.get("accum", "-"), fmt_num(b.center(TFLOPS)),
+                     _fmt_x(b.center(speedup_vs("bf16"))), _fmt_err(b.center(REL_ERROR)),
+                     _fmt_err(b.center(REL_ERROR_UNQUANTIZED))])
     doc.heading(3, f"{label}: FP8 variants at {key[0]}x{key[1]}x{key[2]}")
     doc.table(["A x B -> D", "accumulation", "TFLOP/s", "x BF16", "error (quantized inputs)",
                "error (FP32 inputs)"], rows, {2, 3, 4, 5})
@@ -125,11 +137,11 @@ def _recipe_tables(doc, rs, label):
             continue
         if p.variant.startswith("recipe_") and "elements" in p.numeric_args():
             kernels.append([p.variant.removeprefix("recipe_"), p.args.get("in", "-"),
-                            int(p.numeric_args()["elements"]), value(b, GBPS),
-                            value(b, PCT_OF_PEAK)])
+                            int(p.numeric_args()["elements"]), b.center(GBPS),
+                            b.center(PCT_OF_PEAK)])
         elif p.variant.startswith("overhead_") and {"m", "n", "k"} <= p.args.keys():
             overhead.append([p.variant.removeprefix("overhead_"), _shape_key(p.args)[:3],
-                             value(b, OVERHEAD_PCT)])
+                             b.center(OVERHEAD_PCT)])
     if kernels:
         doc.heading(3, f"{label}: scaling kernels (memory-bound)")
         doc.table(["kernel", "input", "elements", "GB/s", "% DRAM peak"],
@@ -177,9 +189,9 @@ def _selection_tables(doc, rs, label):
                 if b is None:
                     row.append("-")
                     continue
-                t, e = value(b, TIME_US), value(b, REL_ERROR_UNQUANTIZED)
+                t, e = b.center(TIME_US), b.center(REL_ERROR_UNQUANTIZED)
                 row.append(f"{fmt_num(t)} us, {_fmt_err(e)}")
-                if (value(b, SELECTED) or 0) >= 1:
+                if (b.center(SELECTED) or 0) >= 1:
                     chosen = o
             rows.append(row + [chosen])
         if rows:
@@ -192,9 +204,9 @@ def _selection_tables(doc, rs, label):
                 b = mixes.get(mix)
                 if b is None:
                     continue
-                brows.append([name, fmt_num(value(b, BLOCK_TIME_US)),
-                              _fmt_x(value(b, speedup_vs("bf16"))),
-                              _fmt_err(value(b, BLOCK_REL_ERROR)),
+                brows.append([name, fmt_num(b.center(BLOCK_TIME_US)),
+                              _fmt_x(b.center(speedup_vs("bf16"))),
+                              _fmt_err(b.center(BLOCK_REL_ERROR)),
                               bench_label(b)])
             doc.table(["block", "time (us)", "x all-BF16", "end-to-end error", "layers"],
                       brows, {1, 2, 3})
@@ -203,7 +215,8 @@ def _selection_tables(doc, rs, label):
 def _speedup_plot(series, out_dir: Path, labels: list[str]) -> Path | None:
     """x BF16 of the headline FP8 GEMM over square sizes, one line per GPU (each GPU's report
     style), the datasheet's 2x marked."""
-    lines = {gpu: sorted((k[0], s) for k, s in sp.items() if not k[3] and s and k[0] == k[1] == k[2])
+    lines = {gpu: sorted((k[0], s) for k, s in sp.items()
+                         if not k[3] and s and k[0] == k[1] == k[2])
              for gpu, sp in series.items()}
     lines = {g: pts for g, pts in lines.items() if pts}
     if not lines:
@@ -236,7 +249,7 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         rows = _fp8_rows(rs)
         if rows and not any(b.ok for b in rows):
             reasons = sorted({b.skip_reason or (b.error or "") for b in rows})
-            doc.para(f"**{label}**: no FP8 result: {'; '.join(reasons)}")
+            doc.para(Strong(label), f": no FP8 result: {'; '.join(reasons)}")
             continue
         series[label] = _gemm_table(doc, rs, label)
         _variant_table(doc, rs, label)

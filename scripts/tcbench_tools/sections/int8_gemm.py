@@ -25,9 +25,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcbench_tools import plot_style, plots
-from tcbench_tools.names import precision_order
+from tcbench_tools.names import ANY, precision_order
 from tcbench_tools.schema import GBPS, PCT_OF_PEAK, accuracy, agreement, speedup_vs
-from tcbench_tools.sections._common import first_row, microseconds, plt, save, value
+from tcbench_tools.sections._common import first_row, microseconds, plt, save
 from tcbench_tools.tables import fmt_num
 
 TOPIC = "int8_gemm"
@@ -41,10 +41,9 @@ _QUANT_KERNELS = ("quantize_per_tensor", "quantize_per_channel", "abs_histogram"
 def _mlp_rows(rs) -> dict[tuple[str, int], object]:
     """(precision, tokens) -> benchmark, for the ok ``int8_gemm/mlp/...`` benchmarks."""
     out = {}
-    for bench in rs.benchmarks.values():
+    for bench in rs.find(TOPIC, "mlp", ran=True, where=lambda p: "tokens" in p.numeric_args()):
         p = bench.parsed
-        if p.topic == TOPIC and p.variant == "mlp" and bench.ok and "tokens" in p.numeric_args():
-            out[(p.precision, int(p.numeric_args()["tokens"]))] = bench
+        out[(p.precision, int(p.numeric_args()["tokens"]))] = bench
     return out
 
 
@@ -65,15 +64,15 @@ def deployment_bars(rs) -> tuple[int, list[tuple[str, float, float | None, float
     bars = []
     for prec in _FLOAT_PATHS:
         bench = mlp.get((prec, tokens))
-        if bench is not None and value(bench, speedup_vs("fp32")) is not None:
+        if bench is not None and bench.center(speedup_vs("fp32")) is not None:
             # fp32/fp16/bf16 rows carry their own host accuracy; tf32 has none (not evaluated).
-            bars.append((prec.upper(), value(bench, speedup_vs("fp32")),
-                         value(bench, accuracy(prec)), value(bench, agreement(prec))))
+            bars.append((prec.upper(), bench.center(speedup_vs("fp32")),
+                         bench.center(accuracy(prec)), bench.center(agreement(prec))))
     int8 = mlp[("int8", tokens)]
-    speedup = value(int8, speedup_vs("fp32"))
+    speedup = int8.center(speedup_vs("fp32"))
     for v in _variants(int8) if speedup is not None else []:
-        bars.append((f"INT8 {v}", speedup, value(int8, accuracy(v)),
-                     value(int8, agreement(v))))
+        bars.append((f"INT8 {v}", speedup, int8.center(accuracy(v)),
+                     int8.center(agreement(v))))
     return tokens, bars
 
 
@@ -132,7 +131,8 @@ def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
         ax_acc.set_yticks(list(ys))
         ax_acc.set_yticklabels([])
         if scored:
-            ax_acc.scatter([r[2] for _, r in scored], [y for y, _ in scored], color=plot_style.PALETTE[3],
+            ax_acc.scatter([r[2] for _, r in scored], [y for y, _ in scored],
+                           color=plot_style.PALETTE[3],
                            zorder=3, label="accuracy")
             agree = [(y, r) for y, r in scored if r[3] is not None and r[0] != "FP32"]
             ax_acc.scatter([r[3] for _, r in agree], [y for y, _ in agree], marker="x",
@@ -159,7 +159,8 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     doc.para("Speed from the GPU run; accuracy (on the held-out split) and top-1 agreement with "
              "FP32 from the host's integer-exact INT8 evaluation of the same trained MLP "
              "(docs/concepts/int8-calibration.md). Every INT8 variant runs the same IMMA GEMMs, so "
-             "they share one speed-up; calibration decides only the accuracy. The bars count the GEMMs "
+             "they share one speed-up; calibration decides only the accuracy. The bars count "
+             "the GEMMs "
              "only; the quantization-kernel table gives what unfused quantize/dequantize passes "
              "add.")
 
@@ -190,9 +191,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
         for (prec, tokens), bench in sorted(_mlp_rows(rs).items(),
                                             key=lambda kv: (kv[0][1], precision_order(kv[0][0]))):
             rows.append([label, str(tokens), prec,
-                         fmt_num(microseconds(value(bench, "time"))),
-                         fmt_num(value(bench, speedup_vs("fp32"))),
-                         fmt_num(value(bench, speedup_vs("fp16")))])
+                         fmt_num(microseconds(bench.center("time"))),
+                         fmt_num(bench.center(speedup_vs("fp32"))),
+                         fmt_num(bench.center(speedup_vs("fp16")))])
     if rows:
         doc.heading(3, "MLP layers per batch size")
         doc.table(["GPU", "tokens", "precision", "time (us)", "x FP32", "x FP16"], rows,
@@ -201,16 +202,15 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     # Single GEMMs: IMMA through cuBLASLt and our kernel.
     rows = []
     for rs, label in zip(sets, labels):
-        for bench in sorted(rs.benchmarks.values(), key=lambda b: b.name):
+        for bench in sorted(rs.find(TOPIC, precision="int8", ran=True, k=ANY),
+                            key=lambda b: b.name):
             p = bench.parsed
-            if p.topic != TOPIC or p.precision != "int8" or not bench.ok or "k" not in p.args:
-                continue
             metric = bench.throughput_metric()
             rows.append([label, p.variant, f"{p.args['m']}x{p.args['n']}x{p.args['k']}",
-                         fmt_num(value(bench, metric)) if metric else "-",
-                         fmt_num(value(bench, PCT_OF_PEAK)),
-                         fmt_num(value(bench, speedup_vs("fp16"))),
-                         fmt_num(value(bench, speedup_vs("fp32")))])
+                         fmt_num(bench.center(metric)) if metric else "-",
+                         fmt_num(bench.center(PCT_OF_PEAK)),
+                         fmt_num(bench.center(speedup_vs("fp16"))),
+                         fmt_num(bench.center(speedup_vs("fp32")))])
     if rows:
         doc.heading(3, "INT8 GEMMs")
         doc.table(["GPU", "variant", "m x n x k", "TOP/s", "% peak", "x FP16", "x FP32"], rows,
@@ -219,12 +219,10 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     # The cost of getting into INT8: the quantization kernels.
     rows = []
     for rs, label in zip(sets, labels):
-        for bench in sorted(rs.benchmarks.values(), key=lambda b: b.name):
-            p = bench.parsed
-            if p.topic == TOPIC and p.variant in _QUANT_KERNELS and bench.ok:
-                rows.append([label, p.variant, p.args.get("elements", "-"),
-                             fmt_num(value(bench, GBPS)),
-                             fmt_num(value(bench, PCT_OF_PEAK))])
+        for bench in sorted(rs.find(TOPIC, frozenset(_QUANT_KERNELS), ran=True),
+                            key=lambda b: b.name):
+            rows.append([label, bench.parsed.variant, bench.parsed.args.get("elements", "-"),
+                         fmt_num(bench.center(GBPS)), fmt_num(bench.center(PCT_OF_PEAK))])
     if rows:
         doc.heading(3, "Quantization kernels (DRAM bandwidth)")
         doc.table(["GPU", "kernel", "elements", "GB/s", "% peak"], rows, {2, 3, 4})

@@ -21,10 +21,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcbench_tools import plot_style
-from tcbench_tools.schema import (FINAL_LOSS, GBPS, LOSS_AT, OVERFLOW_PCT, PCT_OF_PEAK,
-                                   SKIPPED_STEPS, STEPS_RUN, TIME_PER_STEP_US, UNDERFLOW_PCT,
-                                   UNSCALE_PCT_OF_STEP, counter, loss_at, scale_at)
-from tcbench_tools.sections._common import first_row, plt, save, slug, value
+from tcbench_tools.names import prefix
+from tcbench_tools.schema import (
+    FINAL_LOSS,
+    GBPS,
+    LOSS_AT,
+    OVERFLOW_PCT,
+    PCT_OF_PEAK,
+    SKIPPED_STEPS,
+    STEPS_RUN,
+    TIME_PER_STEP_US,
+    UNDERFLOW_PCT,
+    UNSCALE_PCT_OF_STEP,
+    counter,
+    loss_at,
+    scale_at,
+)
+from tcbench_tools.sections._common import first_row, plt, save, slug
 
 TOPIC = "loss_scaling"
 TITLE = "Loss scaling: where FP16 gradients land, training with and without scaling"
@@ -34,10 +47,8 @@ GRADSCALER_DEFAULT_LOG2 = 16
 
 
 def _ok(rs, variant_prefix: str):
-    for bench in rs.benchmarks.values():
-        p = bench.parsed
-        if p.topic == TOPIC and p.variant.startswith(variant_prefix) and bench.ok:
-            yield bench, p
+    for bench in rs.find(TOPIC, prefix(variant_prefix), ran=True):
+        yield bench, bench.parsed
 
 
 def landing_points(rs) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
@@ -45,7 +56,7 @@ def landing_points(rs) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
     out: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
     for bench, p in _ok(rs, "landing_"):
         k = p.args.get("scale_log2")
-        under, over = value(bench, UNDERFLOW_PCT), value(bench, OVERFLOW_PCT)
+        under, over = bench.center(UNDERFLOW_PCT), bench.center(OVERFLOW_PCT)
         if k is None or under is None or over is None:
             continue
         out.setdefault((p.variant[len("landing_"):], p.precision), []).append(
@@ -60,13 +71,13 @@ def training_runs(rs) -> dict[str, dict]:
         mode = p.variant[len("train_"):]
         points = sorted(int(key.rsplit("_", 1)[1]) for key in first_row(bench)
                         if (c := counter(key)) is not None and c.name == LOSS_AT)
-        steps_run = value(bench, STEPS_RUN)
+        steps_run = bench.center(STEPS_RUN)
         count = len(points)
         curve, scale = [], []
         for i in points:
             step = 0 if count < 2 or not steps_run else round(i * (steps_run - 1) / (count - 1))
-            loss = value(bench, loss_at(i))
-            s = value(bench, scale_at(i))
+            loss = bench.center(loss_at(i))
+            s = bench.center(scale_at(i))
             if loss is not None:
                 curve.append((step, loss))
             if s is not None:
@@ -94,14 +105,16 @@ def plot_landing(points, label: str, path: Path) -> Path:
                     label=f"{name}: lost (underflow + overflow)")
             ax.plot(xs, [u for _, _, u in pts], linestyle="--", color=color, alpha=0.6,
                     label=f"{name}: underflow only")
-        ax.set_xticks(sorted({k for prec in ("fp16", "bf16") for k, _, _ in points.get((source, prec), [])}))
+        ax.set_xticks(sorted({k for prec in ("fp16", "bf16")
+                              for k, _, _ in points.get((source, prec), [])}))
         ax.axvline(GRADSCALER_DEFAULT_LOG2, color="gray", linestyle=":")
         ax.annotate("GradScaler default 2^16", (GRADSCALER_DEFAULT_LOG2, 0.95),
                     xycoords=("data", "axes fraction"), ha="right", fontsize="small",
                     color="gray", xytext=(-3, 0), textcoords="offset points")
         ax.set_xlabel("log2(loss scale)")
         ax.set_ylabel("% of gradient elements lost")
-        ax.set_title(f"{'log-normal model' if source == 'lognormal' else source.upper() + ' backward pass'}")
+        ax.set_title("log-normal model" if source == "lognormal"
+                     else source.upper() + " backward pass")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="x-small")
     fig.suptitle(f"Where scaled gradients land ({label})", fontsize="medium")
@@ -161,13 +174,13 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                         rows.append([mode, label] + ["-"] * 5)
                     continue
                 bench = run["bench"]
-                final = value(bench, FINAL_LOSS)
-                fp32 = value(runs["fp32"]["bench"], FINAL_LOSS) if "fp32" in runs else None
-                step_us = value(bench, TIME_PER_STEP_US)
+                final = bench.center(FINAL_LOSS)
+                fp32 = runs["fp32"]["bench"].center(FINAL_LOSS) if "fp32" in runs else None
+                step_us = bench.center(TIME_PER_STEP_US)
                 rows.append([mode, label, _fmt(final, ".3g"),
                              _fmt(final / fp32 if final is not None and fp32 else None, ".2f"),
-                             _fmt(value(bench, UNDERFLOW_PCT), ".1f"),
-                             _fmt(value(bench, SKIPPED_STEPS), ".0f"),
+                             _fmt(bench.center(UNDERFLOW_PCT), ".1f"),
+                             _fmt(bench.center(SKIPPED_STEPS), ".0f"),
                              _fmt(step_us / 1e3 if step_us is not None else None, ".3f")])
         doc.table(["mode", "GPU", "final loss", "x FP32", "lost %", "skipped", "ms/step"], rows,
                   {2, 3, 4, 5, 6})
@@ -190,9 +203,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                 b = u.get(n)
                 if not u:
                     continue
-                rows.append([f"{n:,}", label, _fmt(value(b, GBPS) if b else None, ".0f"),
-                             _fmt(value(b, PCT_OF_PEAK) if b else None, ".1f"),
-                             _fmt(value(b, UNSCALE_PCT_OF_STEP) if b else None, ".2f")])
+                rows.append([f"{n:,}", label, _fmt(b.center(GBPS) if b else None, ".0f"),
+                             _fmt(b.center(PCT_OF_PEAK) if b else None, ".1f"),
+                             _fmt(b.center(UNSCALE_PCT_OF_STEP) if b else None, ".2f")])
         doc.table(["elements", "GPU", "GB/s", "% of DRAM peak", "% of a step's GEMMs"], rows,
                   {0, 2, 3, 4})
     return images

@@ -3,7 +3,7 @@ the introduction, the GPUs and their runs, peak vs best achieved, the best resul
 precision, every sweep, and what was skipped or failed.
 
 ``report.build`` calls them around the topic sections (the other modules of this package); like
-those, each appends blocks to a ``report.Doc`` and returns the PNGs it wrote. Unlike them, they
+those, each appends blocks to a ``doc.Doc`` and returns the PNGs it wrote. Unlike them, they
 run for every report whatever the topics, so they have no ``TOPIC``.
 
 Every table has one row per GPU (or per precision and GPU): 20 GPUs make a longer table, never
@@ -20,7 +20,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcbench_tools import plot_style, plots, power, power_report, summary, synthetic
+from tcbench_tools import plot_style, plots, power, power_report, schema, summary, synthetic
+from tcbench_tools.doc import Cell, Code, Strong
 from tcbench_tools.names import precision_order, short, short_path
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet, pct_of_peak
 from tcbench_tools.schema import GBPS, TFLOPS, TOPS
@@ -51,7 +52,7 @@ def render_title(doc, synthetic_paths: list[str]) -> None:
 
 
 def render_intro(doc, sets: list[ResultSet]) -> None:
-    doc.para(f"{len(sets)} result file(s). Throughput is the median over repetitions of the best "
+    doc.prose(f"{len(sets)} result file(s). Throughput is the median over repetitions of the best "
              "benchmark per topic and precision (the benchmark column names it and links to its "
              "sweep); % of peak is relative to each card's own peak (`peaks from` says whether "
              "it is the datasheet figure or the max-clock one); x FP32 is the speed-up over the "
@@ -65,8 +66,6 @@ def render_intro(doc, sets: list[ResultSet]) -> None:
 
 
 def _file_cell(rs: ResultSet):
-    from tcbench_tools.report import Cell
-
     shown = short_path(rs.path)
     return Cell(shown, title=rs.path) if shown != rs.path else rs.path
 
@@ -81,7 +80,7 @@ def _date(context: dict) -> str:
 
 
 def _mode(context: dict) -> str:
-    quick = str(context.get("tcbench_quick", "")).lower()
+    quick = str(context.get(schema.QUICK, "")).lower()
     return {"true": "quick", "false": "full"}.get(quick, "-")
 
 
@@ -110,7 +109,7 @@ def measured_clock(rs: ResultSet) -> str:
 
 
 def _tcbench(context: dict) -> str:
-    version, sha = context.get("tcbench_version"), context.get("git_sha")
+    version, sha = context.get(schema.VERSION), context.get("git_sha")
     if not version and not sha:
         return "-"
     return f"{version or '?'} ({str(sha)[:12]})" if sha else str(version)
@@ -257,8 +256,6 @@ class SweepIndex:
 
     def cell(self, label: str, benchmark: str):
         """The benchmark, abbreviated, its full name as the title, linked to its sweep."""
-        from tcbench_tools.report import Cell
-
         sw = self.of(label, benchmark)
         return Cell(short(benchmark), title=benchmark, anchor=sw.anchor if sw else None,
                     file=sw.file if sw else None)
@@ -376,11 +373,12 @@ def render_problems(doc, sets: list[ResultSet], labels: list[str]) -> None:
     for rs, label in zip(sets, labels):
         errors, skips = summary.problems(rs)
         items = [f"skipped ({n}): {reason}" for reason, n in skips.most_common()]
-        items += [f"FAILED `{name}`: {msg}" for name, msg in errors]
-        items += [f"INVALID `{name}`: {why} (left out)" for name, why in summary.invalid(rs)]
+        items += [("FAILED ", Code(name), f": {msg}") for name, msg in errors]
+        items += [("INVALID ", Code(name), f": {why} (left out)")
+                  for name, why in summary.invalid(rs)]
         if items:
             any_problem = True
-            doc.para(f"**{label}**")
+            doc.para(Strong(label))
             doc.bullets(items)
     if not any_problem:
         doc.para("Every benchmark ran on every GPU.")

@@ -23,15 +23,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcbench_tools import plot_style, synthetic
-from tcbench_tools.names import precision_order
+from tcbench_tools.doc import Strong
+from tcbench_tools.names import one_of, precision_order, prefix
 from tcbench_tools.results import Benchmark, ResultSet
-from tcbench_tools.schema import (CLOCK_MHZ_ATTRIBUTE, CLOCK_MHZ_MEASURED, GAPS,
-                                   GEMM_PHASES_CEILING_PCT, GBPS, PCT_OF_CLOCK_MODEL,
-                                   PCT_OF_DATASHEET, PCT_OF_MAX_CLOCK_MODEL, PCT_OF_PEAK,
-                                   PROFILE_COUNTERS, STEP_PHASES, STEP_TENSOR_MIX_PCT,
-                                   TENSOR_ACTIVE_PCT, TFLOPS, tensor_active_in, time_share)
+from tcbench_tools.schema import (
+    CLOCK_MHZ_ATTRIBUTE,
+    CLOCK_MHZ_MEASURED,
+    GAPS,
+    GBPS,
+    GEMM_PHASES_CEILING_PCT,
+    PCT_OF_CLOCK_MODEL,
+    PCT_OF_DATASHEET,
+    PCT_OF_MAX_CLOCK_MODEL,
+    PCT_OF_PEAK,
+    PROFILE_COUNTERS,
+    STEP_PHASES,
+    STEP_TENSOR_MIX_PCT,
+    TENSOR_ACTIVE_PCT,
+    TFLOPS,
+    tensor_active_in,
+    time_share,
+)
 from tcbench_tools.sections._common import label as bench_label
-from tcbench_tools.sections._common import plt, save, slug, value
+from tcbench_tools.sections._common import plt, save, slug
 
 TOPIC = "tensor_util"
 TITLE = "Tensor-pipe utilization and the instructions' ceiling"
@@ -72,7 +86,7 @@ def _throughput(bench: Benchmark) -> tuple[str, float] | None:
     metric = bench.throughput_metric()
     if metric is None:
         return None
-    got = value(bench, metric)
+    got = bench.center(metric)
     return (metric, got) if got is not None else None
 
 
@@ -83,12 +97,10 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 def points(rs: ResultSet) -> list[Point]:
     """Benchmarks with both counters; the shape is named only where it is not the common one."""
     found = []
-    for bench in rs.benchmarks.values():
-        if bench.parsed.topic != TOPIC or not bench.ok:
-            continue
+    for bench in rs.find(TOPIC, ran=True):
         if bench.throughput_metric() == GBPS:
             continue  # its pct_of_peak is of DRAM bandwidth, not of a compute peak
-        pct, active = value(bench, PCT_OF_PEAK), value(bench, TENSOR_ACTIVE_PCT)
+        pct, active = bench.center(PCT_OF_PEAK), bench.center(TENSOR_ACTIVE_PCT)
         if pct is not None and active is not None:
             found.append((bench, pct, active))
     # Training steps always name their width; the GEMMs' most common shape goes unnamed (ties
@@ -104,20 +116,17 @@ def points(rs: ResultSet) -> list[Point]:
 def counters_skipped(rs: ResultSet) -> set[str]:
     """The reasons the benchmarks gave for not reading counters (from their labels)."""
     reasons = set()
-    for bench in rs.benchmarks.values():
-        if bench.parsed.topic in (TOPIC, PEAK_TOPIC) and bench.ok:
-            match = COUNTERS_SKIPPED.search(bench_label(bench))
-            if match:
-                reasons.add(match.group(1).strip())
+    for bench in rs.find(one_of(TOPIC, PEAK_TOPIC), ran=True):
+        match = COUNTERS_SKIPPED.search(bench_label(bench))
+        if match:
+            reasons.add(match.group(1).strip())
     return reasons
 
 
 def instruction_ceiling(rs: ResultSet) -> dict[str, tuple[float, str]]:
     """Best tensor_peak throughput per precision, with the instruction that reached it."""
     best: dict[str, tuple[float, str]] = {}
-    for bench in rs.benchmarks.values():
-        if bench.parsed.topic != PEAK_TOPIC or not bench.ok:
-            continue
+    for bench in rs.find(PEAK_TOPIC, ran=True):
         got = _throughput(bench)
         if got is None:
             continue
@@ -132,9 +141,7 @@ def cublaslt_share(rs: ResultSet) -> list[tuple[str, float, float, str, str]]:
     ceiling, the instruction, the cuBLASLt benchmark), where both exist."""
     ceiling = instruction_ceiling(rs)
     best: dict[str, tuple[float, str]] = {}
-    for bench in rs.benchmarks.values():
-        if not bench.parsed.variant.startswith("cublaslt") or not bench.ok:
-            continue
+    for bench in rs.find(variant=prefix("cublaslt"), ran=True):
         got = _throughput(bench)
         prec = bench.parsed.precision
         if got is not None and prec in ceiling and (prec not in best or got[1] > best[prec][0]):
@@ -154,7 +161,7 @@ def summary_line(rs: ResultSet) -> str | None:
     unit = "TOP/s" if prec == "int8" else "TFLOP/s"
     line = (f"cuBLASLt reached {100 * lt / peak:.0f}% of what the instructions can do "
             f"({prec}: {lt:.0f} of {peak:.0f} {unit}, {instr})")
-    others = [f"{p} {100 * l / c:.0f}% (of {i})" for p, l, c, i, _ in shares[1:]]
+    others = [f"{p} {100 * lt / c:.0f}% (of {i})" for p, lt, c, i, _ in shares[1:]]
     return line + (f"; {', '.join(others)}." if others else ".")
 
 
@@ -216,19 +223,17 @@ class StepRow:
 def step_rows(rs: ResultSet) -> list[StepRow]:
     """The train_step rows that have their time shares, narrow width first, then by precision."""
     rows = []
-    for bench in rs.benchmarks.values():
+    for bench in rs.find(TOPIC, STEP_VARIANT, ran=True):
         p = bench.parsed
-        if p.topic != TOPIC or p.variant != STEP_VARIANT or not bench.ok:
-            continue
-        times = {ph: value(bench, time_share(ph)) for ph in (*STEP_PHASES, GAPS)}
+        times = {ph: bench.center(time_share(ph)) for ph in (*STEP_PHASES, GAPS)}
         if any(v is None for v in times.values()):
             continue
-        phases = {ph: value(bench, tensor_active_in(ph)) for ph in STEP_PHASES}
+        phases = {ph: bench.center(tensor_active_in(ph)) for ph in STEP_PHASES}
         order = STEP_ORDER.index(p.precision) if p.precision in STEP_ORDER else len(STEP_ORDER)
         rows.append((int(p.args.get("hidden", "0") or 0), (order, precision_order(p.precision)),
-                     StepRow(f"{p.precision} {_shape(bench)}", value(bench, TFLOPS),
-                             value(bench, TENSOR_ACTIVE_PCT), value(bench, STEP_TENSOR_MIX_PCT),
-                             value(bench, GEMM_PHASES_CEILING_PCT), times,
+                     StepRow(f"{p.precision} {_shape(bench)}", bench.center(TFLOPS),
+                             bench.center(TENSOR_ACTIVE_PCT), bench.center(STEP_TENSOR_MIX_PCT),
+                             bench.center(GEMM_PHASES_CEILING_PCT), times,
                              {ph: v for ph, v in phases.items() if v is not None})))
     return [r for _, _, r in sorted(rows, key=lambda r: (r[0], r[1]))]
 
@@ -310,20 +315,20 @@ def _step_section(doc, rs: ResultSet, label: str, out_dir: Path) -> list[Path]:
 
 def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
     images = []
-    doc.para("`tensor_active_pct` is `sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_"
+    doc.prose("`tensor_active_pct` is `sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_"
              "active`, read in-process with CUPTI's range profiler around the GEMM after it was "
              "timed. Points near the diagonal: the tensor pipe is busy about as often as the "
              "GEMM reaches its peak. Far above it: the pipe is occupied but the work is not "
              "(stalls, or an instruction the metric weighs differently). See "
              "docs/concepts/tensor-util.md.")
     for rs, label in zip(sets, labels):
-        benches = [b for b in rs.benchmarks.values() if b.parsed.topic == TOPIC]
+        benches = rs.find(TOPIC)
         if not benches:
             continue
         doc.heading(3, label)
         if is_synthetic(rs):
-            doc.para(f"**{label}** is synthetic test data (context tcbench_synthetic), not a "
-                     f"measurement.")
+            doc.para(Strong(label), " is synthetic test data (context tcbench_synthetic), not a "
+                     "measurement.")
         for reason in sorted(counters_skipped(rs)):
             doc.para(f"Counters were not collected: {reason}. Throughput was still measured.")
         pts = points(rs)
@@ -342,24 +347,21 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                 continue
             got = _throughput(b)
             rows.append([_short(b), f"{got[1]:.1f} {got[0]}" if got else "-",
-                         _fmt(value(b, PCT_OF_PEAK))] +
-                        [_fmt(value(b, c)) for c in present] + [""])
+                         _fmt(b.center(PCT_OF_PEAK))] +
+                        [_fmt(b.center(c)) for c in present] + [""])
         doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present, "note"], rows,
                   set(range(1, 3 + len(present))))
 
         peak_rows = []
-        for b in sorted((b for b in rs.benchmarks.values()
-                         if b.parsed.topic == PEAK_TOPIC), key=lambda b: b.name):
-            if not b.ok:
-                continue
+        for b in sorted(rs.find(PEAK_TOPIC, ran=True), key=lambda b: b.name):
             got = _throughput(b)
             peak_rows.append([f"{b.parsed.variant}/{b.parsed.precision}",
                               f"{got[1]:.1f} {got[0]}" if got else "-",
-                              _fmt(value(b, PCT_OF_CLOCK_MODEL)),
-                              _fmt(value(b, PCT_OF_MAX_CLOCK_MODEL)),
-                              _fmt(value(b, PCT_OF_DATASHEET)),
-                              _fmt(value(b, CLOCK_MHZ_MEASURED), 0),
-                              _fmt(value(b, CLOCK_MHZ_ATTRIBUTE), 0)])
+                              _fmt(b.center(PCT_OF_CLOCK_MODEL)),
+                              _fmt(b.center(PCT_OF_MAX_CLOCK_MODEL)),
+                              _fmt(b.center(PCT_OF_DATASHEET)),
+                              _fmt(b.center(CLOCK_MHZ_MEASURED), 0),
+                              _fmt(b.center(CLOCK_MHZ_ATTRIBUTE), 0)])
         if peak_rows:
             doc.para("The instructions' ceiling (bench_tensor_peak): own kernels issuing only "
                      "tensor instructions, against SMs x clock x ops/clock at the clock measured "
@@ -369,6 +371,6 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                        "clock MHz (attribute)"], peak_rows, {1, 2, 3, 4, 5, 6})
         line = summary_line(rs)
         if line:
-            doc.para(f"**{line}**")
+            doc.para(Strong(line))
         images += _step_section(doc, rs, label, out_dir)
     return images

@@ -116,7 +116,8 @@ def amax_mse(counts, edges) -> tuple[float, int]:
             d = (fq(centres, centres[i]) - centres).astype(np.float64)
             mse[fq.__name__].append(np.mean(d * d * c))
     picks = {k: int(np.argmin(v)) for k, v in mse.items()}
-    assert len(set(picks.values())) == 1, f"quantizer conventions disagree on the MSE argmin: {picks}"
+    assert len(set(picks.values())) == 1, \
+        f"quantizer conventions disagree on the MSE argmin: {picks}"
     v = np.array(mse["fake_quant_pq"])
     best = picks["fake_quant_pq"]
     gap = np.min(np.abs(np.delete(v, best) - v[best]))

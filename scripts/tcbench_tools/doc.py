@@ -1,0 +1,297 @@
+"""The report's document model: blocks (headings, paragraphs, tables, images, lists, a banner)
+that render to Markdown and to one self-contained HTML page.
+
+A report is built by appending blocks to a ``Doc`` (``doc.heading(2, "GPUs")``,
+``doc.table(headers, rows, right)``, ...), then written with ``doc.markdown()`` and
+``doc.html(title)``. Text is plain text wherever it goes: a ``str`` is shown as itself in both
+renderings (escaped by mdtext.py for Markdown, by ``html.escape`` for HTML), whatever it holds, so
+a name, label or message from a result file can never become markup. The report's own markup is
+explicit: ``Code`` and ``Strong`` parts of a paragraph or list item, ``Cell`` for a table cell
+with a tooltip or a link, and ``prose()``, which reads the `code` and **bold** of a sentence the
+tools wrote themselves (never a text from a file).
+
+Ground floor: this module imports nothing of the report (sections, overview, power_report and
+report import it), and no plotting library.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcbench_tools import mdtext
+from tcbench_tools.printable import printable
+
+# ---------------------------------------------------------------------------------------------
+# Inline text: plain text, code and bold
+
+
+@dataclass(frozen=True)
+class Code:
+    """Inline code: a benchmark name, a counter, a command."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Strong:
+    """Bold text (a GPU's label heading its paragraph)."""
+
+    text: str
+
+
+Inline = str | Code | Strong
+Rich = Inline | tuple[Inline, ...]  # a paragraph's or a list item's content
+
+_MARKUP = re.compile(r"`([^`]+)`|\*\*([^*]+)\*\*")
+
+
+def prose(markup: str) -> tuple[Inline, ...]:
+    """A sentence the tools wrote, with its `code` and **bold** as parts. Only for literal text
+    of the tools: a text from a file goes in as a plain ``str`` part, which is never read as
+    markup."""
+    parts: list[Inline] = []
+    at = 0
+    for m in _MARKUP.finditer(markup):
+        if m.start() > at:
+            parts.append(markup[at:m.start()])
+        parts.append(Code(m.group(1)) if m.group(1) is not None else Strong(m.group(2)))
+        at = m.end()
+    if at < len(markup):
+        parts.append(markup[at:])
+    return tuple(parts)
+
+
+def _parts(content: Rich) -> tuple[Inline, ...]:
+    return content if isinstance(content, tuple) else (content,)
+
+
+def _inline_markdown(content: Rich) -> str:
+    out = []
+    for i, part in enumerate(_parts(content)):
+        if isinstance(part, Code):
+            out.append(mdtext.code(part.text))
+        elif isinstance(part, Strong):
+            out.append(f"**{mdtext.text(part.text, at_line_start=False)}**")
+        else:
+            out.append(mdtext.text(part, at_line_start=i == 0))
+    return "".join(out)
+
+
+def _inline_html(content: Rich) -> str:
+    out = []
+    for part in _parts(content):
+        if isinstance(part, Code):
+            out.append(f"<code>{html.escape(printable(part.text))}</code>")
+        elif isinstance(part, Strong):
+            out.append(f"<strong>{html.escape(printable(part.text))}</strong>")
+        else:
+            out.append(html.escape(printable(part)))
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Table cells
+
+# Characters after which a browser may break a line inside a word ("fixture-host", "2026-01-01",
+# "a/b"): a table cell keeps such a word whole (the browser test checks it).
+_BREAKS_INSIDE = re.compile(r"[-/\u2010-\u2014]")
+
+
+def _cell_text(text: str) -> str:
+    """HTML for a cell's text: escaped, each word that a browser could break inside kept whole
+    (a nowrap span); the spaces between words stay where lines may wrap."""
+    return " ".join(f'<span class="w">{html.escape(word)}</span>' if _BREAKS_INSIDE.search(word)
+                    else html.escape(word) for word in printable(text).split(" "))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell with more than text: ``title`` (the full benchmark name behind an
+    abbreviation: a tooltip in HTML, a link title in Markdown), a link to another part of the
+    report (``anchor`` in HTML, ``file``, the plot beside report.md, in Markdown)."""
+
+    text: str
+    title: str | None = None
+    anchor: str | None = None
+    file: str | None = None
+
+    def markdown(self) -> str:
+        if self.file:
+            return mdtext.link(self.text, self.file, self.title, in_table=True)
+        return mdtext.cell(self.text)
+
+    def html(self) -> str:
+        esc = html.escape
+        title = f' title="{esc(self.title)}"' if self.title else ""
+        if self.anchor:
+            return f'<a href="#{esc(self.anchor)}"{title}>{_cell_text(self.text)}</a>'
+        return f"<span{title}>{_cell_text(self.text)}</span>" if title else _cell_text(self.text)
+
+
+CellValue = str | Cell
+
+
+def _cell_markdown(cell: CellValue) -> str:
+    return cell.markdown() if isinstance(cell, Cell) else mdtext.cell(cell)
+
+
+def _cell_html(cell: CellValue) -> str:
+    return cell.html() if isinstance(cell, Cell) else _cell_text(cell)
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    anchor: str | None = None  # the HTML id a link elsewhere in the report points to
+
+    def markdown(self) -> str:
+        return "#" * self.level + " " + mdtext.text(self.text)
+
+    def html(self) -> str:
+        ident = f' id="{html.escape(self.anchor)}"' if self.anchor else ""
+        return f"<h{self.level}{ident}>{html.escape(printable(self.text))}</h{self.level}>"
+
+
+@dataclass(frozen=True)
+class Banner:
+    """A warning across the top of the report (the synthetic-data banner)."""
+
+    text: str
+
+    def markdown(self) -> str:
+        return f"> **{mdtext.text(self.text, at_line_start=False)}**"
+
+    def html(self) -> str:
+        return (f'<div class="banner" id="synthetic-banner" role="alert">'
+                f"{html.escape(printable(self.text))}</div>")
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    content: tuple[Inline, ...]
+
+    def markdown(self) -> str:
+        return _inline_markdown(self.content)
+
+    def html(self) -> str:
+        return f"<p>{_inline_html(self.content)}</p>"
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: list[str]
+    rows: list[list[CellValue]]
+    right: set[int]  # right-aligned (numeric) columns
+
+    def markdown(self) -> str:
+        return mdtext.table([mdtext.cell(h) for h in self.headers],
+                            [[_cell_markdown(c) for c in r] for r in self.rows], self.right)
+
+    def html(self) -> str:
+        def cls(i: int) -> str:
+            return ' class="num"' if i in self.right else ""
+
+        head = "".join(f"<th{cls(i)}>{_cell_text(h)}</th>" for i, h in enumerate(self.headers))
+        body = "".join("<tr>" + "".join(f"<td{cls(i)}>{_cell_html(c)}</td>"
+                                        for i, c in enumerate(r))
+                       + "</tr>" for r in self.rows)
+        # Wide tables (many GPUs, long paths) scroll inside their own box (style below).
+        return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table></div>")
+
+
+@dataclass(frozen=True)
+class Image:
+    path: Path  # a PNG beside report.md; embedded in the HTML
+    alt: str
+    caption: bool  # False when a heading right above already says what the image shows
+
+    def markdown(self) -> str:
+        return f"![{mdtext.text(self.alt, at_line_start=False)}]({self.path.name})"
+
+    def html(self) -> str:
+        data = base64.b64encode(self.path.read_bytes()).decode("ascii")
+        alt = html.escape(printable(self.alt))
+        caption = f"<figcaption>{alt}</figcaption>" if self.caption else ""
+        return (f'<figure><img alt="{alt}" src="data:image/png;base64,{data}">'
+                f"{caption}</figure>")
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: list[Rich]
+
+    def markdown(self) -> str:
+        return "\n".join(f"- {_inline_markdown(item)}" for item in self.items)
+
+    def html(self) -> str:
+        return "<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in self.items) + "</ul>"
+
+
+Block = Heading | Paragraph | Table | Image | Bullets | Banner
+
+# Cells wrap between words, never inside one (a number or a name stays whole); a table wider
+# than the page scrolls inside its own box rather than widening the page.
+_STYLE = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+          "div.wide{max-width:100%;overflow-x:auto}"
+          "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;"
+          "padding:.25em .6em;overflow-wrap:normal;word-break:normal;vertical-align:top}"
+          "td.num,th.num{text-align:right;white-space:nowrap}"
+          "span.w{white-space:nowrap}td a{color:#1a4f8b}img{max-width:100%}"
+          "code{background:#f4f4f4;padding:0 .2em}"
+          "div.banner{background:#fde8e4;border:2px solid #cc3311;color:#7a1c0a;"
+          "font-weight:bold;padding:.6em 1em;margin:1em 0}")
+
+
+@dataclass
+class Doc:
+    """The blocks of one document, in order."""
+
+    blocks: list[Block] = field(default_factory=list)
+
+    def heading(self, level: int, text: str, anchor: str | None = None) -> None:
+        self.blocks.append(Heading(level, text, anchor))
+
+    def banner(self, text: str) -> None:
+        self.blocks.append(Banner(text))
+
+    def para(self, *parts: Inline) -> None:
+        """A paragraph of plain text (``str``), ``Code`` and ``Strong`` parts."""
+        self.blocks.append(Paragraph(tuple(parts)))
+
+    def prose(self, markup: str) -> None:
+        """A paragraph the tools wrote, with `code` and **bold** (``prose()``)."""
+        self.blocks.append(Paragraph(prose(markup)))
+
+    def table(self, headers: list[str], rows: list[list[CellValue]], right: set[int]) -> None:
+        self.blocks.append(Table(headers, rows, right))
+
+    def image(self, path: Path, alt: str, caption: bool = True) -> None:
+        """``caption=False`` when a heading right above already says what the image shows."""
+        self.blocks.append(Image(path, alt, caption))
+
+    def bullets(self, items: list[Rich]) -> None:
+        """A list; each item plain text or a tuple of parts (``prose()`` for the tools' own)."""
+        if items:
+            self.blocks.append(Bullets(items))
+
+    def extend(self, other: Doc) -> None:
+        self.blocks.extend(other.blocks)
+
+    def markdown(self) -> str:
+        return "\n\n".join(block.markdown() for block in self.blocks) + "\n" if self.blocks else ""
+
+    def html(self, title: str) -> str:
+        body = "\n".join(block.html() for block in self.blocks)
+        return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n"
+                + body + "\n</body></html>\n")

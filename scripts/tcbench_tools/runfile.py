@@ -1,0 +1,204 @@
+"""A run on disk: the one place that knows how ``tcbench run`` writes its results and how a run
+folder reads back as one run.
+
+A run folder holds one ``<binary>.json`` per benchmark binary (Google Benchmark's output, read
+by results.load_file) and ``results.json``, which ``merge`` makes of them: every binary's rows,
+each tagged with the binary that wrote it (``schema.ROW_BINARY``), under the first binary's
+context plus the run keys of schema.py (``schema.RUN_KEYS``: the binaries merged, a hash of each
+file, which failed, which left no usable results, why the run stopped early). Reading a folder
+(results.load) takes its ``results.json`` when there is one, refused when it is stale (a later
+run into the folder did not finish: ``check_fresh``), and else unites the folder's files
+(``union``). Either way a run measures one GPU: ``check_one_gpu`` compares the GPU identity
+(``schema.GPU_IDENTITY``) of every file, for the writer and for the reader alike.
+
+Standard library only: ``tcbench run`` imports this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from tcbench_tools import files, schema
+from tcbench_tools.errors import InputError
+
+MERGED = "results.json"  # the merged run file in a run folder
+
+
+# ---------------------------------------------------------------------------------------------
+# One GPU per run
+
+
+class MixedGpus(InputError):
+    """Two files (or binaries) of one run name different GPUs: the merge or the read is refused.
+    ``str()`` is the sentence for a run's binaries; ``in_folder`` the one for a folder."""
+
+    def __init__(self, keys: list[str], first: tuple[str, Mapping], other: tuple[str, Mapping]):
+        self.keys, self.first, self.other = keys, first, other
+        super().__init__(self.run_text())
+
+    def run_text(self) -> str:
+        (name, seen), (binary, context) = self.first, self.other
+        return (f"the binaries of this run saw different GPUs ({', '.join(self.keys)} differ): "
+                f"{name} ran on {_gpu_text(seen)}, {binary} on {_gpu_text(context)}; a run "
+                "measures one GPU (was a device lost, MIG reconfigured or CUDA_VISIBLE_DEVICES "
+                "changed between binaries?)")
+
+    def in_folder(self, folder: Path | str) -> str:
+        key = self.keys[0]
+        (a, seen), (b, context) = self.first, self.other
+        return (f"{folder} mixes GPUs ({key.replace('_', ' ')}: {a} has {str(seen[key])!r}, {b} "
+                f"has {str(context[key])!r}): use one folder per GPU.")
+
+
+def _gpu_text(context: Mapping) -> str:
+    name = context.get("gpu_name", "an unnamed GPU")
+    more = [f"compute capability {context['compute_capability']}"
+            if "compute_capability" in context else "",
+            *(f"{key} {context[key]}" for key in schema.GPU_IDENTITY[2:] if key in context)]
+    return f"{name!r} (" + ", ".join(filter(None, more)) + ")"
+
+
+def check_one_gpu(sources: list[tuple[str, Mapping]]) -> None:
+    """``sources``: (file or binary, its context), in order. MixedGpus when one of them names a
+    GPU other than the first source that states the same identity key: a key a context lacks is
+    no evidence either way."""
+    first: dict[str, tuple[str, Mapping]] = {}  # identity key -> the first source that has it
+    for source, context in sources:
+        for key in schema.GPU_IDENTITY:
+            if key not in context:
+                continue
+            holder = first.setdefault(key, (source, context))
+            if str(holder[1][key]) != str(context[key]):
+                seen = holder[1]
+                keys = [k for k in schema.GPU_IDENTITY
+                        if k in seen and k in context and str(seen[k]) != str(context[k])]
+                raise MixedGpus(keys, holder, (source, context))
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing: results.json
+
+
+@dataclass(frozen=True)
+class Part:
+    """One binary's output in a run: its Google Benchmark document, already checked to be
+    usable (results.parse_doc)."""
+
+    binary: str
+    path: Path
+    doc: dict
+
+
+def fingerprint(path: Path) -> str:
+    """A short content hash of a merged file (``schema.RUN_SOURCES``)."""
+    data = files.read_bytes(path, files.RESULTS_LIMIT, "result file")
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def merge(parts: list[Part], failed: list[str], lost: list[str],
+          incomplete: str | None = None) -> dict | None:
+    """The merged run document: the first part's context with the run keys, every part's rows
+    tagged with its binary. ``failed``: ``binary:exit code`` of each binary that did not exit 0;
+    ``lost``: the binaries that left no usable results; ``incomplete``: why the run stopped
+    early. None when no part has a row; MixedGpus when two parts saw different GPUs."""
+    check_one_gpu([(p.binary, _context(p.doc)) for p in parts])
+    rows = [{**row, schema.ROW_BINARY: p.binary} for p in parts for row in p.doc["benchmarks"]
+            if isinstance(row, dict)]
+    if not parts or not rows:
+        return None
+    context = dict(_context(parts[0].doc))
+    context[schema.RUN_BINARIES] = ",".join(p.binary for p in parts)
+    context[schema.RUN_SOURCES] = ",".join(f"{p.path.name}:{fingerprint(p.path)}" for p in parts)
+    for key, items in ((schema.RUN_FAILED, failed), (schema.RUN_LOST, lost)):
+        if items:
+            context[key] = ",".join(items)
+    if incomplete:
+        context[schema.RUN_INCOMPLETE] = incomplete
+    return {"context": context, "benchmarks": rows}
+
+
+def _context(doc: dict) -> dict:
+    context = doc.get("context")
+    return context if isinstance(context, dict) else {}
+
+
+def write(doc: dict, path: Path) -> Path:
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a run folder
+
+
+def context_list(context: Mapping, key: str) -> list[str]:
+    """A comma-separated run key (``tcbench_binaries`` ...) as a list."""
+    value = context.get(key)
+    return [v for v in value.split(",") if v] if isinstance(value, str) else []
+
+
+def files_in(path: Path) -> list[Path]:
+    """A file is itself; a folder means its results.json, or else every *.json in it. Anything
+    else (a FIFO, a device, a symbolic link loop) is refused when it is read (files.py)."""
+    st = files.path_stat(path)
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            merged = path / MERGED
+            if merged.exists() or merged.is_symlink():
+                return [merged]
+            found = sorted(p for p in path.glob("*.json"))
+            if not found:
+                raise InputError(f"{path} is a folder with no results.json and no *.json files.")
+            return found
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}.") from None
+    return [path]
+
+
+def check_fresh(context: Mapping, file: Path) -> None:
+    """Refuse a merged results.json that an interrupted or failed later run left behind: in a run
+    folder (one with logs/ or bench_*.json), every file it merged must still be there, unchanged.
+    A results.json copied on its own (a stored baseline) has no such folder and is not checked."""
+    binaries = context_list(context, schema.RUN_BINARIES)
+    folder = file.parent
+    try:
+        if not binaries or not ((folder / "logs").is_dir() or any(folder.glob("bench_*.json"))):
+            return
+        sources = dict(item.rsplit(":", 1) for item in context_list(context, schema.RUN_SOURCES)
+                       if ":" in item)
+        for binary in binaries:
+            part = folder / f"{binary}.json"
+            if not part.is_file():
+                raise InputError(f"{file} is stale: {part.name}, which it merged, is gone (a later "
+                                 "run into the same folder did not finish); run again.")
+            want = sources.get(part.name)
+            changed = (fingerprint(part) != want if want is not None
+                       else part.stat().st_mtime > file.stat().st_mtime + 1.0)
+            if changed:
+                raise InputError(f"{file} is stale: {part.name} was rewritten after it was merged "
+                                 "(a later run into the same folder did not finish); run again.")
+    except OSError as exc:
+        raise InputError(f"cannot read {folder}: {exc.strerror or exc}.") from None
+
+
+B = TypeVar("B")
+
+
+def union(folder: Path, parts: list[tuple[str, Mapping[str, B]]]) -> dict[str, B]:
+    """The benchmarks of a folder's files as one run: ``parts`` are (file, its benchmarks by
+    name); a name in two files is refused (two runs of one benchmark are not one run)."""
+    merged: dict[str, B] = {}
+    source: dict[str, str] = {}
+    for file, benchmarks in parts:
+        for key, bench in benchmarks.items():
+            if key in merged:
+                raise InputError(f"{folder}: benchmark {key!r} appears in both {source[key]} and "
+                                 f"{file}.")
+            merged[key], source[key] = bench, file
+    return merged
