@@ -43,13 +43,13 @@ def literals(line: str):
 
 
 def table_limits(repo: Path) -> set[float]:
-    """Every floating literal of the table's floating-point rows (the `case E::` lines and
-    E4M3's row, kE4m3; integer rows end in `true}`)."""
+    """Every floating literal of the table's floating-point rows (the `{E::` lines and E4M3's
+    row, kE4m3; integer rows end in `true}`)."""
     values = set()
     for line in (repo / TABLE).read_text().splitlines():
         if "true}" in line:
             continue
-        if "case E::" in line or "ElementInfo kE4m3{" in line:
+        if line.lstrip().startswith("{E::") or "ElementInfo kE4m3{" in line:
             values |= {v for _, v, floating in literals(line) if floating}
     return values - COMMON
 

@@ -1,11 +1,12 @@
 // What each scaling granularity buys in accuracy and costs in bytes, on the host (no GPU): the
 // table of docs/concepts/fp8-scaling.md, "Block scaling: what you should see".
 //
-// The data are what a transformer layer's GEMMs see (deterministic, splitmix64 + Box-Muller):
+// The data are what a transformer layer's GEMMs see (deterministic: numerics/random.hpp):
 //   activations X (tokens x hidden): N(0, 1) with a few outlier channels 100x the rest, as LLM
 //                activations have them (the channels are K: they sit inside every token's row);
 //   weights W (out x hidden): N(0, 1 / hidden);
-//   gradients G (tokens x hidden): N(0, 1) x exp(2 N(0, 1)) x 1e-6, a wide dynamic range.
+//   gradients G (tokens x hidden): N(0, 1) x exp(2 N(0, 1)) x 1e-6, a wide dynamic range;
+//   last step's X and G (what delayed scaling's amax comes from): other draws, 1 / growth the size.
 // Each option quantizes them (numerics/block_quantize.hpp) and is measured against FP32: the
 // relative Frobenius error ||q - x|| / ||x|| and the worst element max|q - x| / max|x|, of each
 // tensor and of the layer's product X W^T (accumulated in FP64, so only the inputs' rounding is

@@ -22,6 +22,7 @@
 #include <library_types.h>
 
 #include <concepts>
+#include <iterator>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -67,39 +68,44 @@ struct ElementInfo {
   bool integer;                // exact arithmetic, saturating conversion
 };
 
-// The table is a function so that kernels can read it: a namespace-scope constexpr array is host
-// memory to nvcc, a switch folds away where the element is a constant.
+// UE4M3 is E4M3 without its sign: its row is E4M3's, renamed, so E4M3's limits are written once.
+constexpr ElementInfo unsigned_twin(ElementInfo r, Element id, cudaDataType_t cuda,
+                                    std::string_view name, std::string_view cuda_name) {
+  r.id = id;
+  r.cuda = cuda;
+  r.name = name;
+  r.cuda_name = cuda_name;
+  return r;
+}
+
+// The table is a function so that kernels can read it (a namespace-scope constexpr array is host
+// memory to nvcc), and its rows are constants: a row built at run time would construct its
+// string_views in device code, which nvcc compiles to nothing (the E5M2 block-quantize kernels
+// lost every load, store and conversion that way; their SASS rules caught it).
 TCB_HD constexpr ElementInfo element_info(Element e) {
   using E = Element;
   // clang-format off
-  // E4M3's limits are written once: UE4M3 is E4M3 without its sign.
   constexpr ElementInfo kE4m3{E::e4m3, CUDA_R_8F_E4M3, "e4m3", "CUDA_R_8F_E4M3", 8, 8, 448.0, 0x1p-6, 0x1p-9, 0x1p-3, 0x1p-4, false};
-  switch (e) {
+  constexpr ElementInfo kRows[] = {
     // {id, cudaDataType_t, name, cuda name, bits, emax, max, min normal, min subnormal, epsilon, unit roundoff, integer}
-    case E::fp64:  return {e, CUDA_R_64F,      "fp64",  "CUDA_R_64F",      64, 1023, 0x1.fffffffffffffp+1023, 0x1p-1022, 0x1p-1074, 0x1p-52, 0x1p-53, false};
-    case E::fp32:  return {e, CUDA_R_32F,      "fp32",  "CUDA_R_32F",      32, 127,  0x1.fffffep+127,        0x1p-126,  0x1p-149,  0x1p-23, 0x1p-24, false};
-    case E::tf32:  return {e, CUDA_R_32F,      "tf32",  "CUDA_R_32F",      32, 127,  0x1.ffcp+127,           0x1p-126,  0x1p-136,  0x1p-10, 0x1p-11, false};
-    case E::fp16:  return {e, CUDA_R_16F,      "fp16",  "CUDA_R_16F",      16, 15,   65504.0,                0x1p-14,   0x1p-24,   0x1p-10, 0x1p-11, false};
-    case E::bf16:  return {e, CUDA_R_16BF,     "bf16",  "CUDA_R_16BF",     16, 127,  0x1.fep+127,            0x1p-126,  0x1p-133,  0x1p-7,  0x1p-8,  false};
-    case E::e4m3:  return kE4m3;
-    case E::e5m2:  return {e, CUDA_R_8F_E5M2,  "e5m2",  "CUDA_R_8F_E5M2",  8,  15,   57344.0,                0x1p-14,   0x1p-16,   0x1p-2,  0x1p-3,  false};
-    case E::e3m2:  return {e, CUDA_R_6F_E3M2,  "e3m2",  "CUDA_R_6F_E3M2",  6,  4,    28.0,                   0x1p-2,    0x1p-4,    0x1p-2,  0x1p-3,  false};
-    case E::e2m3:  return {e, CUDA_R_6F_E2M3,  "e2m3",  "CUDA_R_6F_E2M3",  6,  2,    7.5,                    1.0,       0x1p-3,    0x1p-3,  0x1p-4,  false};
-    case E::e2m1:  return {e, CUDA_R_4F_E2M1,  "e2m1",  "CUDA_R_4F_E2M1",  4,  2,    6.0,                    1.0,       0.5,       0.5,     0.25,    false};
-    case E::ue8m0: return {e, CUDA_R_8F_UE8M0, "ue8m0", "CUDA_R_8F_UE8M0", 8,  127,  0x1p127,                0x1p-127,  0x1p-127,  1.0,     0.5,     false};
-    case E::ue4m3: {
-      ElementInfo r = kE4m3;
-      r.id = e;
-      r.cuda = CUDA_R_8F_UE4M3;
-      r.name = "ue4m3";
-      r.cuda_name = "CUDA_R_8F_UE4M3";
-      return r;
-    }
-    case E::int8:  return {e, CUDA_R_8I,       "int8",  "CUDA_R_8I",       8,  6,    127.0,                  1.0,       1.0,       1.0,     0.0,     true};
-    case E::int32: return {e, CUDA_R_32I,      "int32", "CUDA_R_32I",      32, 30,   2147483647.0,           1.0,       1.0,       1.0,     0.0,     true};
-  }
+    {E::fp64,  CUDA_R_64F,      "fp64",  "CUDA_R_64F",      64, 1023, 0x1.fffffffffffffp+1023, 0x1p-1022, 0x1p-1074, 0x1p-52, 0x1p-53, false},
+    {E::fp32,  CUDA_R_32F,      "fp32",  "CUDA_R_32F",      32, 127,  0x1.fffffep+127,        0x1p-126,  0x1p-149,  0x1p-23, 0x1p-24, false},
+    {E::tf32,  CUDA_R_32F,      "tf32",  "CUDA_R_32F",      32, 127,  0x1.ffcp+127,           0x1p-126,  0x1p-136,  0x1p-10, 0x1p-11, false},
+    {E::fp16,  CUDA_R_16F,      "fp16",  "CUDA_R_16F",      16, 15,   65504.0,                0x1p-14,   0x1p-24,   0x1p-10, 0x1p-11, false},
+    {E::bf16,  CUDA_R_16BF,     "bf16",  "CUDA_R_16BF",     16, 127,  0x1.fep+127,            0x1p-126,  0x1p-133,  0x1p-7,  0x1p-8,  false},
+    kE4m3,
+    {E::e5m2,  CUDA_R_8F_E5M2,  "e5m2",  "CUDA_R_8F_E5M2",  8,  15,   57344.0,                0x1p-14,   0x1p-16,   0x1p-2,  0x1p-3,  false},
+    {E::e3m2,  CUDA_R_6F_E3M2,  "e3m2",  "CUDA_R_6F_E3M2",  6,  4,    28.0,                   0x1p-2,    0x1p-4,    0x1p-2,  0x1p-3,  false},
+    {E::e2m3,  CUDA_R_6F_E2M3,  "e2m3",  "CUDA_R_6F_E2M3",  6,  2,    7.5,                    1.0,       0x1p-3,    0x1p-3,  0x1p-4,  false},
+    {E::e2m1,  CUDA_R_4F_E2M1,  "e2m1",  "CUDA_R_4F_E2M1",  4,  2,    6.0,                    1.0,       0.5,       0.5,     0.25,    false},
+    {E::ue8m0, CUDA_R_8F_UE8M0, "ue8m0", "CUDA_R_8F_UE8M0", 8,  127,  0x1p127,                0x1p-127,  0x1p-127,  1.0,     0.5,     false},
+    unsigned_twin(kE4m3, E::ue4m3, CUDA_R_8F_UE4M3, "ue4m3", "CUDA_R_8F_UE4M3"),
+    {E::int8,  CUDA_R_8I,       "int8",  "CUDA_R_8I",       8,  6,    127.0,                  1.0,       1.0,       1.0,     0.0,     true},
+    {E::int32, CUDA_R_32I,      "int32", "CUDA_R_32I",      32, 30,   2147483647.0,           1.0,       1.0,       1.0,     0.0,     true},
+  };
   // clang-format on
-  return kE4m3;
+  static_assert(std::size(kRows) == kElementCount, "one row per Element");
+  return kRows[static_cast<int>(e)];
 }
 
 constexpr std::string_view name(Element e) {
