@@ -229,6 +229,18 @@ void report_model(benchmark::State& state, const Env& env, const Point& pt, cons
   state.SetLabel(label);
 }
 
+// The GEMM time model's prediction beside the measurement (predicted_tflops, model_ratio), so a
+// GPU run scores the model; library GEMMs only (our WMMA kernel is not what the model is of). The
+// shapes the model does not cover are the ones cuBLASLt refuses, which skip before they run.
+void report_prediction(benchmark::State& state, const Env& env, const Point& pt,
+                       const GemmSpec& spec, double seconds) {
+  const ModelPrediction p = predict_v2(env.device().spec, query_of(spec, pt.precision));
+  if (!p.not_covered.empty()) return;
+  set_counter(state, counters::predicted_tflops, p.time.flops_per_s / 1e12);
+  if (seconds > 0)
+    set_counter(state, counters::model_ratio, p.time.flops_per_s * seconds / spec.flops());
+}
+
 void run_point(benchmark::State& state, const Env& env, const Point& pt) {
   const GemmCase c = case_for(pt);
   if (pt.variant == Variant::wmma)
@@ -253,6 +265,7 @@ void run_point(benchmark::State& state, const Env& env, const Point& pt) {
     if (r.algo) report_model(state, env, pt, c.spec, *r.algo);
   }
   report_alignment(state, c.spec);
+  if (pt.variant != Variant::wmma) report_prediction(state, env, pt, c.spec, r.seconds.median);
 
   // Per unit of the swept dimension, against the next multiple of 16 bytes (cuBLASLt, cached):
   // cuBLASLt's sweeps only (cuBLAS rows compare with cuBLASLt through vs_cublaslt, batched rows

@@ -117,10 +117,53 @@ DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t s) {
   return d;
 }
 
-// Everything one configuration keeps on the device while it is measured.
-struct Operands {
+// The FP32 originals of one shape: A (weights) and B (activations, with outlier channels),
+// shared by every scale mode of that shape.
+struct Originals {
+  std::vector<float> a, b;
+};
+const Originals& originals(const GemmShape& s) {
+  const std::string key = "block_scaling_originals|" + std::to_string(s.m) + "x" +
+                          std::to_string(s.n) + "x" + std::to_string(s.k);
+  return latest<Originals>(key, [&] {
+    return Originals{normal_operand(s.m, s.k, 0xB10C0A, false),
+                     normal_operand(s.n, s.k, 0xB10C0B, true)};
+  });
+}
+
+// What one configuration makes on the host (seconds at 8192^2: quantizing, packing, the values
+// the GEMM multiplies), made once for all of Google Benchmark's calls of its body.
+struct HostOperands {
   tn::QuantizedMatrix a, b;
-  std::vector<std::uint8_t> a_codes, b_codes;  // as stored (FP4 packed)
+  std::vector<std::uint8_t> a_codes, b_codes;    // as stored (FP4 packed)
+  std::vector<std::uint8_t> a_scales, b_scales;  // cuBLASLt's layout (block modes)
+  std::vector<float> a_ref, b_ref;               // gemm_values (block modes)
+};
+const HostOperands& host_operands(const Variant& v, const GemmShape& s, const Originals& x) {
+  const std::string key = "block_scaling_operands|" + std::string(tcbench::name(v.mode)) + "|" +
+                          std::string(name(v.precision)) + "|" + std::to_string(s.m) + "x" +
+                          std::to_string(s.n) + "x" + std::to_string(s.k);
+  return latest<HostOperands>(key, [&] {
+    const tn::ElementFormat f = element_of(v.precision);
+    const ScaleModeInfo& mode = info(v.mode);
+    HostOperands h;
+    // TN: A is stored k x m (row i of op(A) is K-contiguous), B k x n: both K-major operands.
+    h.a = tn::quantize(x.a, s.m, s.k, mode.a, f);
+    h.b = tn::quantize(x.b, s.n, s.k, mode.b, f);
+    h.a_codes = v.precision == Precision::fp4 ? tn::pack_fp4(h.a.codes) : h.a.codes;
+    h.b_codes = v.precision == Precision::fp4 ? tn::pack_fp4(h.b.codes) : h.b.codes;
+    if (v.mode != ScaleMode::tensor) {
+      h.a_scales = tn::to_cublas_scales(h.a);
+      h.b_scales = tn::to_cublas_scales(h.b);
+      h.a_ref = gemm_values(h.a);
+      h.b_ref = gemm_values(h.b);
+    }
+    return h;
+  });
+}
+
+// Everything one configuration keeps on the device while it is measured.
+struct DeviceOperands {
   DeviceBuffer<std::uint8_t> a_scales, b_scales;
   DeviceBuffer<float> a_ref, b_ref, a32, b32;
 };
@@ -134,53 +177,47 @@ void run_block_gemm(benchmark::State& state, const Env& env, const Variant& v, c
     check.a_scale = check.b_scale = kStandIn;
     env.skip_unless_valid(check);
   }
-  const tn::ElementFormat f = element_of(v.precision);
   const ScaleModeInfo& mode = info(v.mode);
   const std::size_t a_n = checked_elements(s.m, s.k), b_n = checked_elements(s.n, s.k);
   require_memory(env, (a_n + b_n) * (2 * sizeof(float) + 2) + (std::size_t{64} << 20),
                  "the operands of a " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
                      std::to_string(s.k) + " block-scaled GEMM");
   const cudaStream_t st = env.stream();
-  Operands o;
-  // TN: A is stored k x m (row i of op(A) is K-contiguous), B k x n: both K-major operands.
-  const std::vector<float> a32 = normal_operand(s.m, s.k, 0xB10C0A, false);
-  const std::vector<float> b32 = normal_operand(s.n, s.k, 0xB10C0B, true);
-  o.a = tn::quantize(a32, s.m, s.k, mode.a, f);
-  o.b = tn::quantize(b32, s.n, s.k, mode.b, f);
-  o.a_codes = v.precision == Precision::fp4 ? tn::pack_fp4(o.a.codes) : o.a.codes;
-  o.b_codes = v.precision == Precision::fp4 ? tn::pack_fp4(o.b.codes) : o.b.codes;
-  o.a32 = upload(a32, st);
-  o.b32 = upload(b32, st);
+  const Originals& x = originals(s);
+  const HostOperands& h = host_operands(v, s, x);
+  DeviceOperands o;
+  o.a32 = upload(x.a, st);
+  o.b32 = upload(x.b, st);
   if (v.mode == ScaleMode::tensor) {
-    c.a_scale = o.a.scales[0];  // the harness puts them on the device and verifies with them
-    c.b_scale = o.b.scales[0];
+    c.a_scale = h.a.scales[0];  // the harness puts them on the device and verifies with them
+    c.b_scale = h.b.scales[0];
   } else {
-    o.a_scales = upload(tn::to_cublas_scales(o.a), st);
-    o.b_scales = upload(tn::to_cublas_scales(o.b), st);
+    o.a_scales = upload(h.a_scales, st);
+    o.b_scales = upload(h.b_scales, st);
     const auto scale_bytes = static_cast<std::int64_t>(data_type_bytes(mode.scale_type));
     c.spec.a_scale = o.a_scales.get();
     c.spec.b_scale = o.b_scales.get();
     c.spec.a_scale_count = static_cast<std::int64_t>(o.a_scales.size()) / scale_bytes;
     c.spec.b_scale_count = static_cast<std::int64_t>(o.b_scales.size()) / scale_bytes;
-    o.a_ref = upload(gemm_values(o.a), st);
-    o.b_ref = upload(gemm_values(o.b), st);
+    o.a_ref = upload(h.a_ref, st);
+    o.b_ref = upload(h.b_ref, st);
     c.reference = GemmCase::ReferenceOperands{o.a_ref.get(), o.b_ref.get()};
     if (v.mode == ScaleMode::nvfp4)
-      c.alpha = 1.0 / (static_cast<double>(o.a.tensor_scale) * o.b.tensor_scale);
+      c.alpha = 1.0 / (static_cast<double>(h.a.tensor_scale) * h.b.tensor_scale);
   }
-  c.prepare = [&o](cudaStream_t stream, const GemmOperands& ops) {
+  c.prepare = [&h](cudaStream_t stream, const GemmOperands& ops) {
     TCB_CUDA(
-        cudaMemcpyAsync(ops.a, o.a_codes.data(), o.a_codes.size(), cudaMemcpyHostToDevice, stream));
+        cudaMemcpyAsync(ops.a, h.a_codes.data(), h.a_codes.size(), cudaMemcpyHostToDevice, stream));
     TCB_CUDA(
-        cudaMemcpyAsync(ops.b, o.b_codes.data(), o.b_codes.size(), cudaMemcpyHostToDevice, stream));
+        cudaMemcpyAsync(ops.b, h.b_codes.data(), h.b_codes.size(), cudaMemcpyHostToDevice, stream));
   };
   c.extra_reference = GemmCase::ExtraReference{o.a32.get(), o.b32.get()};
   c.extra_reference->alpha_dequantizes = v.mode == ScaleMode::nvfp4;
   run_cublaslt_gemm(state, env, c);
   const double elements = static_cast<double>(a_n + b_n);
   set_counter(state, counters::bytes_per_element,
-              (o.a.bytes_per_element() * static_cast<double>(a_n) +
-               o.b.bytes_per_element() * static_cast<double>(b_n)) /
+              (h.a.bytes_per_element() * static_cast<double>(a_n) +
+               h.b.bytes_per_element() * static_cast<double>(b_n)) /
                   elements);
 }
 
@@ -221,7 +258,8 @@ void run_quantize(benchmark::State& state, const Env& env, const std::string& ke
                  "a " + std::to_string(rows) + " x " + std::to_string(cols) + " operand and its " +
                      std::string(tn::name(g)) + " quantization");
   const cudaStream_t st = env.stream();
-  const std::vector<float> x = normal_operand(rows, cols, 0xB10C0B, true);
+  // The activations of the GEMM of that size (the same host operand, made once per shape).
+  const std::vector<float>& x = originals(GemmShape{cols, rows, cols}).b;
   const DeviceBuffer<float> dx = upload(x, st);
   DeviceBuffer<std::uint8_t> codes(code_bytes), scales(scale_bytes);
   DeviceValue<float> tensor_scale;

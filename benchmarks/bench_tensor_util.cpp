@@ -247,42 +247,42 @@ void train_step(benchmark::State& st, const Env& env, const ts::TrainingConfig& 
     set_counter(st, counters::time_share(ts::name(p)), shares.pct[ts::index(p)]);
   set_counter(st, counters::time_share(ts::kGapsName), shares.gaps_pct);
 
-  // The tensor pipe over the whole step and over each phase, in one session.
-  std::optional<std::string> skipped;
-  try {
-    const profiling::RangeCounters& rc =
-        once<profiling::RangeCounters>("tensor_util_step_ranges|" + name, [&] {
-          ts::GpuTrainer& tr = trainer();  // made outside the profiled ranges
-          bool update_skipped = false;
-          profiling::RangeCounters got =
-              profiling::collect_range_counters(step_ranges(), [&](profiling::RangeMarks& marks) {
-                PhaseRanges phases(marks);
-                marks.push(kStepRange);
-                update_skipped = tr.step(&phases).skipped || update_skipped;
-                marks.pop();
-              });
-          if (update_skipped)
-            throw Error(name +
-                        ": a profiled step skipped its update (Inf/NaN gradients), so its "
-                        "optimizer range held no work");
-          return got;
+  // The tensor pipe over the whole step and over each phase, in one session (a failure keeps
+  // the step's timing and shares above: tensor_counters.hpp).
+  const auto& read = read_counters_once<profiling::RangeCounters>("step_ranges|" + name, [&] {
+    ts::GpuTrainer& tr = trainer();  // made outside the profiled ranges
+    bool update_skipped = false;
+    profiling::RangeCounters got =
+        profiling::collect_range_counters(step_ranges(), [&](profiling::RangeMarks& marks) {
+          PhaseRanges phases(marks);
+          marks.push(kStepRange);
+          update_skipped = tr.step(&phases).skipped || update_skipped;
+          marks.pop();
         });
+    if (update_skipped)
+      throw Error(name +
+                  ": a profiled step skipped its update (Inf/NaN gradients), so its optimizer "
+                  "range held no work");
+    (void)got.at(kStepRange);
+    for (ts::StepPhase p : ts::kStepPhases)
+      if (!got.at(phase_range_path(p)).value(counters::tensor_active_pct.name))
+        throw Error(name + ": the " + std::string(ts::name(p)) + " range has no tensor_active_pct");
+    return got;
+  });
+  const std::optional<std::string> skipped = note_of(st, read);
+  if (read.values) {
+    const profiling::RangeCounters& rc = *read.values;
     for (const profiling::CounterValue& v : rc.at(kStepRange).values)
       set_counter(st, counter_for_metric(v.counter), v.value);
     set_counter(st, counters::profile_passes, static_cast<double>(rc.passes));
     ts::PerPhase<double> phase_pct{};
     for (ts::StepPhase p : ts::kStepPhases) {
-      const std::optional<double> v =
-          rc.at(phase_range_path(p)).value(counters::tensor_active_pct.name);
-      if (!v)
-        throw Error(name + ": the " + std::string(ts::name(p)) + " range has no tensor_active_pct");
-      phase_pct[ts::index(p)] = *v;
-      set_counter(st, counters::tensor_active_in(ts::name(p)), *v);
+      const double v = *rc.at(phase_range_path(p)).value(counters::tensor_active_pct.name);
+      phase_pct[ts::index(p)] = v;
+      set_counter(st, counters::tensor_active_in(ts::name(p)), v);
     }
     set_counter(st, counters::step_tensor_mix_pct, ts::time_weighted_mix(shares, phase_pct));
     set_counter(st, counters::gemm_phases_ceiling_pct, ts::gemm_phases_ceiling(shares, phase_pct));
-  } catch (const profiling::CountersUnavailable& e) {
-    skipped = counters_skipped(e);
   }
   st.SetLabel(with_counter_note(std::string(path.label) + "; " + first.gemm_impl, skipped));
 }

@@ -48,7 +48,7 @@ function(tcbench_add_benchmark source)
     set_tests_properties(list.${name} PROPERTIES PASS_REGULAR_EXPRESSION "/" LABELS list)
     add_test(NAME list_quick.${name} COMMAND ${name} --quick --benchmark_list_tests)
     set_tests_properties(list_quick.${name} PROPERTIES PASS_REGULAR_EXPRESSION "/" LABELS list)
-    # --plan (scripts/gpu_check.sh's budget): the count and the least time, without a GPU; a
+    # --plan: the count and the least time (every repetition counted), without a GPU; a
     # count of 0 would mean the quick list is empty.
     add_test(NAME plan.${name} COMMAND ${name} --quick --benchmark_min_time=0.05 --plan)
     set_tests_properties(plan.${name} PROPERTIES LABELS list PASS_REGULAR_EXPRESSION

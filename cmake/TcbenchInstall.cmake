@@ -43,7 +43,7 @@ function(tcbench_install_runtime_dependencies)
 endfunction()
 
 install(PROGRAMS scripts/tcbench scripts/gpu_check.sh scripts/gpu_check_torch.py
-                 scripts/gpu_check_summary.py DESTINATION scripts)
+        DESTINATION scripts)
 install(FILES scripts/requirements.txt DESTINATION scripts)
 install(DIRECTORY scripts/tcbench_tools DESTINATION scripts
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)

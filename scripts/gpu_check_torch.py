@@ -8,6 +8,11 @@
       prints, per precision, both rates and tcbench / torch; the target is >= 0.99x (the
       harness must lose nothing against what a PyTorch user gets from the same library).
 
+torch's pip wheels bring their own cuBLAS (nvidia-cublas), while tcbench links the box's CUDA
+toolkit's: `time` records torch's (the wheel's version and the libcublasLt the process loaded),
+`compare` puts it beside tcbench's cublaslt_version and says when they differ, because then a
+ratio below 1 can be a library version rather than the harness.
+
 Only the standard library and (for `time`) torch: it runs with the GPU box's PyTorch Python,
 which need not have numpy. Exit codes: 0 done (a ratio below target is reported, not an error),
 2 unusable input, 77 no CUDA device for torch.
@@ -16,6 +21,7 @@ which need not have numpy. Exit codes: 0 done (a ratio below target is reported,
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import re
 import statistics
@@ -33,6 +39,39 @@ NAME = re.compile(r"cublaslt/(?P<prec>[a-z0-9_]+)/m:(?P<m>\d+)/n:(?P<n>\d+)/k:(?
 def tcbench_filter(size: int) -> str:
     """The --benchmark_filter that selects the cuBLASLt rows this script compares with."""
     return f"cublaslt/({'|'.join(PRECISIONS)})/m:{size}/n:{size}/k:{size}(/|$)"
+
+
+CUBLAS_WHEELS = ("nvidia-cublas", "nvidia-cublas-cu13", "nvidia-cublas-cu12")
+
+
+def torch_cublas() -> dict:
+    """torch's cuBLAS: the pip wheel's version (None when torch uses a system cuBLAS) and the
+    libcublasLt this process has loaded (Linux: /proc/self/maps), after torch has run a GEMM."""
+    wheel = None
+    for name in CUBLAS_WHEELS:
+        try:
+            wheel = f"{name} {importlib.metadata.version(name)}"
+            break
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    library = None
+    try:
+        with open("/proc/self/maps") as fh:
+            library = next((line.split()[-1] for line in fh if "libcublasLt" in line), None)
+    except OSError:
+        pass
+    return {"wheel": wheel, "library": library}
+
+
+def version_number(text: str | None) -> int | None:
+    """cublasLtGetVersion()'s form (major * 10000 + minor * 100 + patch) of "13.0.0.19" or
+    "130000"; None when unknown."""
+    if not text:
+        return None
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    if m:
+        return int(m[1]) * 10000 + int(m[2]) * 100 + int(m[3])
+    return int(text) if text.strip().isdigit() else None
 
 
 def time_torch(size: int, min_warmup_s: float = 0.05, samples: int = 20) -> dict:
@@ -76,6 +115,7 @@ def time_torch(size: int, min_warmup_s: float = 0.05, samples: int = 20) -> dict
                                 "tflops": 2.0 * size**3 / median / 1e12}
         del a, b, c
         torch.cuda.empty_cache()
+    out["cublas"] = torch_cublas()
     return out
 
 
@@ -120,14 +160,27 @@ def compare(torch_doc: dict, tcbench_doc: dict) -> dict:
             row["verdict"] = "ok" if row["ratio"] >= TARGET_RATIO else \
                 f"BELOW TARGET (>= {TARGET_RATIO:.2f}x)"
         rows.append(row)
+    theirs = torch_doc.get("cublas") if isinstance(torch_doc.get("cublas"), dict) else {}
+    context = tcbench_doc.get("context") if isinstance(tcbench_doc.get("context"), dict) else {}
+    ours = context.get("cublaslt_version")
+    torch_text = theirs.get("wheel") or (f"the system's ({theirs['library']})"
+                                         if theirs.get("library") else None)
+    a, b = version_number(theirs.get("wheel")), version_number(str(ours) if ours else None)
     return {"size": size, "target": TARGET_RATIO, "rows": rows,
-            "torch_version": torch_doc.get("torch_version"), "device": torch_doc.get("device")}
+            "torch_version": torch_doc.get("torch_version"), "device": torch_doc.get("device"),
+            "torch_cublas": torch_text, "torch_cublaslt_library": theirs.get("library"),
+            "tcbench_cublaslt": f"cuBLASLt {ours}" if ours else None,
+            "same_cublas": (a == b) if a is not None and b is not None else None}
 
 
 def render(result: dict) -> str:
     size = result["size"]
-    lines = [f"torch.matmul vs tcbench cuBLASLt at {size}x{size}x{size} (median TFLOP/s; "
-             f"torch {result.get('torch_version')}, {result.get('device')}):",
+    lines = [(f"torch.matmul vs tcbench cuBLASLt at {size}x{size}x{size} (median TFLOP/s; "
+             f"torch {result.get('torch_version')}, {result.get('device')}):"),
+             f"  cuBLAS: torch's {result.get('torch_cublas') or 'unknown'}, tcbench's "
+             f"{result.get('tcbench_cublaslt') or 'unknown'}"
+             + ("" if result.get("same_cublas") else
+                " (not known to be the same: a ratio can be a library version)"),
              f"  {'precision':<10}{'torch':>10}{'tcbench':>10}{'tcbench/torch':>15}  verdict"]
     for r in result["rows"]:
         t = f"{r['torch_tflops']:.1f}" if r["torch_tflops"] else "-"

@@ -9,7 +9,23 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
+
+from tcbench_tools.printable import printable
+
+# A whole number as the tools read one from outside (arguments, records, other tools' output):
+# ASCII digits only. int() also takes "٣", "1_000", " 7" and "+7", and str.isdigit() also
+# "²", which int() then refuses: neither is a number a user or a tool writes.
+_ASCII_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+MAX_DIGITS = 18  # every count, index and id the tools read fits in int64
+
+
+def ascii_int(text: object) -> int | None:
+    """``text`` as a non-negative whole number when it is 1 to 18 ASCII digits; else None."""
+    if not isinstance(text, str) or len(text) > MAX_DIGITS or not _ASCII_DIGITS.fullmatch(text):
+        return None
+    return int(text)
 
 
 def percent(value: object) -> float:
@@ -30,10 +46,10 @@ def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
     """A converter for a whole number in [low, high] (high: no limit when None)."""
 
     def whole(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        value = ascii_int(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{printable(text)!r} is not a whole number "
+                                             "(digits 0-9)")
         if value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(
                 f"must be {low} or more" if high is None else f"must be between {low} and {high}")

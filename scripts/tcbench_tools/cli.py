@@ -1,5 +1,6 @@
 """Command line of scripts/tcbench: ``test``, ``run``, ``compare``, ``report``, ``profile``,
-``fleet``. Each subcommand's parser names its ``cmd_*`` function (``set_defaults(func=...)``).
+``answers``, ``model``, ``fleet``, ``history``. Each subcommand's parser names its ``cmd_*``
+function (``set_defaults(func=...)``).
 
 Exit codes: 0 success; 1 a regression or another gate failure (compare), a failed benchmark,
 binary or test step; 2 bad arguments or unusable input files (one sentence on stderr); 77 no CUDA
@@ -31,8 +32,31 @@ from tcbench_tools.printable import printable
 PASSTHROUGH = ("run", "fleet submit", "profile")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse quotes the arguments it refuses: a database URL among them is printed masked
+    (docs/history.md), and control characters escaped."""
+
+    def error(self, message: str):
+        from tcbench_tools.history.dburl import mask_urls_in
+
+        super().error(printable(mask_urls_in(message)))
+
+
+def _shown(exc: BaseException, args: argparse.Namespace) -> str:
+    """An error's text as printed: never a secret of the history database URL in use (--db,
+    fleet collect --history, $TCBENCH_HISTORY_DB), whichever code path raised it."""
+    from tcbench_tools.history import dburl
+
+    text = str(exc)
+    for given in (getattr(args, "db", None), getattr(args, "history", None),
+                  os.environ.get("TCBENCH_HISTORY_DB")):
+        if isinstance(given, str) and given:
+            text = dburl.scrub(text.replace(given, dburl.masked(given)), dburl.secrets(given))
+    return printable(dburl.mask_urls_in(text))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tcbench",
         description="Build, test, run and compare the tcbench Tensor Core benchmarks.",
         epilog="Exit codes: 0 ok; 1 regression or failure; 2 usage or input error; 77 no GPU.")
@@ -180,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write answers.md, answers.html and answers.json into DIR")
     q.set_defaults(func=cmd_answers)
 
+    from tcbench_tools import model_cmd
+
+    model_cmd.add_parser(sub)
     from tcbench_tools.fleet import cli as fleet_cli
 
     fleet_cli.add_parser(sub)
@@ -361,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args, extra)
     except InputError as exc:
-        print(f"tcbench: {printable(str(exc))}", file=sys.stderr)
+        print(f"tcbench: {_shown(exc, args)}", file=sys.stderr)
         return EXIT_USAGE
     except ModuleNotFoundError as exc:  # TCBENCH_PYTHON_ENV=system with a bare interpreter
         print(f"tcbench: '{args.command}' needs the Python package {exc.name}, which "
@@ -383,8 +410,8 @@ def main(argv: list[str] | None = None) -> int:
         print("tcbench: an input is nested too deeply to read.", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - never a traceback; 1 and 2 keep their meaning
-        print(printable(f"tcbench: internal error ({type(exc).__name__}: {exc}); please report "
-                        "it with the command line and input files."), file=sys.stderr)
+        print(f"tcbench: internal error ({type(exc).__name__}: {_shown(exc, args)[:500]}); "
+              "please report it with the command line and input files.", file=sys.stderr)
         return EXIT_INTERNAL
 
 

@@ -360,6 +360,11 @@ def _run_problems(candidate: ResultSet) -> list[str]:
     incomplete = candidate.context.get(schema.RUN_INCOMPLETE)
     if incomplete:
         problems.append(f"the candidate run did not finish ({incomplete})")
+    if candidate.partial:
+        never = candidate.never_ran
+        problems.append(f"the candidate was cut short ({candidate.partial})"
+                        + (f"; {len(never)} planned benchmark(s) never ran: "
+                           f"{_and(never[:5])}{' ...' if len(never) > 5 else ''}" if never else ""))
     codes = _exit_codes(candidate)
     for binary in candidate.context_list(schema.RUN_LOST):
         problems.append(f"binary {binary} failed in the candidate run without usable results "
@@ -514,6 +519,9 @@ def context_warnings(baseline: ResultSet, candidate: ResultSet, options: Options
                     else "")
             warnings.append(f"the runs differ in {what}: baseline {a!r}, candidate {b!r}{hint}.")
     warnings += power.context_warnings(baseline.context, candidate.context)
+    if baseline.partial:
+        warnings.append(f"the baseline was cut short ({baseline.partial}): benchmarks it lacks "
+                        "are not checked; refresh it from a complete run.")
     incomplete = baseline.context.get(schema.RUN_INCOMPLETE)
     if incomplete or baseline.context_list(schema.RUN_LOST):
         why = incomplete or "binaries without results: " + ", ".join(

@@ -18,15 +18,15 @@ TIMEOUT_CODE = "timeout"
 def exit_text(code: object) -> str:
     """A recorded exit of a binary in words: "exit 1", "killed by signal 9 (SIGKILL)", "stopped
     at its time limit (--timeout)"."""
+    import re
     import signal
 
     text = str(code)
     if text == TIMEOUT_CODE:
         return "stopped at its time limit (--timeout)"
-    try:
-        value = int(text)
-    except ValueError:
+    if not re.fullmatch(r"-?[0-9]{1,9}", text, re.ASCII):  # int() would read "٣" as 3
         return f"exit {text}"
+    value = int(text)
     if value < 0:
         try:
             name = signal.Signals(-value).name

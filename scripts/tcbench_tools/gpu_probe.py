@@ -100,8 +100,8 @@ def probe() -> Probe:
     try:
         lib = ctypes.CDLL(name)
     except OSError:
-        return Probe(NO_GPU, f"no CUDA GPU available: no NVIDIA driver is loaded ({name} "
-                             "cannot be loaded)")
+        return Probe(NO_GPU, f"no CUDA GPU available: no NVIDIA driver is loaded "
+                             f"({printable(name)} cannot be loaded)")
     version = ctypes.c_int(0)
     try:
         if lib.cuDriverGetVersion(ctypes.byref(version)) != CUDA_SUCCESS:
@@ -111,7 +111,8 @@ def probe() -> Probe:
         if status == CUDA_SUCCESS:
             status = lib.cuDeviceGetCount(ctypes.byref(count))
     except AttributeError:  # not a CUDA driver library
-        return Probe(NO_GPU, f"no CUDA GPU available: {name} is not the NVIDIA driver library")
+        return Probe(NO_GPU, f"no CUDA GPU available: {printable(name)} is not the NVIDIA "
+                             "driver library")
     return classify(status, version.value, count.value)
 
 

@@ -1,5 +1,6 @@
-"""The child processes of ``tcbench run``: each in its own process group, under a time limit, with
-the run's signals passed on.
+"""The child processes of ``tcbench run`` and of the GPU check (``tcbench_tools.gpu_check``): each
+in its own process group, under a time limit, with the run's signals passed on. One
+implementation for both.
 
 A child (a benchmark binary, or the build: cmake and the ninja and compilers under it) starts as
 the leader of a new session, so a signal for it reaches its whole group and nothing it started is
@@ -14,15 +15,25 @@ left behind:
   s later; ``Finished.timed_out`` says so and the caller goes on.
 - **Leftovers.** When the leader has exited, whatever of its group is still alive (a compiler
   ninja started) is killed.
+- **A supervisor killed itself.** With a time limit, the child runs under coreutils ``timeout``
+  (when the machine has it) set a little past the limit: should tcbench itself be SIGKILLed (an
+  outside time limit, an OOM kill), nothing can stop the group any more, and that watchdog still
+  ends it instead of leaving a hung binary on the GPU. ``timeout`` passes the child's exit status
+  and its death by a signal on unchanged.
+- **Short captures** (``capture``): a listing or a query whose output is wanted, in its own
+  group, killed with it at its limit; it neither forwards signals nor counts as the running child.
 
 Standard library only: ``tcbench run`` imports this.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +42,7 @@ from dataclasses import dataclass
 
 STOP_GRACE = 10.0  # seconds a signalled child gets to exit before its group is killed
 TIMEOUT_GRACE = 10.0  # seconds between SIGTERM and SIGKILL for a child past its time limit
+WATCHDOG_MARGIN = TIMEOUT_GRACE + 5.0  # the watchdog's limit past supervise's own
 POLL = 0.5  # seconds between checks (progress, deadline)
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -112,6 +124,17 @@ class Finished:
     timed_out: bool = False  # it ran past its time limit and was stopped
 
 
+def watchdog(cmd: list[str], limit: float) -> list[str]:
+    """``cmd`` under coreutils ``timeout`` at ``limit`` + WATCHDOG_MARGIN seconds (see the module
+    docstring), or ``cmd`` itself on a machine without it. The executable is checked first, so
+    that a missing program is still an OSError, not timeout's exit 127."""
+    tool = shutil.which("timeout")
+    if tool is None or not cmd or (shutil.which(cmd[0]) is None and not os.access(cmd[0], os.X_OK)):
+        return cmd
+    seconds = f"{max(1, math.ceil(limit + WATCHDOG_MARGIN))}"
+    return [tool, "--kill-after=5", seconds, *cmd]
+
+
 def supervise(cmd: list[str], *, timeout: float | None = None,
               on_tick: Callable[[float], None] | None = None, **popen) -> Finished:
     """Run ``cmd`` as the leader of a new process group (see the module docstring) and wait for
@@ -120,6 +143,8 @@ def supervise(cmd: list[str], *, timeout: float | None = None,
     group is gone by then)."""
     _stop.check()
     begin = time.monotonic()
+    if timeout is not None:
+        cmd = watchdog(cmd, timeout)
     proc = subprocess.Popen(cmd, start_new_session=True, **popen)
     timed_out, kill_at = False, None
     _stop.child = proc
@@ -151,3 +176,31 @@ def supervise(cmd: list[str], *, timeout: float | None = None,
         signal_group(proc, signal.SIGKILL)  # what the leader left of its group
     _stop.check()
     return Finished(code, time.monotonic() - begin, timed_out)
+
+
+@dataclass
+class Captured:
+    code: int | None  # exit status (negative: killed by that signal); None: past its limit
+    output: bytes  # stdout and stderr together, at most ``limit_bytes``
+    seconds: float
+
+
+def capture(cmd: list[str], timeout: float, *, limit_bytes: int = 16 << 20, **popen) -> Captured:
+    """Run ``cmd`` in its own process group and return its output; at ``timeout`` seconds the
+    group is killed and ``code`` is None. OSError when it cannot start. Output goes to a file, not
+    a pipe, so a child that writes a lot cannot block while nobody reads."""
+    begin = time.monotonic()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, start_new_session=True, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, **popen)
+        try:
+            code: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            signal_group(proc, signal.SIGKILL)  # the group, or what the leader left of it
+            if proc.returncode is None:
+                proc.wait()
+        out.seek(0)
+        data = out.read(limit_bytes)
+    return Captured(code, data, time.monotonic() - begin)

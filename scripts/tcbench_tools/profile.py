@@ -37,6 +37,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import EXIT_FAIL, EXIT_NO_GPU, EXIT_OK, InputError
 
 EXIT_NO_NCU = 3
@@ -173,7 +174,7 @@ def parse_ncu_csv(text: str) -> list[Launch]:
     launches: dict[str, Launch] = {}
     for row in reader:
         launch_id = row[ID_COLUMN]
-        if not launch_id or not launch_id.isdigit():
+        if ascii_int(launch_id) is None:
             continue  # a stray non-CSV line that happens to contain commas
         launch = launches.setdefault(launch_id, Launch(launch_id, row[KERNEL_COLUMN]))
         value = _number(row["Metric Value"] or "")

@@ -107,7 +107,22 @@ def build(sets: list[ResultSet], out_dir: Path,
                 doc.heading(2, mod.TITLE)
                 images += mod.render(doc, sets, labels, out_dir)
         overview.render_problems(doc, sets, labels)
+        render_cut_short(doc, sets, labels)
     return doc, images
+
+
+def render_cut_short(doc: Doc, sets: list[ResultSet], labels: list[str]) -> None:
+    """Runs read from files a binary left cut short (results.load_file): what was kept and the
+    planned benchmarks that never ran, so a missing row never reads as an absent topic."""
+    cut = [(rs, label) for rs, label in zip(sets, labels) if rs.partial]
+    if not cut:
+        return
+    doc.heading(2, "Cut short")
+    for rs, label in cut:
+        names = rs.never_ran
+        listed = ", ".join(f"`{n}`" for n in names[:12]) + (" ..." if len(names) > 12 else "")
+        doc.para(f"{label}: {rs.partial}." + (f" {len(names)} planned benchmark(s) never ran: "
+                                                f"{listed}." if names else ""))
 
 
 def write(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,

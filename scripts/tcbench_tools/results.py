@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from tcbench_tools import files, names, runfile, schema
+from tcbench_tools import files, names, partial, runfile, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.names import BenchName, ParsedName, parse, strip_time_suffix
 from tcbench_tools.printable import printable
@@ -312,6 +312,10 @@ class ResultSet:
     benchmarks: dict[str, Benchmark]
     # Benchmarks left out because they hold impossible values (without_invalid): name -> why.
     invalid: dict[str, str] = field(default_factory=dict)
+    # A file cut short (its binary was stopped or killed): why, in one sentence, and the planned
+    # benchmarks that never ran (from its row file; empty when the plan is unknown).
+    partial: str | None = None
+    never_ran: list[str] = field(default_factory=list)
 
     @property
     def has_tcbench_context(self) -> bool:
@@ -375,7 +379,7 @@ def without_invalid(rs: ResultSet) -> ResultSet:
             keep[name] = bench
         else:
             invalid[name] = why
-    return ResultSet(rs.path, rs.context, keep, invalid)
+    return ResultSet(rs.path, rs.context, keep, invalid, rs.partial, list(rs.never_ran))
 
 
 def _read_json(path: Path) -> object:
@@ -415,6 +419,13 @@ def _check_types(path: Path, index: int, row: dict) -> None:
         if key in row and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise InputError(f"{where} has {key} {_json_text(value)}, which must be a whole "
                              "number of 0 or more.")
+    # Counts that cannot be zero (issue 34): a row is one of 1 or more repetitions, run by 1 or
+    # more threads, and a measured row ran 1 or more iterations (an error or skip row says 0).
+    failed = row.get("error_occurred") is True or row.get("skipped") is True
+    for key in ("repetitions", "threads") + (() if failed else ("iterations",)):
+        if row.get(key) == 0 and not isinstance(row.get(key), bool):
+            raise InputError(f"{where} has {key} 0, which no run of a benchmark gives"
+                             f"{'' if key != 'iterations' else ' (it holds a time)'}.")
     if row.get("run_type", "iteration") not in RUN_TYPES:
         raise InputError(f"{where} has run_type {_json_text(row['run_type'])}, which must be "
                          "\"iteration\" or \"aggregate\".")
@@ -492,7 +503,22 @@ def _group(path: Path, rows: list) -> dict[str, Benchmark]:
 
 
 def load_file(path: Path) -> ResultSet:
-    return parse_doc(_read_json(path), path)
+    """One Google Benchmark JSON file. A file a binary left cut short (stopped at a time limit,
+    killed, crashed: Google Benchmark closes its brackets only at the end) is read from the
+    binary's row file beside it, or else repaired up to its last complete row (partial.py); the
+    ResultSet says so in ``partial`` and names the planned rows that never ran."""
+    try:
+        doc = _read_json(path)
+    except InputError:
+        recovered = partial.recover(Path(path))
+        if recovered is None:
+            raise
+        doc, why, planned = recovered
+        rs = parse_doc(doc, path)
+        rs.partial = why
+        rs.never_ran = [name for name in planned if name not in rs.benchmarks]
+        return rs
+    return parse_doc(doc, path)
 
 
 def parse_doc(doc: object, path: str | Path = "<memory>") -> ResultSet:
@@ -523,4 +549,7 @@ def load(path: str | Path) -> ResultSet:
     except runfile.MixedGpus as mixed:
         raise InputError(mixed.in_folder(path)) from None
     merged = runfile.union(path, [(rs.path, rs.benchmarks) for rs in sets])
-    return ResultSet(str(path), sets[0].context, merged)
+    cut = [rs for rs in sets if rs.partial]
+    return ResultSet(str(path), sets[0].context, merged,
+                     partial="; ".join(rs.partial for rs in cut) or None,
+                     never_ran=[name for rs in cut for name in rs.never_ran])

@@ -11,13 +11,13 @@ no usable results (``tcbench_lost_binaries``), a hash of every file it merged
 (``tcbench_sources``) and, when the run stopped early, why (``tcbench_incomplete``), so that
 ``compare`` never mistakes a partial run for a pass.
 
-A run first removes every file it owns in its output folder (results.json, bench_*.json,
-logs/bench_*.log): a rerun that produces nothing leaves nothing stale behind. Each binary runs in
-its own process group (process.py): SIGINT, SIGTERM and SIGHUP are forwarded to it; the run
-waits for it, merges what finished and exits 128 + the signal number (130, 143). A binary still
-running after ``--timeout`` seconds is stopped with its group, recorded as TIMEOUT with its last
-output line, and the run goes on; the build step (``build()``) runs the same way, so an interrupt
-stops ninja too.
+A run first removes every file it owns in its output folder (results.json, bench_*.json and their
+row files bench_*.jsonl, logs/bench_*.log): a rerun that produces nothing leaves nothing stale
+behind. Each binary runs in its own process group (process.py): SIGINT, SIGTERM and SIGHUP are
+forwarded to it; the run waits for it, merges what finished and exits 128 + the signal number (130,
+143). A binary still running after ``--timeout`` seconds is stopped with its group, recorded as
+TIMEOUT with its last output line, and the run goes on; the build step (``build()``) runs the same
+way, so an interrupt stops ninja too.
 
 Nothing is skipped in silence, and exit 0 means every binary ran: a ``bench_*`` that is not
 executable or is a dangling link, a binary killed by a signal or stopped at its time limit, one
@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from tcbench_tools import files, process, runfile, summary
+from tcbench_tools import files, partial, process, runfile, summary
+from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import (
     EXIT_FAIL,
     EXIT_NO_GPU,
@@ -100,7 +101,9 @@ def build(preset: str, repo: Path) -> int:
 
 
 _UUID = r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
-DEVICE_PATTERN = re.compile(rf"\d+|GPU-{_UUID}|MIG-{_UUID}|MIG-GPU-{_UUID}/\d+/\d+")
+# ASCII digits (re.ASCII): "\d" alone also matches "٣", which CUDA_VISIBLE_DEVICES does not.
+DEVICE_PATTERN = re.compile(
+    rf"[0-9]{{1,18}}|GPU-{_UUID}|MIG-{_UUID}|MIG-GPU-{_UUID}/[0-9]+/[0-9]+", re.ASCII)
 
 
 def check_device(device: str) -> None:
@@ -117,12 +120,12 @@ def check_device(device: str) -> None:
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return
-    gpus = [ln for ln in proc.stdout.splitlines() if re.match(r"GPU \d+:", ln)]
+    gpus = [ln for ln in proc.stdout.splitlines() if re.match(r"GPU [0-9]+:", ln)]
     if proc.returncode != 0 or not gpus:
         return  # no driver answer: the binaries will say so themselves
     uuids = re.findall(r"UUID: ((?:GPU|MIG)-[^)\s]+)", proc.stdout)
-    if device.isdigit():
-        if int(device) >= len(gpus):
+    if (index := ascii_int(device)) is not None:
+        if index >= len(gpus):
             raise InputError(f"--device {device}: there is no such GPU (nvidia-smi lists "
                              f"{len(gpus)}, numbered 0 to {len(gpus) - 1}).")
     elif device not in uuids:
@@ -340,13 +343,16 @@ def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> O
                            f"{exc.strerror or exc}", expected=expected)
         except Interrupted:
             json_path.unlink(missing_ok=True)  # written by a binary cut short: not a result
+            partial.row_file(json_path).unlink(missing_ok=True)
             raise
     code = TIMEOUT_CODE if done.timed_out else done.code
     outcome = Outcome(name, code, done.seconds, expected=expected)
     last = _last_line(err_log) or _last_line(out_log)
     if outcome.killed:
-        # Cut short: what it wrote is not a result, whatever its last line says.
+        # Cut short: what it wrote is not a result, whatever its last line says (the check,
+        # tcbench_tools.gpu_check, keeps such rows from the row file; a run does not).
         json_path.unlink(missing_ok=True)
+        partial.row_file(json_path).unlink(missing_ok=True)
         what = (f"TIMEOUT: still running after {limit:g} s (--timeout), stopped with its "
                 "process group" if done.timed_out else exit_text(code))
         outcome.message = what + (f"; last output: {last}" if last else "")
@@ -407,7 +413,7 @@ def prepare_out_dir(out_dir: Path) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "logs").mkdir(exist_ok=True)
         owned = [out_dir / "results.json", *out_dir.glob("bench_*.json"),
-                 *(out_dir / "logs").glob("bench_*.log")]
+                 *out_dir.glob("bench_*.jsonl"), *(out_dir / "logs").glob("bench_*.log")]
         for path in owned:
             path.unlink(missing_ok=True)
         probe = out_dir / "logs" / ".tcbench-write-test"

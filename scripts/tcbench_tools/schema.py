@@ -162,6 +162,8 @@ ALIGN_K_BYTES = "align_k_bytes"
 MODEL_EFFICIENCY = "model_efficiency"
 MODEL_TFLOPS = "model_tflops"
 MODEL_WAVES = "model_waves"
+PREDICTED_TFLOPS = "predicted_tflops"  # the GEMM time model (model, no measurement)
+MODEL_RATIO = "model_ratio"  # predicted_tflops / the measured rate
 TILE_M = "tile_m"
 TILE_N = "tile_n"
 SPLIT_K = "split_k"
@@ -220,6 +222,7 @@ DRAM_THROUGHPUT_PCT = "dram_throughput_pct"
 PROFILE_COUNTERS = (TENSOR_ACTIVE_PCT, TENSOR_HMMA_PCT, TENSOR_IMMA_PCT, TENSOR_DMMA_PCT,
                     TENSOR_HMMA_HGMMA_QGMMA_PCT, SM_THROUGHPUT_PCT, DRAM_THROUGHPUT_PCT)
 PROFILE_PASSES = "profile_passes"
+COUNTERS_ERROR = "counters_error"  # 1 when the row's CUPTI counters failed (its label says why)
 # A whole training step (bench_tensor_util train_step rows) and its phases
 STEP_TENSOR_MIX_PCT = "step_tensor_mix_pct"
 GEMM_PHASES_CEILING_PCT = "gemm_phases_ceiling_pct"
@@ -323,6 +326,8 @@ COUNTERS = (  # in the C++ order
     _fixed(MODEL_EFFICIENCY, "", NONE, 0, True, 1),
     _fixed(MODEL_TFLOPS, "TFLOP/s", NONE, 0, True),
     _fixed(MODEL_WAVES, "waves", NONE, 0, True),
+    _fixed(PREDICTED_TFLOPS, "TFLOP/s", NONE, 0, True),
+    _fixed(MODEL_RATIO, "x", NONE, 0, False),
     _fixed(TILE_M, "rows", NONE, 1, True),
     _fixed(TILE_N, "columns", NONE, 1, True),
     _fixed(SPLIT_K, "count", NONE, 1, True),
@@ -370,6 +375,7 @@ COUNTERS = (  # in the C++ order
     _fixed(PCT_OF_DATASHEET, "%", HIGHER, 0, False, 200),
     # The CUPTI counters (bench_tensor_util)
     _fixed(PROFILE_PASSES, "count", NONE, 1, True),
+    _fixed(COUNTERS_ERROR, "flag", NONE, 1, True, 1),
     *(_fixed(name, "%", NONE, 0, True, 200) for name in PROFILE_COUNTERS),
     # A whole training step (bench_tensor_util train_step rows)
     _fixed(STEP_TENSOR_MIX_PCT, "%", NONE, 0, True, 200),

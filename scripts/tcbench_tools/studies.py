@@ -22,12 +22,14 @@ PRESET = "studies"
 TOOL = "tcbench_studies"
 
 
-def find_tool(repo: Path, bin_dirs: list[Path], elsewhere: bool = True) -> Path | None:
-    """An already built tcbench_studies: beside the benchmarks, then (``elsewhere``) in an
-    installed bundle or the studies preset's build folder."""
+def find_tool(repo: Path, bin_dirs: list[Path], elsewhere: bool = True,
+              name: str = TOOL) -> Path | None:
+    """An already built tcbench_studies (or another host tool of the studies preset, ``name``):
+    beside the benchmarks, then (``elsewhere``) in an installed bundle or the studies preset's
+    build folder."""
     dirs = [*bin_dirs, *((repo / "bin", repo / "build" / PRESET / "bin") if elsewhere else ())]
     for d in dirs:
-        tool = d / TOOL
+        tool = d / name
         if tool.is_file() and os.access(tool, os.X_OK):
             return tool
     return None

@@ -52,6 +52,18 @@ TEST(CommandLine, ClockPolicyIsTcbenchsOwnFlag) {
   EXPECT_EQ(parse({"--clock-policy=as-is"}).line.clock_policy, ClockPolicy::as_is);
 }
 
+// Issue 34: Google Benchmark echoed an unknown flag as it was, escape sequences and all.
+TEST(CommandLine, AnArgumentWithAControlCharacterIsRefusedEscaped) {
+  for (const std::string arg : {"--benchmark_filter=fp16\x1b[2K", "--bogus\nPASS", "x\x7f"}) {
+    const ParseResult r = parse({arg});
+    ASSERT_TRUE(r.error) << arg;
+    EXPECT_NE(r.error->find("argument 1 ('"), std::string::npos) << *r.error;
+    EXPECT_NE(r.error->find("') holds a control character"), std::string::npos) << *r.error;
+    for (const char ch : *r.error) EXPECT_TRUE(ch >= 0x20 && ch < 0x7f) << *r.error;
+  }
+  EXPECT_FALSE(parse({"--benchmark_filter=fp16/m:4096"}).error);
+}
+
 // Each of these exited 0 or ran (or printed "no GPU" and exited 77) before: Google Benchmark
 // only notices some of them after the device check, and accepts an unknown output format.
 TEST(CommandLine, UsageErrorsAreOneSentence) {

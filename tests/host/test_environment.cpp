@@ -70,5 +70,18 @@ TEST_F(Environment, BadValuesAreOneSentence) {
   EXPECT_THROW(alignment_n(), InvalidArgument);
 }
 
+// Issue 34: the value was echoed as it was, so an escape sequence in it reached the terminal.
+TEST_F(Environment, TheValueInTheSentenceIsEscaped) {
+  ::setenv("TCBENCH_ALIGNMENT_N",
+           "33,\x1b[2K\r\xe2\x80\xae"
+           "1\n",
+           1);
+  const auto why = problem();
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->rfind("TCBENCH_ALIGNMENT_N='33,\\x1b[2K\\r\\xe2\\x80\\xae1\\n': ", 0), 0u) << *why;
+  for (const char ch : *why) EXPECT_TRUE(ch >= 0x20 && ch < 0x7f) << *why;
+  EXPECT_EQ(printable(*why), *why);  // escaping twice changes nothing
+}
+
 }  // namespace
 }  // namespace tcbench::environment

@@ -111,9 +111,14 @@ def train_steps(ffma=0.0, wide_fp16=(58.0, 480.0)) -> list[dict]:
 
 # --- Q4 --------------------------------------------------------------------------------------
 
-def alignment_model(t32=105.6, t33=108.9) -> list[dict]:
-    p = "alignment_model/h100_sxm/fp16/m:4096/n:{}/k:4096/layout:nn"
-    return [row(p.format(32), model_tflops=t32), row(p.format(33), model_tflops=t33)]
+def alignment_model(t32=65.6, t33=67.7, nt: tuple[float, float] | None = None) -> list[dict]:
+    """tcbench_studies' GEMM time model rows (predicted_tflops), NN; ``nt``: also layout:nt."""
+    p = "alignment_model/h100_sxm/fp16/m:4096/n:{}/k:4096/layout:{}"
+    rows = [row(p.format(32, "nn"), predicted_tflops=t32),
+            row(p.format(33, "nn"), predicted_tflops=t33)]
+    if nt is not None:
+        rows += [row(p.format(n, "nt"), predicted_tflops=t) for n, t in zip((32, 33), nt)]
+    return rows
 
 
 def alignment_gpu(t32=100.0, t33=103.0, nt32=90.0, nt33=60.0, spread=2.0, fp8_skip=True,

@@ -279,3 +279,51 @@ def fake_cmake(tmp_path, monkeypatch) -> Path:
 
 def cmake_calls(path: Path) -> list[list[str]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# ---------------------------------------------------------------------------------------------
+# The GEMM time model's host tool (tcbench_model, built with every preset)
+
+def model_tool() -> Path:
+    """tcbench_model of $TCBENCH_BUILD_DIR (CI: it must be there), else of the most recently built
+    build/*/bin; skips when there is none."""
+    build = os.environ.get("TCBENCH_BUILD_DIR")
+    if build:
+        tool = Path(build) / "bin" / "tcbench_model"
+        if not tool.is_file():
+            pytest.fail(f"TCBENCH_BUILD_DIR={build} lacks bin/tcbench_model")
+        return tool
+    found = sorted(REPO.glob("build/*/bin/tcbench_model"), key=lambda p: p.stat().st_mtime,
+                   reverse=True)
+    if not found:
+        pytest.skip("no build with tcbench_model (scripts/tcbench test builds it)")
+    return found[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# A real PostgreSQL server (postgres_server.py), one per test session, for the tests that store
+# the same runs in both databases; TCBENCH_REQUIRE_POSTGRES=1 (CI) makes a missing one a failure.
+
+@pytest.fixture(scope="session")
+def postgres():
+    from postgres_server import PostgresServer, PostgresUnavailable
+
+    try:
+        pg = PostgresServer()
+        pg.start()
+    except PostgresUnavailable as exc:
+        if os.environ.get("TCBENCH_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL could not start and TCBENCH_REQUIRE_POSTGRES=1: {exc}")
+        pytest.skip(f"no PostgreSQL server: {exc}")
+    try:
+        yield pg
+    finally:
+        pg.stop()
+
+
+@pytest.fixture
+def pg_url(postgres) -> str:
+    """A fresh, empty database on the session's server."""
+    import uuid
+
+    return postgres.create_database(f"t_{uuid.uuid4().hex[:12]}")

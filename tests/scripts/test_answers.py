@@ -15,6 +15,7 @@ import pytest
 
 import answers_data as ad
 from conftest import REPO, write
+from tcbench_tools import published
 from tcbench_tools.answers import CAVEAT, FAILS, HOLDS, NOT_MEASURED, answer_all, render, rules
 from tcbench_tools.results import parse_doc
 
@@ -118,10 +119,47 @@ def test_spearman_matches_scipy():
 
 # --- Q4 --------------------------------------------------------------------------------------
 
-def test_q4_host_follows_the_model():
+def test_q4_host_the_published_pairs_decide_and_the_model_covers_the_rest():
+    """With data/published/'s A100 pairs (every misaligned GEMM slower): holds with a caveat; the
+    caveats say where 33 loses (published), and that a batch in no leading dimension has only the
+    model (no measurement) to go on."""
+    a = rules.q4_host(host(ad.alignment_model(nt=(65.6, 49.4))))
+    assert a.verdict == CAVEAT
+    assert a.basis.startswith("model (no measurement) and published measurements (A100 SXM; "
+                              "EleutherAI/cookbook@e6b8f2b)")
+    assert "of 392 GEMMs whose leading dimension broke the 16-byte rule ran slower" in a.caveats[0]
+    assert "no published pair varies only a batch" in a.caveats[1]
+    assert "67.7 against 32 at 65.6" in a.caveats[1]
+    assert "layout:nt" in a.caveats[2] and "x0.75" in a.caveats[2]
+    assert any(e.metric == "share slower misaligned" and e.value == 1.0 for e in a.evidence)
+    # No model rows: the published pairs still decide, and the caveat says the case is open.
+    alone = rules.q4_host(host([]))
+    assert alone.verdict == CAVEAT and "not decided here" in alone.caveats[1]
+
+
+def test_q4_host_without_published_data_the_model_decides(monkeypatch):
+    monkeypatch.setattr(rules, "_published_pairs", list)
     assert rules.q4_host(host(ad.alignment_model())).verdict == FAILS  # 33 >= 32 per FLOP
-    assert rules.q4_host(host(ad.alignment_model(t33=80.0))).verdict == HOLDS
+    assert rules.q4_host(host(ad.alignment_model(t33=50.0))).verdict == HOLDS
+    assert rules.q4_host(host(ad.alignment_model())).basis == "model (no measurement)"
     assert rules.q4_host(host([])).verdict == NOT_MEASURED
+
+
+def test_q4_host_published_pairs_that_do_not_lose_refute_it(monkeypatch):
+    rows = published.load()
+    fake = [published.Pair(p.misaligned, p.aligned) for p in published.pairs(rows)]  # swapped
+    monkeypatch.setattr(rules, "_published_pairs", lambda: fake)
+    assert rules.q4_host(host(ad.alignment_model())).verdict == FAILS
+
+
+def test_q5_host_cites_the_best_shape_table():
+    a = rules.q5_host(host(ad.fp8_study()))
+    assert "published measurements (B200, H100 SXM" in a.basis
+    ratios = {e.source.split(": ")[1]: e.value for e in a.evidence
+              if e.metric == "FP8 / BF16 best rate"}
+    assert abs(ratios["mamf-fp8-H100_SXM / mamf-bf16-H100_SXM"] - 1402.6 / 794.5) < 1e-9
+    assert abs(ratios["mamf-fp8-B200 / mamf-bf16-B200"] - 3432.5 / 1745.0) < 1e-9
+    assert any("x1.77 on H100 SXM" in c for c in a.caveats)
 
 
 def test_q4_gpu_every_verdict():
@@ -170,7 +208,8 @@ def test_q5_gpu_every_verdict():
 
 # --- the command ------------------------------------------------------------------------------
 
-def test_json_has_the_promised_shape_and_all_four_verdicts(cli, tmp_path):
+def test_json_has_the_promised_shape_and_all_four_verdicts(cli, tmp_path, monkeypatch):
+    monkeypatch.setattr(rules, "_published_pairs", list)  # Q4's host half: the model alone
     studies = write(tmp_path, "studies.json",
                     ad.doc(ad.HOST_CONTEXT, ad.int8_study(worst=93.8) + ad.loss_host()
                            + ad.alignment_model() + ad.fp8_study()))
@@ -197,7 +236,8 @@ def test_a_run_folder_reads_results_and_studies(cli, tmp_path):
     write(run, "results.json", ad.doc(ad.GPU_CONTEXT, ad.int8_gpu()))
     code, out, _ = cli("answers", run, "--out", tmp_path / "out")
     assert code == 0
-    assert "host studies (CPU): holds with a caveat" in out and "Answers GPU: holds" in out
+    assert "without a GPU, host studies (CPU): holds with a caveat" in out
+    assert "Answers GPU: holds" in out
     md = (tmp_path / "out" / "answers.md").read_text()
     assert md.count("\n## Q") == 5
     assert (tmp_path / "out" / "answers.html").read_text().startswith("<!doctype html>")
@@ -235,8 +275,8 @@ def test_the_real_host_studies_give_the_verdicts_the_pages_state(tmp_path):
     assert by_id["q1"].verdict == HOLDS
     # loss-scaling.md: no scaling 410x, static 2^10 2.81x, dynamic 1.002x, BF16 1.02x.
     assert by_id["q2"].verdict == CAVEAT
-    # alignment.md: the model predicts 33 >= 32 per useful FLOP on H100 and A100.
-    assert by_id["q4"].verdict == FAILS
+    # alignment.md: the published pairs lose; 33 in no leading dimension: the model's >= 32.
+    assert by_id["q4"].verdict == CAVEAT
     # fp8-scaling.md: current scaling ~3 %, delayed saturates under growth.
     assert by_id["q5"].verdict == CAVEAT
 
@@ -263,7 +303,9 @@ def test_run_without_a_gpu_says_so_first_and_answers(tmp_path, monkeypatch):
                                                   "no NVIDIA driver is loaded")
     md = (out / "answers.md").read_text()
     assert md.count("\n## Q") == 5 and "GPU: not measured" in md
-    assert "Q4 Batch 32 vs 33:\n  host studies (CPU): does not hold here" in proc.stdout
+    assert ("Q4 Batch 32 vs 33:\n  without a GPU, model (no measurement) and published "
+            "measurements (A100 SXM; EleutherAI/cookbook@e6b8f2b): holds with a caveat"
+            in proc.stdout)
     assert (out / "studies.json").is_file()
 
 
@@ -284,7 +326,7 @@ def test_the_report_opens_with_the_verdict_table(cli, tmp_path):
     table = md[md.index("| source |"):md.index("![")]
     rows = [r for r in table.splitlines() if r.startswith("| ") and "---" not in r][1:]
     # the studies.json beside the run is the host half; each GPU is one row.
-    assert [r.split(" | ")[0] for r in rows] == ["| host studies (CPU)", "| Answers GPU",
+    assert [r.split(" | ")[0] for r in rows] == ["| without a GPU", "| Answers GPU",
                                                  "| Other GPU"]
     assert rows[1].split(" | ")[1] == HOLDS and rows[2].split(" | ")[1] == FAILS
     assert rows[1].split(" | ")[4] == HOLDS  # Q4: 33 at 80 % of 32's TFLOP/s

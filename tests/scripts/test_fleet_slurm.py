@@ -305,3 +305,18 @@ def test_no_task_found_a_gpu(slurm_cli, bundle, tmp_path):
     assert err.strip().endswith("tcbench fleet: no task found a GPU: nothing was measured, no "
                                 "report written.")
     assert not (out / "report").exists()
+
+
+@pytest.mark.parametrize("gres", ["gpu:0", "gpu:00", "gpu:a100:0"])
+def test_a_gres_count_of_zero_is_refused_before_sbatch(slurm_cli, bins, tmp_path, cluster,
+                                                       gres):
+    """Issue 34: Slurm takes gpu:0 (a task without a GPU, which can only end "no GPU");
+    before, the job was submitted."""
+    code, stdout, err = slurm_cli("fleet", "submit", "--partition", "ampere", "--gres", gres,
+                                  "--bin-dir", bins, "--out", tmp_path / "f")
+    assert code == 2
+    assert err.strip() == (f"tcbench: --gres {gres!r} requests 0 of gpu: every task would run "
+                           "without a GPU and could only end 'no GPU' (give a count of 1 or "
+                           "more, or 'none' to request nothing).")
+    queue = cluster.command("squeue", "-h", "-o", "%j").stdout
+    assert "tcbench-fleet" not in queue and not (tmp_path / "f").exists()

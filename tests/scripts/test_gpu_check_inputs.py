@@ -1,21 +1,36 @@
 """scripts/gpu_check.sh refuses what it cannot work with in one sentence, exit 2, before any step
 (issue 24): an OUTDIR that cannot be created, and a bundle that is incomplete (no MANIFEST.txt,
-no bin/, or a file MANIFEST.txt lists that is missing or of another size). Before, an uncreatable
-OUTDIR printed dozens of bash errors, ran every step and exited 1, and a bundle without its
-MANIFEST.txt was taken for a source tree and reported as "tests failed".
+no bin/, or a file MANIFEST.txt lists that is missing or of another size), a box whose glibc is
+older than the binaries need, and a box without Python >= 3.11. Before, an uncreatable OUTDIR
+printed dozens of bash errors, ran every step and exited 1, and a bundle without its MANIFEST.txt
+was taken for a source tree and reported as "tests failed".
 
-The stand-in bundle and GPU box are test_gpu_check_steps.py's.
+The stand-in bundle and GPU box are gpu_check_standins.py's.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from test_gpu_check_steps import add_bench, environment, make_bundle, run_check
+from gpu_check_standins import (
+    DEVICE_OK,
+    add_bench,
+    environment,
+    make_bundle,
+    write_exec,
+)
+
+
+def run_check(bundle: Path, out: Path, env: dict,
+              timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([str(bundle / "scripts" / "gpu_check.sh"), str(out)], env=env,
+                          capture_output=True, text=True, check=False, timeout=timeout)
 
 
 def refused(proc: subprocess.CompletedProcess, words: str) -> str:
@@ -95,3 +110,26 @@ def test_a_complete_listed_bundle_is_not_refused(tmp_path: Path):
     assert "bundle incomplete" not in proc.stderr
     assert proc.returncode != 2, proc.stderr
     assert (out / "summary.txt").is_file()
+
+
+def test_a_box_with_an_older_glibc_is_refused_in_one_sentence(tmp_path: Path):
+    bundle = make_bundle(tmp_path, needs_glibc="99.0")
+    write_exec(bundle / "bin" / "device_test_a_ok", DEVICE_OK)
+    out = tmp_path / "check"
+    proc = run_check(bundle, out, environment(tmp_path))
+    line = refused(proc, "is older than the 99.0 the bundle's binaries need (built on glibc "
+                         "2.36): make the bundle on a distribution with glibc")
+    assert re.match(r"gpu_check: this box's glibc [0-9.]+ is older", line), line
+    assert not out.exists()
+
+
+def test_without_python_311_the_launcher_says_so(tmp_path: Path):
+    bundle = make_bundle(tmp_path)
+    fake = tmp_path / "old-python"
+    fake.mkdir()
+    for name in ("python3", "python3.13", "python3.12", "python3.11"):
+        write_exec(fake / name, "#!/bin/sh\nexit 1\n")  # a Python that is too old
+    env = environment(tmp_path, TCBENCH_PYTHON=str(fake / "python3"),
+                      PATH=f"{fake}{os.pathsep}/usr/bin:/bin")
+    proc = run_check(bundle, tmp_path / "check", env)
+    refused(proc, "no Python >= 3.11 here")

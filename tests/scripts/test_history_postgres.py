@@ -130,7 +130,7 @@ def test_an_older_schema_is_migrated(cli, url):
     query(url, "UPDATE schema_version SET version = 1")
     code, out, err = cli("history", "check", "--db", url)
     assert code == 0, err
-    assert query(url, "SELECT component, version FROM schema_version") == [("tcbench-history", 2)]
+    assert query(url, "SELECT component, version FROM schema_version") == [("tcbench-history", 3)]
     assert sorted(query(url, "SELECT run, key, value FROM run_values")) == want
 
 

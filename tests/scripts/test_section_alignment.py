@@ -102,7 +102,8 @@ def test_quick_mode_file_renders_pairs_and_padding_without_sweeps(cli, tmp_path)
     code, _, err = cli("report", fixture("alignment_quick.json"), "--out", out)
     assert code == 0, err
     names = {p.name for p in out.glob("section_alignment_*.png")}
-    assert names == {"section_alignment_fixture_gpu_h_pairs.png"}
+    assert names == {"section_alignment_fixture_gpu_h_pairs.png",
+                     "section_alignment_fixture_gpu_h_model.png"}
     md = (out / "report.md").read_text()
     assert "### Padding N = 33" in md and "### Pairs" in md
 
@@ -129,3 +130,23 @@ def test_layout_nt_is_its_own_series(full_runs):
     # int8 and fp8 run TN only: one cuBLASLt series each.
     assert (alignment.MAIN, "int8", "n") in points
     assert not any(s == alignment.B_N_CONTIGUOUS and p in ("int8", "fp8") for s, p, _ in points)
+
+
+def test_the_model_is_scored_against_every_measured_row(report, full_runs):
+    """predicted_tflops against the measurement: a plot per GPU and the median model_ratio for
+    aligned and misaligned rows (the fixture's made-up model: 0.9 of its roofline, 0.5 off the
+    16-byte grid; its made-up measurement: 0.85 of the roofline, 10 % lost off the grid)."""
+    for gpu in ("h", "a"):
+        png = report / f"section_alignment_fixture_gpu_{gpu}_model.png"
+        img = mpimg.imread(png)
+        assert img.shape[0] > 300 and img.std() > 0.05
+    md = (report / "report.md").read_text()
+    assert "predicted vs measured" in md
+    rows = table_rows(md, "### How the model did on this GPU")
+    h = next(r for r in rows if r[0] == "Fixture GPU H")
+    runs = json.loads(full_runs[0].read_text())["benchmarks"]
+    scored = [r for r in runs if "predicted_tflops" in r]
+    assert int(h[1]) == len(scored)
+    # Aligned rows: 0.9 / 0.85 wherever neither the fictional penalty nor the model's applies.
+    assert abs(float(h[2]) - 0.9 / 0.85) < 0.02
+    assert float(h[3]) < float(h[2])

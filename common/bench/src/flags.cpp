@@ -1,5 +1,7 @@
 #include "tcbench/bench/flags.hpp"
 
+#include "tcbench/error.hpp"
+
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -67,6 +69,16 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
       r.line.passthrough.push_back(arg);
       continue;
     }
+    // Google Benchmark echoes a flag it does not know as it is: a control character in one
+    // (an escape sequence, a newline) is refused here, where the message escapes it.
+    for (const char ch : arg) {
+      const auto byte = static_cast<unsigned char>(ch);
+      if (byte < 0x20 || byte == 0x7f) {
+        r.error = "argument " + std::to_string(i) + " ('" + printable(arg) +
+                  "') holds a control character, which no flag or benchmark name has.";
+        return r;
+      }
+    }
     if (arg == "--quick") {
       r.line.quick = true;
       continue;
@@ -112,6 +124,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
                   std::to_string(kMaxRepetitions) + ".";
         return r;
       }
+      r.line.repetitions = n;
     } else if ((v = flag_value(arg, "--benchmark_min_time"))) {
       const auto seconds = parse_seconds(*v);
       if (!seconds) {
@@ -135,6 +148,20 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
     } else if ((v = flag_value(arg, "--benchmark_format"))) {
       if (*v != "console" && *v != "json" && *v != "csv") {
         r.error = "--benchmark_format=" + *v + " must be console, json or csv.";
+        return r;
+      }
+      r.line.display_format = *v;
+    } else if ((v = flag_value(arg, "--benchmark_out"))) {
+      if (v->empty()) {
+        r.error = "--benchmark_out needs a file name (--benchmark_out=FILE).";
+        return r;
+      }
+      r.line.out_path = *v;
+    } else if ((v = flag_value(arg, "--benchmark_color"))) {
+      r.line.color = *v;
+    } else if ((v = flag_value(arg, "--benchmark_counters_tabular"))) {
+      if (!parse_bool(*v, r.line.counters_tabular)) {
+        r.error = "--benchmark_counters_tabular=" + *v + " must be true or false.";
         return r;
       }
     } else if ((v = flag_value(arg, "--benchmark_list_tests"))) {

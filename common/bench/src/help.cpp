@@ -63,7 +63,7 @@ std::string help_text(std::string_view program, const TopicHelp& topic) {
                            " per benchmark") +
       entry("--plan",
             "print how many benchmarks this command line would run and the least time the "
-            "harness spends on them, then exit; works without a GPU") +
+            "harness spends on them (every repetition counted), then exit; works without a GPU") +
       "  --clock-policy=as-is|base|max\n"
       "                             as-is (default) times the clocks the driver sets; base or max\n"
       "                             locks the SM clock for the run (needs root) and restores it "
@@ -99,7 +99,9 @@ std::string help_text(std::string_view program, const TopicHelp& topic) {
       "77 no CUDA GPU (one line on stderr, nothing measured).\n"
       "Results: --benchmark_out=FILE --benchmark_out_format=json, read by `scripts/tcbench "
       "compare`\n"
-      "and `scripts/tcbench report`; `scripts/tcbench run` runs every topic this way.\n\n"
+      "and `scripts/tcbench report`; `scripts/tcbench run` runs every topic this way. Each "
+      "finished\n"
+      "benchmark also goes to FILE's row file (.jsonl) at once, so a run cut short keeps it.\n\n"
       "Google Benchmark's own flags:\n";
   return out;
 }

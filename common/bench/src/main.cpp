@@ -2,6 +2,7 @@
 #include "tcbench/bench/flags.hpp"
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/bench/help.hpp"
+#include "tcbench/bench/reporter.hpp"
 #include "tcbench/clock_policy.hpp"
 #include "tcbench/device_info.hpp"
 #include "tcbench/environment.hpp"
@@ -31,11 +32,11 @@ tcbench::bench::RunOptions run_options(const tcbench::bench::CommandLine& line) 
 
 int main(int argc, char** argv) {
   using namespace tcbench;
-  const std::string program = argc > 0 ? argv[0] : "tcbench";
+  const std::string program = tcbench::printable(argc > 0 ? argv[0] : "tcbench");
   const bench::ParseResult parsed =
       bench::parse_command_line(std::vector<std::string>(argv, argv + argc));
   if (parsed.error) {
-    std::fprintf(stderr, "%s: %s\n", program.c_str(), parsed.error->c_str());
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), printable(*parsed.error).c_str());
     return 2;
   }
   if (parsed.line.help) {
@@ -65,14 +66,15 @@ int main(int argc, char** argv) {
   const auto nothing_matched = [&] {
     if (bench::registered_count() > 0 || !parsed.line.filter) return false;
     std::fprintf(stderr, "Failed to match any benchmarks against regex: %s\n",
-                 parsed.line.filter->spec().c_str());
+                 printable(parsed.line.filter->spec()).c_str());
     return true;
   };
   try {
     if (parsed.line.plan) {
       // How long this run takes at least, by the harness's own minimums (warm-up by time, then at
-      // least min_seconds of samples per benchmark): what scripts/gpu_check.sh budgets with. No
-      // GPU needed; verification, setup and counter passes come on top.
+      // least min_seconds of samples per benchmark and repetition). No GPU needed; verification,
+      // setup and counter passes come on top (gpu_check's cost model, docs/gpu-check.md, adds
+      // them).
       const bench::Env env(options);
       bench::register_topic(env);
       std::ostringstream names;  // the listing, discarded: only its length is printed
@@ -83,10 +85,15 @@ int main(int argc, char** argv) {
       benchmark::Shutdown();
       const SamplingPolicy& s = options.sampling;
       const double each = s.warmup_seconds + s.min_seconds;
+      // Every repetition is its own warm-up and window (measure.hpp).
+      const long reps = parsed.line.repetitions;
+      const std::string per =
+          reps > 1 ? " per repetition, " + std::to_string(reps) + " repetitions" : "";
       std::printf(
           "plan: %zu benchmarks; the harness spends at least %.2f s on each (%.2f s warm-up "
-          "+ %.2f s of samples): at least %.1f s\n",
-          count, each, s.warmup_seconds, s.min_seconds, static_cast<double>(count) * each);
+          "+ %.2f s of samples%s): at least %.1f s\n",
+          count, each, s.warmup_seconds, s.min_seconds, per.c_str(),
+          static_cast<double>(count) * each * static_cast<double>(reps));
       return 0;
     }
     // Before any thread starts (CUDA's, the power sampler's): they inherit the blocked signals,
@@ -110,7 +117,9 @@ int main(int argc, char** argv) {
     for (const auto& [key, value] : run_context(env.device(), options.quick))
       benchmark::AddCustomContext(key, value);
     bench::register_topic(env);
-    if (!nothing_matched()) benchmark::RunSpecifiedBenchmarks();
+    // With --benchmark_out, every finished benchmark also goes to the row file beside it at
+    // once (reporter.hpp): a run cut short keeps what it finished.
+    if (!nothing_matched()) bench::run_benchmarks(parsed.line);
     benchmark::Shutdown();
   } catch (const NoDevice& e) {
     std::fprintf(stderr, "%s: %s; nothing to measure.\n", program.c_str(), e.what());

@@ -27,18 +27,19 @@ struct CurrentCall {
   benchmark::IterationCount max_iterations = 0;
 };
 CurrentCall g_call;
-// One measurement: the samples' statistics and what NVML saw while they were taken.
-struct Window {
-  SampleStats seconds;
-  std::optional<PowerSummary> power;  // empty without NVML
-};
 
-// The window of the last sizing call (one iteration), for the call that follows it.
-struct SizingSamples {
+// The window the last measure() took, for every later call of the same benchmark: Google
+// Benchmark calls a body again and again with a growing iteration count (1, 10, 100, ... for a
+// 10 us median) until the reported time fills --benchmark_min_time, and each of those calls is
+// the same configuration. A call with the same name and a larger iteration count continues that
+// sizing; a repetition starts again with the count the first one settled on (not larger), and
+// another benchmark has another name: both measure anew.
+struct LastWindow {
   std::string name;
+  benchmark::IterationCount max_iterations = 0;
   Window window;
 };
-std::optional<SizingSamples> g_sizing;
+std::optional<LastWindow> g_last;
 
 Window sample_window(const Env& env, const std::function<void(cudaStream_t)>& work,
                      MeasureOptions options) {
@@ -112,16 +113,21 @@ SampleStats sample_work(const Env& env, const std::function<void(cudaStream_t)>&
   return sample_window(env, work, options).seconds;
 }
 
+namespace detail {
+Window measure_window(const std::function<Window()>& sample) {
+  if (g_last && g_last->name == g_call.name && g_call.max_iterations > g_last->max_iterations) {
+    g_last->max_iterations = g_call.max_iterations;
+    return g_last->window;  // this call continues the sizing of the one that measured
+  }
+  Window w = sample();
+  g_last = LastWindow{g_call.name, g_call.max_iterations, w};
+  return w;
+}
+}  // namespace detail
+
 SampleStats measure(benchmark::State& state, const Env& env,
                     const std::function<void(cudaStream_t)>& work, MeasureOptions options) {
-  Window w;
-  if (g_sizing && g_sizing->name == g_call.name && g_call.max_iterations > 1) {
-    w = g_sizing->window;  // the sizing call just measured this very configuration
-  } else {
-    w = sample_window(env, work, options);
-  }
-  g_sizing.reset();
-  if (g_call.max_iterations == 1) g_sizing = SizingSamples{g_call.name, w};
+  const Window w = detail::measure_window([&] { return sample_window(env, work, options); });
   const SampleStats& stats = w.seconds;
   report_precomputed(state, stats.median);
   report_power(state, w);

@@ -7,12 +7,13 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace tcbench::bench {
 namespace {
 std::atomic<int> g_errors{0};
-NameFilter g_filter;   // --benchmark_filter (set by the shared main before registration)
-int g_registered = 0;  // benchmarks registered under it
+NameFilter g_filter;  // --benchmark_filter (set by the shared main before registration)
+std::vector<std::string> g_registered;  // benchmarks registered under it, in order
 std::mutex g_fatal_mutex;
 std::optional<std::string> g_fatal;  // set once the CUDA context is unusable
 
@@ -35,11 +36,24 @@ int error_count() {
   return g_errors.load();
 }
 
+void record_failure(const std::string& name, const std::string& what) {
+  ++g_errors;
+  std::fprintf(stderr, "tcbench: %s failed: %s\n", name.c_str(), what.c_str());
+  note_if_context_lost(name);
+  const std::lock_guard<std::mutex> lock(g_fatal_mutex);
+  if (g_fatal)
+    std::fprintf(stderr, "tcbench: %s; the remaining benchmarks are skipped.\n", g_fatal->c_str());
+}
+
 void set_name_filter(NameFilter filter) {
   g_filter = std::move(filter);
 }
 
 int registered_count() {
+  return static_cast<int>(g_registered.size());
+}
+
+const std::vector<std::string>& registered_names() {
   return g_registered;
 }
 
@@ -47,7 +61,7 @@ benchmark::internal::Benchmark* register_gpu_benchmark(
     const std::string& name, std::function<void(benchmark::State&)> body) {
   // The name Google Benchmark reports, and would have matched its filter against.
   if (!g_filter.matches(name + "/manual_time")) return nullptr;
-  ++g_registered;
+  g_registered.push_back(name);
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [body, name](benchmark::State& state) {
     bench::detail::set_current_call(name, state.max_iterations);
     {
@@ -64,21 +78,15 @@ benchmark::internal::Benchmark* register_gpu_benchmark(
     } catch (const NoAlgorithm& e) {
       state.SkipWithError((std::string("skipped: ") + e.what()).c_str());
     } catch (const std::exception& e) {
-      ++g_errors;
-      std::fprintf(stderr, "tcbench: %s failed: %s\n", name.c_str(), e.what());
       state.SkipWithError((std::string("error: ") + e.what()).c_str());
-      note_if_context_lost(name);
-      const std::lock_guard<std::mutex> lock(g_fatal_mutex);
-      if (g_fatal)
-        std::fprintf(stderr, "tcbench: %s; the remaining benchmarks are skipped.\n",
-                     g_fatal->c_str());
+      record_failure(name, e.what());
     }
   });
   // The harness owns the sampling (measure()); every Google Benchmark iteration reports the
   // median of its samples as manual time. Without UseManualTime, rates would divide by CPU time,
   // which for asynchronous GPU work is meaningless. (Iterations(1) would avoid Google
-  // Benchmark's sizing call, but it appends "/iterations:1" to every name; measure() instead
-  // reuses the sizing call's samples.)
+  // Benchmark's sizing calls, but it appends "/iterations:1" to every name; measure() instead
+  // reuses the first call's window for every later sizing call of the same repetition.)
   b->UseManualTime()->Unit(benchmark::kMillisecond);
   return b;
 }

@@ -4,6 +4,29 @@
 
 namespace tcbench {
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += ch;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\r') {
+      out += "\\r";
+    } else if (ch == '\t') {
+      out += "\\t";
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    }
+  }
+  return out;
+}
+
 const char* status_name(cudaError_t status) noexcept {
   return cudaGetErrorName(status);
 }
@@ -152,7 +175,7 @@ void throw_api_error(std::string_view api, const char* status, std::string_view 
                      const std::source_location& where, std::string_view context) {
   std::string msg = format_api_error(api, status, call, where);
   if (!context.empty()) msg.append(" (").append(context).append(")");
-  throw Error(msg);
+  throw ApiError(msg, std::string(api), status ? status : "<unknown status>", std::string(call));
 }
 
 void report_api_error(std::string_view api, const char* status, std::string_view call,

@@ -3,6 +3,8 @@
 #include "tcbench/error.hpp"
 #include "tcbench/gemm_spec.hpp"
 
+#include <array>
+#include <cctype>
 #include <string>
 
 namespace tcbench {
@@ -21,6 +23,202 @@ numerics::GemmTimePrediction predict_on(const GpuSpec& gpu, Precision p, const M
   return numerics::predict_gemm({g.m, g.n, g.k, element_of(g.input), g.batch}, tile,
                                 {gpu.sm_count, 1}, rates,
                                 numerics::element_bytes(element_of(g.output)), split_k);
+}
+
+}  // namespace tcbench
+
+namespace tcbench {
+namespace {
+
+std::string normalized(std::string_view s) {
+  std::string out;
+  bool blank = false;
+  for (char ch : s) {
+    if (ch == ' ' || ch == '\t' || ch == '_') {
+      blank = !out.empty();
+      continue;
+    }
+    if (blank) out.push_back(' ');
+    blank = false;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  }
+  return out;
+}
+
+// Bits per element as the model needs them (gemm_spec's data_type_bits), refusing a type it has
+// no size for.
+int model_bits(cudaDataType_t t) {
+  const std::size_t bits = data_type_bits(t);
+  if (bits == 0)
+    throw InvalidArgument("the GEMM time model has no element size for " + data_type_name(t));
+  return static_cast<int>(bits);
+}
+
+}  // namespace
+
+std::span<const ModelProduct> model_products() {
+  // Memory clock in MHz such that 2 x clock x bus / 8 is the datasheet bandwidth (the way
+  // peak_memory_gbps reads a device). SM counts and boost clocks as in peaks.cpp's sources.
+  static const std::array<ModelProduct, 13> products{{
+      {"T4", {"Tesla T4", 7, 5, 40, 1590, 5000, 256}, "T4 datasheet: 320 GB/s GDDR6"},
+      {"A100 SXM",
+       {"NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120},
+       "A100 datasheet: 2039 GB/s HBM2e (80 GB)"},
+      {"A100 SXM",
+       {"NVIDIA A100-SXM4-40GB", 8, 0, 108, 1410, 1215, 5120},
+       "A100 datasheet: 1555 GB/s HBM2 (40 GB)"},
+      {"A100 PCIe",
+       {"NVIDIA A100 80GB PCIe", 8, 0, 108, 1410, 1512, 5120},
+       "A100 datasheet: 1935 GB/s HBM2e (80 GB PCIe)"},
+      {"A100 PCIe",
+       {"NVIDIA A100-PCIE-40GB", 8, 0, 108, 1410, 1215, 5120},
+       "A100 datasheet: 1555 GB/s HBM2 (40 GB PCIe)"},
+      {"A10", {"NVIDIA A10", 8, 6, 72, 1695, 6250, 384}, "A10 datasheet: 600 GB/s GDDR6"},
+      {"L4", {"NVIDIA L4", 8, 9, 58, 2040, 6250, 192}, "L4 datasheet: 300 GB/s GDDR6"},
+      {"L40S", {"NVIDIA L40S", 8, 9, 142, 2520, 9000, 384}, "L40S datasheet: 864 GB/s GDDR6"},
+      {"RTX 4090",
+       {"NVIDIA GeForce RTX 4090", 8, 9, 128, 2520, 10500, 384},
+       "Ada whitepaper: 1008 GB/s GDDR6X"},
+      {"H100 SXM",
+       {"NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120},
+       "H100 datasheet: 3.35 TB/s HBM3"},
+      {"H100 PCIe",
+       {"NVIDIA H100 PCIe", 9, 0, 114, 1755, 1563, 5120},
+       "H100 datasheet: 2 TB/s HBM2e (PCIe)"},
+      {"H200", {"NVIDIA H200", 9, 0, 132, 1980, 3125, 6144}, "H200 datasheet: 4.8 TB/s HBM3e"},
+      {"B200",
+       {"NVIDIA B200", 10, 0, 148, 1965, 3906, 8192},
+       "HGX B200 datasheet: 8 TB/s HBM3e per GPU"},
+  }};
+  return products;
+}
+
+const ModelProduct* find_model_product(std::string_view name) {
+  // The names other tables give the same parts (the best-shape table's "H200 SXM", the SXM
+  // generation in a name): each maps to exactly one peak-table product, never a guess between
+  // two (a bare "H100" or "A100" stays unknown: SXM and PCIe differ).
+  static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+      {"h100 sxm5", "H100 SXM"},
+      {"h200 sxm", "H200"},
+      {"b200 sxm", "B200"},
+      {"a100 sxm4", "A100 SXM"},
+      {"nvidia h100 sxm", "H100 SXM"},
+      {"nvidia h200", "H200"},
+      {"nvidia b200", "B200"}};
+  std::string want = normalized(name);
+  if (want.empty()) return nullptr;
+  for (const auto& [alias, canonical] : kAliases)
+    if (want == alias) want = normalized(canonical);
+  for (const ModelProduct& p : model_products())
+    if (normalized(p.canonical) == want || normalized(p.spec.name) == want) return &p;
+  return nullptr;
+}
+
+namespace {
+
+// Why cuBLASLt would refuse the shape, by the rules gemm_spec.cpp applies to what tcbench runs,
+// in the query's row-major terms (cuBLASLt sees D^T: its m is the query's n, its n the query's
+// m): FP8 and FP4 need every leading dimension a multiple of 16 bytes and cuBLASLt's m and k
+// multiples of 16, its n of 8; INT8 needs its m and k multiples of 4.
+std::string refused(const GemmQuery& q, const numerics::OperandAlignment& a) {
+  const Precision p = q.precision;
+  if (p == Precision::fp8 || p == Precision::fp4 || p == Precision::fp6) {
+    if (a.all() < 16)
+      return std::string("cuBLASLt refuses ") + std::string(name(p)) +
+             " GEMMs with a leading dimension that is not a multiple of 16 bytes (A " +
+             std::to_string(a.a) + ", B " + std::to_string(a.b) + ", C " + std::to_string(a.c) +
+             " bytes)";
+    if (q.n % 16 != 0 || q.k % 16 != 0 || q.m % 8 != 0)
+      return std::string("cuBLASLt refuses ") + std::string(name(p)) +
+             " GEMMs unless n and k are multiples of 16 and m of 8 (its m, k and n of the "
+             "transposed problem)";
+  }
+  if (p == Precision::int8 && (a.inputs() < 4 || q.n % 4 != 0 || q.k % 4 != 0))
+    return "cuBLASLt and cublasGemmEx refuse INT8 GEMMs unless n and k are multiples of 4 and "
+           "the leading dimensions of A and B too";
+  return {};
+}
+
+}  // namespace
+
+GemmQuery query_of(const GemmSpec& spec, Precision p) {
+  GemmQuery q;
+  q.precision = p;
+  q.m = spec.problem.n;
+  q.n = spec.problem.m;
+  q.k = spec.problem.k;
+  q.batch = spec.batch_count;
+  q.a_k_contiguous = !spec.problem.trans_b;
+  q.b_n_contiguous = !spec.problem.trans_a;
+  q.c_type = spec.d_type;
+  return q;
+}
+
+ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_view product,
+                           const ModelConstants& constants) {
+  if (q.m <= 0 || q.n <= 0 || q.k <= 0 || q.batch <= 0)
+    throw InvalidArgument("M, N, K and the batch must be positive, got " + std::to_string(q.m) +
+                          " x " + std::to_string(q.n) + " x " + std::to_string(q.k) + " x " +
+                          std::to_string(q.batch));
+  ModelPrediction out;
+  const PrecisionInfo& row = info(q.precision);
+  numerics::GemmTimeProblem problem{q.m,
+                                    q.n,
+                                    q.k,
+                                    q.batch,
+                                    model_bits(row.a),
+                                    model_bits(row.b),
+                                    model_bits(q.c_type.value_or(row.d)),
+                                    q.a_k_contiguous,
+                                    q.b_n_contiguous};
+  out.time.alignment = numerics::operand_alignment(problem);
+  const numerics::GpuRates rates = gpu_rates(gpu, q.precision);
+  const std::string canonical(product.empty() ? known_product(gpu.name).value_or(gpu.name)
+                                              : product);
+  if (!(rates.flops_per_s > 0)) {
+    out.not_covered =
+        canonical + " has no " + std::string(name(q.precision)) + " path in tcbench's peak table";
+    return out;
+  }
+  if (std::string why = refused(q, out.time.alignment); !why.empty()) {
+    out.not_covered = why;
+    return out;
+  }
+  try {
+    out.family = family_of(gpu.cc_major, gpu.cc_minor);
+  } catch (const InvalidArgument& e) {
+    out.not_covered = e.what();
+    return out;
+  }
+  const numerics::TimeModelConstants c = constants.family(out.family, &out.constants_basis);
+  const ModelConstants::Ceiling ceiling = constants.ceiling(canonical, out.family, q.precision);
+  out.ceiling = ceiling.typical;
+  out.ceiling_basis = ceiling.basis;
+  const numerics::TimeModelGpu model_gpu{gpu.sm_count, rates.flops_per_s, rates.bytes_per_s,
+                                         ceiling.typical};
+  out.time = numerics::predict_gemm_time(problem, model_gpu, c);
+
+  // What the fit set covers: Ampere FP16/BF16 (published A100 sweeps); ceilings of the GPUs
+  // and precisions the best-shape table has.
+  std::string borrowed;
+  if (out.family != ArchFamily::ampere) borrowed = "ampere's shape, alignment and launch constants";
+  const bool tensor16 = q.precision == Precision::fp16 || q.precision == Precision::bf16;
+  if (!ceiling.basis.starts_with(canonical + " "))
+    borrowed += std::string(borrowed.empty() ? "" : "; ") + "the ceiling of " +
+                ceiling.basis.substr(0, ceiling.basis.find(" ("));
+  else if (!tensor16 && ceiling.basis.find(" bf16 ") != std::string::npos)
+    borrowed += std::string(borrowed.empty() ? "" : "; ") + "the bf16 ceiling";
+  if (!tensor16 && q.precision != Precision::fp8)
+    borrowed += std::string(borrowed.empty() ? "" : "; ") + "no published " +
+                std::string(name(q.precision)) + " data";
+  out.coverage = borrowed.empty() ? "fitted" : "transferred: " + borrowed;
+  const bool narrow = q.precision == Precision::fp8 || q.precision == Precision::fp4 ||
+                      q.precision == Precision::int8;
+  if (narrow && (!q.a_k_contiguous || q.b_n_contiguous) && out.family != ArchFamily::blackwell)
+    out.note = "cuBLASLt runs " + std::string(name(q.precision)) +
+               " with A and B K-contiguous "
+               "(layouts mk, nk) only; the transpose a caller needs first is not in the time";
+  return out;
 }
 
 }  // namespace tcbench

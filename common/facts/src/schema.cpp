@@ -180,9 +180,9 @@ constexpr std::array kCounterDefs = {
     // block scaling
     &bytes_per_element,
     // alignment
-    &model_efficiency, &model_tflops, &model_waves, &tile_m, &tile_n, &split_k, &align_m_bytes,
-    &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned, &padded_n, &copy_us, &unpadded_us,
-    &padding_wins,
+    &model_efficiency, &model_tflops, &model_waves, &predicted_tflops, &model_ratio, &tile_m,
+    &tile_n, &split_k, &align_m_bytes, &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned,
+    &padded_n, &copy_us, &unpadded_us, &padding_wins,
     // loss scaling
     &underflow_pct, &subnormal_pct, &overflow_pct, &normal_pct, &values, &final_loss,
     &skipped_steps, &final_scale, &time_per_step_us, &gemm_us_per_step, &steps_run, &curve_points,
@@ -192,9 +192,9 @@ constexpr std::array kCounterDefs = {
     &throttle, &pct_of_peak_at_clock,
     // tensor peak and tensor-pipe counters
     &clock_mhz_measured, &clock_mhz_attribute, &instructions, &pct_of_clock_model,
-    &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &tensor_active_pct,
-    &tensor_hmma_pct, &tensor_imma_pct, &tensor_dmma_pct, &tensor_hmma_hgmma_qgmma_pct,
-    &sm_throughput_pct, &dram_throughput_pct,
+    &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &counters_error,
+    &tensor_active_pct, &tensor_hmma_pct, &tensor_imma_pct, &tensor_dmma_pct,
+    &tensor_hmma_hgmma_qgmma_pct, &sm_throughput_pct, &dram_throughput_pct,
     // a whole training step
     &step_tensor_mix_pct, &gemm_phases_ceiling_pct, &step_gflop,
     // host studies

@@ -11,6 +11,7 @@
 #include "tcbench/error.hpp"
 #include "tcbench/profiling/metric_table.hpp"
 #include "tcbench/profiling/profiler_host.hpp"
+#include "tcbench/profiling/range_plan.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -239,7 +240,7 @@ std::vector<std::uint8_t> counter_data_image(CUpti_RangeProfiler_Object* object,
   size.pMetricNames = names.data();
   size.numMetrics = names.size();
   size.maxNumOfRanges = ranges;
-  size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(ranges);
+  size.maxNumRangeTreeNodes = range_tree_nodes(ranges);
   TCB_CUPTI(cuptiRangeProfilerGetCounterDataSize(&size));
   std::vector<std::uint8_t> image(size.counterDataSize);
   auto init = detail::cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(

@@ -68,8 +68,9 @@ constexpr Variable kVariables[] = {
      check_library},
 };
 
+// The value (and the reason, which quotes it) escaped: it is printed as the binary's error.
 std::string sentence(const Variable& v, std::string_view value, const std::string& why) {
-  return std::string(v.name) + "='" + std::string(value) + "': " + why + " (" +
+  return std::string(v.name) + "='" + printable(value) + "': " + printable(why) + " (" +
          std::string(v.name) + " takes " + std::string(v.takes) + ")";
 }
 

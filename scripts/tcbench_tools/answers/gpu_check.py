@@ -5,9 +5,11 @@ half, and ``OUT/answers.{md,html,json}``; the verdicts printed for the check's l
     python3 -m tcbench_tools.answers.gpu_check OUT BIN_DIR
 
 A result file a failed binary left unreadable is named and left out, so the answers say "not
-measured" for what it held instead of losing the other binaries' evidence. Exit 0 when the answers
-were written, 1 when they could not be (one sentence on stderr), 2 on usage. Standard library only:
-the GPU box's Python may have nothing else.
+measured" for what it held instead of losing the other binaries' evidence; one it left cut short
+is read as far as it got (results.load_file), and the rows that never ran are named at the end of
+answers.md. The host studies run once per output folder (a second call reuses them). Exit 0 when
+the answers were written, 1 when they could not be (one sentence on stderr), 2 on usage.
+Standard library only: the GPU box's Python may have nothing else.
 """
 
 from __future__ import annotations
@@ -39,7 +41,21 @@ def gpu_run(results_dir: Path) -> results.ResultSet:
     for rs in sets:
         for key, bench in rs.benchmarks.items():
             merged.setdefault(key, bench)
-    return results.ResultSet(str(results_dir), sets[0].context, merged)
+    cut = [rs for rs in sets if rs.partial]
+    return results.ResultSet(str(results_dir), sets[0].context, merged,
+                             partial="; ".join(rs.partial for rs in cut) or None,
+                             never_ran=[n for rs in cut for n in rs.never_ran if n not in merged])
+
+
+def never_ran_section(run: results.ResultSet) -> str:
+    """answers.md's last section: the files cut short and the rows they never ran."""
+    if not run.partial:
+        return ""
+    lines = ["", "## Rows that never ran", "",
+             (f"Some binaries were cut short, so these answers rest on what they finished: "
+             f"{run.partial}."), ""]
+    lines += [f"- `{name}`" for name in run.never_ran] or ["- (the planned rows are not known)"]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
@@ -48,17 +64,29 @@ def main(argv: list[str]) -> int:
         return 2
     out, bin_dir = Path(argv[0]), Path(argv[1])
     try:
-        inputs = [gpu_run(out / "results")]
+        try:
+            run: results.ResultSet | None = gpu_run(out / "results")
+        except InputError as exc:  # nothing measured (no GPU): the host half still answers
+            print(f"answers: the GPU halves are not measured: {exc}", file=sys.stderr)
+            run = None
+        inputs = [run] if run is not None else []
         tool = studies.find_tool(out, [bin_dir], elsewhere=False)
-        if tool is None:
+        done = out / "studies" / "studies.json"
+        if done.is_file():
+            inputs.append(results.load(done))  # made by an earlier call for this folder
+        elif tool is None:
             print(f"answers: no {studies.TOOL} in {bin_dir}: the answers have no host half.",
                   file=sys.stderr)
         else:
             # Not in results/: that folder is the GPU run, and a studies file there would be
             # read as one of its binaries.
             inputs.append(results.load(studies.run_studies(tool, out / "studies")))
+        if not inputs:
+            raise InputError(f"no readable result file in {out / 'results'} and no host "
+                             "studies: nothing to answer from.")
         result = answer_all(inputs)
-        for name, text in (("answers.md", render.markdown(result)),
+        cut = never_ran_section(run) if run is not None else ""
+        for name, text in (("answers.md", render.markdown(result) + cut),
                            ("answers.html", render.page_html(result)),
                            ("answers.json", render.as_json(result))):
             (out / name).write_text(text, encoding="utf-8")
@@ -66,6 +94,9 @@ def main(argv: list[str]) -> int:
         print(f"answers: not written: {exc}", file=sys.stderr)
         return 1
     print(render.console(result))
+    if run is not None and run.partial:
+        print(f"Partial: {len(run.never_ran)} planned row(s) never ran ({out / 'answers.md'} "
+              "names them).")
     print(f"Details: {out / 'answers.md'}")
     # Last: the line the check's summary shows for this step.
     print("GPU verdicts: " + "; ".join(f"{a.id.upper()} {a.verdict}" for a in result

@@ -32,6 +32,9 @@ class Answer:
     caveats: list[str] = field(default_factory=list)
     rule: str = ""  # the rule that decided, in one sentence (docs/concepts/answers.md)
     why: str = ""  # for "not measured": what was missing
+    # What kind of numbers the answer rests on, when it is not one GPU's measurements: "host
+    # studies (CPU)", "model (no measurement)", "published measurements (GPU, source)".
+    basis: str = ""
 
     def as_json(self) -> dict:
         return {"id": self.id, "claim": self.claim, "verdict": self.verdict, "gpu": self.gpu,
@@ -39,6 +42,7 @@ class Answer:
                 "evidence": [{"source": e.source, "metric": e.metric, "value": e.value}
                              for e in self.evidence],
                 "caveats": list(self.caveats), "rule": self.rule,
+                **({"basis": self.basis} if self.basis else {}),
                 **({"why": self.why} if self.why else {})}
 
 

@@ -24,7 +24,9 @@ from tcbench_tools.answers.model import (
     Answer,
 )
 
-HOST_LABEL = "host studies (CPU)"
+# The no-GPU half: each of its answers says what it rests on (Answer.basis): host studies (what
+# the CPU computed), the GEMM time model, published measurements.
+HOST_LABEL = "without a GPU"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 SYMBOL = {HOLDS: "holds", CAVEAT: "holds, with a caveat", FAILS: "does not hold here",
           NOT_MEASURED: "not measured"}
@@ -39,6 +41,11 @@ def source(a: Answer) -> str:
     if a.scope == HOST:
         return HOST_LABEL
     return clean(a.gpu) if a.gpu else "GPU"
+
+
+def source_with_basis(a: Answer) -> str:
+    """The source and, for the no-GPU half, what the answer rests on."""
+    return f"{source(a)}, {clean(a.basis)}" if a.basis else source(a)
 
 
 def _fmt(v: float) -> str:
@@ -79,7 +86,7 @@ def console(answers: list[Answer]) -> str:
         for a in mine:
             first = a.why or (a.caveats[0] if a.caveats and a.verdict in (CAVEAT, FAILS) else "")
             tail = f" ({clean(first)})" if first else ""
-            lines.append(f"  {source(a)}: {a.verdict}{tail}")
+            lines.append(f"  {source_with_basis(a)}: {a.verdict}{tail}")
     return "\n".join(lines)
 
 
@@ -98,7 +105,7 @@ def markdown(answers: list[Answer]) -> str:
         out += ["", f"## {q.id.upper()}. {q.title}", "", f"**Claim.** {q.claim}", "",
                 f"Sources and background: [{q.page}]({q.page}).", ""]
         for a in (a for a in answers if a.id == q.id):
-            out += [f"### {mdtext.text(source(a))}: {a.verdict}", ""]
+            out += [f"### {mdtext.text(source_with_basis(a))}: {a.verdict}", ""]
             if a.why:
                 out += [f"Not measured: {mdtext.text(clean(a.why), at_line_start=False)}.", ""]
             if a.evidence:
@@ -153,7 +160,7 @@ def page_html(answers: list[Answer]) -> str:
                      f"<p>Sources: {html.escape(q.page)}</p>")
         for a in (a for a in answers if a.id == q.id):
             colour = _COLOURS[a.verdict]
-            parts.append(f"<h3>{html.escape(source(a))}: <span style='color:{colour}'>"
+            parts.append(f"<h3>{html.escape(source_with_basis(a))}: <span style='color:{colour}'>"
                          f"{html.escape(a.verdict)}</span></h3>")
             if a.why:
                 parts.append(f"<p>Not measured: {html.escape(clean(a.why))}.</p>")

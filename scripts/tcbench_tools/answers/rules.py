@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from tcbench_tools import schema
+from tcbench_tools import published, schema
 from tcbench_tools.answers import evidence as ev
 from tcbench_tools.answers.model import (
     BY_ID,
@@ -28,6 +28,7 @@ from tcbench_tools.answers.model import (
     Answer,
     Evidence,
 )
+from tcbench_tools.errors import InputError
 from tcbench_tools.names import ANY, BenchName, is_square, prefix
 from tcbench_tools.results import Benchmark, ResultSet
 
@@ -61,6 +62,12 @@ FP8_GEMM = "gemm_e4m3xe4m3_bf16"  # E4M3 x E4M3 -> BF16 through cuBLASLt
 CUBLASLT, CUBLAS, WMMA = "cublaslt", "cublas", "wmma"
 TRAIN_MODES = ("fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale")
 
+# Q4: the published pairs decide when at least this share of them show the misaligned GEMM slower.
+Q4_PUBLISHED_DIRECTION = 0.9
+
+HOST_STUDIES = "host studies (CPU)"
+MODEL = "model (no measurement)"
+
 
 def _answer(qid: str, scope: str, gpu: str | None) -> Answer:
     return Answer(qid, BY_ID[qid].claim, NOT_MEASURED, scope, gpu)
@@ -79,6 +86,7 @@ def _pct(x: float) -> str:
 
 def q1_host(rs: ResultSet) -> Answer:
     a = _answer("q1", HOST, None)
+    a.basis = HOST_STUDIES
     a.rule = (f"holds when the best calibrated PTQ variant and QAT each stay within "
               f"{Q1_ACCURACY_POINTS:g} point of FP32's top-1 accuracy on the host MLP; a "
               "calibrator that loses more is a caveat")
@@ -208,6 +216,7 @@ def _q2(a: Answer, rs: ResultSet, topic: str, ratio_of) -> Answer:
 
 def q2_host(rs: ResultSet) -> Answer:
     a = _answer("q2", HOST, None)
+    a.basis = HOST_STUDIES
     a.rule = (f"holds when unscaled FP16 training ends above x{Q2_SUFFERS:g} the FP32 loss, "
               f"dynamic loss scaling brings it within x{Q2_FIXED:g}, and unscaled BF16 is within "
               f"x{Q2_FIXED:g} too (host teacher-student regression, Adam)")
@@ -407,32 +416,96 @@ NO_PADDING = ("in tcbench's NN/TN layouts N is never a leading dimension, so N =
               "no padding is required")
 
 
+def _published_pairs() -> list[published.Pair]:
+    """The published alignment pairs (data/published/), or none where the data are not there."""
+    try:
+        return published.pairs(published.load())
+    except (InputError, OSError):
+        return []
+
+
+def _published_label(rows: list[published.Measurement]) -> str:
+    gpus = sorted({r.gpu for r in rows})
+    sources = sorted({r.source.split(":", 1)[0] for r in rows})
+    return f"published measurements ({', '.join(gpus)}; {', '.join(sources)})"
+
+
 def q4_host(rs: ResultSet) -> Answer:
     a = _answer("q4", HOST, None)
-    a.rule = ("the efficiency model (tile and wave quantization, roofline) on the reference GPUs: "
-              "holds when it predicts N = 33 slower per useful FLOP than N = 32 (FP16, "
-              "M = K = 4096, NN) by more than 1 %")
-    gpus = sorted({b.parsed.variant for b in ev.ran(rs, ALIGNMENT_MODEL, precision="fp16")})
-    verdicts = []
-    for g in gpus:
-        base = BenchName(ALIGNMENT_MODEL, g, "fp16")
-        pair = _pair(rs, base, "nn", schema.MODEL_TFLOPS)
-        if pair is None:
-            continue
-        t32, t33 = pair
-        a.evidence += [Evidence(str(_headline(base, "nn", n)), schema.MODEL_TFLOPS, t)
-                       for n, t in ((ALIGNED_N, t32), (ODD_N, t33))]
-        verdicts.append(t33 < t32 * (1 - ev.NOISE_FLOOR))
-    if not verdicts:
+    a.rule = (f"published measurements decide: holds with a caveat when at least "
+              f"{Q4_PUBLISHED_DIRECTION:.0%} of the published pairs (a GEMM whose leading "
+              "dimension breaks the 16-byte rule against its aligned neighbour of the same sweep) "
+              "ran slower misaligned, and the GEMM time model covers what no pair varies (a "
+              "batch in no leading dimension); does not hold when fewer did. Without published "
+              "pairs the model decides alone: holds when it predicts N = 33 slower per useful "
+              "FLOP than N = 32 (FP16, M = K = 4096, NN) by more than 1 % on every reference GPU")
+    model_pairs = {}
+    for g in sorted({b.parsed.variant for b in ev.ran(rs, ALIGNMENT_MODEL, precision="fp16")}):
+        for layout in ("nn", "nt"):
+            pair = _pair(rs, BenchName(ALIGNMENT_MODEL, g, "fp16"), layout,
+                         schema.PREDICTED_TFLOPS)
+            if pair is not None:
+                model_pairs[(g, layout)] = pair
+    for (g, layout), (t32, t33) in sorted(model_pairs.items()):
+        if layout == "nn":
+            base = BenchName(ALIGNMENT_MODEL, g, "fp16")
+            a.evidence += [Evidence(f"{MODEL}: {_headline(base, layout, n)}",
+                                    schema.PREDICTED_TFLOPS, t)
+                           for n, t in ((ALIGNED_N, t32), (ODD_N, t33))]
+    pairs = _published_pairs()
+    misaligned = [p.misaligned for p in pairs]
+    if pairs:
+        label = _published_label(misaligned)
+        slower = sum(p.slowdown > 1 for p in pairs) / len(pairs)
+        median = published.quantile([p.slowdown for p in pairs], 0.5)
+        a.evidence += [Evidence(f"{label}: {len(pairs)} pairs", "share slower misaligned", slower),
+                       Evidence(f"{label}: {len(pairs)} pairs", "median slowdown", median)]
+        by_class = {}
+        for p in pairs:
+            by_class.setdefault("2-byte" if p.alignment_class <= 2 else "4- and 8-byte",
+                                []).append(p.slowdown)
+        for cls, xs in sorted(by_class.items()):
+            a.evidence.append(Evidence(f"{label}: {len(xs)} {cls} pairs", "median slowdown",
+                                       published.quantile(xs, 0.5)))
+        a.basis = f"{MODEL} and {label}"
+    elif model_pairs:
+        a.basis = MODEL
+    if not pairs and not model_pairs:
         a.why = ("no alignment model predictions in these results (tcbench_studies --study "
-                 "alignment)")
+                 "alignment) and no published measurements (data/published/)")
         return a
-    a.verdict = HOLDS if all(verdicts) else FAILS if not any(verdicts) else CAVEAT
-    if a.verdict == FAILS:
-        a.caveats.append("the model predicts 33 at least as fast per useful FLOP as 32 (the "
-                         "skinny layer is memory bound); 33 loses where K or M is odd, with B "
-                         "N-contiguous (layout:nt), in FP8 (n must be a multiple of 8) and in "
-                         "a plain WMMA kernel")
+    nn = {g: p for (g, layout), p in model_pairs.items() if layout == "nn"}
+    nt = {g: p for (g, layout), p in model_pairs.items() if layout == "nt"}
+    if pairs:
+        a.verdict = CAVEAT if slower >= Q4_PUBLISHED_DIRECTION else FAILS
+        classes = ", ".join(f"{cls} x{published.quantile(xs, 0.5):.2f}"
+                            for cls, xs in sorted(by_class.items()))
+        a.caveats.append(f"{label}: {sum(p.slowdown > 1 for p in pairs)} of {len(pairs)} GEMMs "
+                         "whose leading dimension broke the 16-byte rule ran slower than their "
+                         f"aligned neighbour, median x{median:.2f} ({classes}): where 33 is a "
+                         "leading dimension, it loses")
+        if nn:
+            g, (t32, t33) = next(iter(sorted(nn.items())))
+            a.caveats.append(
+                "no published pair varies only a batch that is in no leading dimension (N of "
+                "PyTorch's forward GEMM, in cuBLASLt's NN and TN): for that case there is only "
+                f"the {MODEL}, which gives 33 at {t33:.1f} against 32 at {t32:.1f} useful "
+                f"TFLOP/s on {g} (memory bound: 33 costs its tile padding, nothing more)")
+        else:
+            a.caveats.append("no published pair varies only a batch that is in no leading "
+                             "dimension, and no model prediction was given for it: that case is "
+                             "not decided here")
+    else:
+        verdicts = [t33 < t32 * (1 - ev.NOISE_FLOOR) for t32, t33 in nn.values()]
+        a.verdict = HOLDS if verdicts and all(verdicts) else FAILS if not any(verdicts) else CAVEAT
+        a.caveats.append(f"{MODEL} only (no published measurements given): 33 is predicted at "
+                         "least as fast per useful FLOP as 32 where N is no leading dimension; "
+                         "33 loses where K or M is odd, with B N-contiguous (layout:nt), in FP8 "
+                         "(n must be a multiple of 8) and in a plain WMMA kernel")
+    if nt:
+        g, (t32, t33) = next(iter(sorted(nt.items())))
+        a.caveats.append(f"with B N-contiguous (layout:nt) N leads B: the {MODEL} gives 33 "
+                         f"x{t33 / t32:.2f} the useful TFLOP/s of 32 on {g}")
     a.caveats.append(NO_PADDING)
     return a
 
@@ -525,8 +598,19 @@ NO_TE_SELECTOR = ("Transformer Engine does not choose FP8/BF16 per layer by itse
                   "per-layer choice from measured time and error")
 
 
+def _published_fp8_speedups() -> list[tuple[published.Measurement, published.Measurement]]:
+    """(BF16, FP8) rows of the best-shape table for each GPU that has both."""
+    try:
+        rows = [r for r in published.load() if r.id.startswith("mamf-")]
+    except (InputError, OSError):
+        return []
+    bf16 = {r.gpu: r for r in rows if r.precision == "bf16"}
+    return [(bf16[r.gpu], r) for r in rows if r.precision == "fp8" and r.gpu in bf16]
+
+
 def q5_host(rs: ResultSet) -> Answer:
     a = _answer("q5", HOST, None)
+    a.basis = HOST_STUDIES
     a.rule = (f"holds when per-tensor current scaling keeps the mean E4M3 cast error at or below "
               f"{Q5_CAST_ERROR:.0%} in every drift scenario; delayed scaling (TE's default) "
               "saturating in some is a caveat")
@@ -555,6 +639,23 @@ def q5_host(rs: ResultSet) -> Answer:
                          f"({b.parsed.variant.removeprefix('drift_')}, history "
                          f"{b.parsed.args.get('history')}, margin {b.parsed.args.get('margin')}); "
                          "a margin or current scaling avoids it")
+    speedups = _published_fp8_speedups()
+    if speedups:
+        label = _published_label([r for pair in speedups for r in pair])
+        a.basis = f"{HOST_STUDIES} and {label}"
+        for b, f in speedups:
+            a.evidence.append(Evidence(f"{label}: {f.id} / {b.id}", "FP8 / BF16 best rate",
+                                       f.measured_tflops / b.measured_tflops))
+        slow = [f.gpu for b, f in speedups if f.measured_tflops <= b.measured_tflops]
+        ratios = ", ".join(f"x{f.measured_tflops / b.measured_tflops:.2f} on {f.gpu}"
+                           for b, f in speedups)
+        if slow:
+            a.verdict = CAVEAT if a.verdict == HOLDS else a.verdict
+            a.caveats.insert(0, f"{label}: FP8's best shape is not faster than BF16's on "
+                                f"{', '.join(slow)}")
+        a.caveats.append(f"{label}: FP8 reaches {ratios} BF16's best rate (the best shapes "
+                         "only: the speed-up at a model's own GEMM sizes is what bench_fp8 "
+                         "measures)")
     a.caveats.append(NO_TE_SELECTOR)
     return a
 

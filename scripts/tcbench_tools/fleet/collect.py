@@ -105,18 +105,22 @@ def _fleet_section(m: Manifest, tasks: list[Task], labels: dict[str, str]) -> re
     return doc
 
 
-def _add_to_history(url: str, done: list[tuple[Task, ResultSet]]) -> None:
+def _add_to_history(db, done: list[tuple[Task, ResultSet]]) -> None:
     """Every finished task's run into the history (one transaction; the same run twice once)."""
-    from tcbench_tools.history import ingest, store
+    from tcbench_tools.history import ingest
 
     runs = [ingest.to_run(rs, {}) for _, rs in done]
-    db = store.Store(url)
     added, present = ingest.add(db, runs)
     print(f"tcbench fleet: {len(added)} run(s) added to the history in {db.where}, "
           f"{len(present)} already there.")
 
 
 def collect(root: Path, out: Path | None, history: str | None = None) -> int:
+    db = None
+    if history:  # a URL that cannot be a database fails here, before anything is written
+        from tcbench_tools.history import store
+
+        db = store.Store(history)
     m, tasks = _states(root)
     finished = [t for t in tasks if t.state not in ACTIVE]
     active = [t for t in tasks if t.state in ACTIVE]
@@ -147,8 +151,8 @@ def collect(root: Path, out: Path | None, history: str | None = None) -> int:
             sets.append(ResultSet(rs.path, {**rs.context, "gpu_name": label}, rs.benchmarks))
         md, page, images = report.write(sets, out, appendix=_fleet_section(m, tasks, labels))
         print(f"tcbench fleet: {len(sets)} GPU column(s) -> {md}, {page} and {len(images)} plots.")
-        if history:
-            _add_to_history(history, done)
+        if db is not None:
+            _add_to_history(db, done)
     for t in tasks:
         if t.state in PROBLEMS:
             print(f"tcbench fleet: task {t.task_id} (partition {t.partition}"

@@ -18,7 +18,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import InputError
+from tcbench_tools.printable import printable
 
 TIMEOUT = 60  # seconds for one client call: a controller that does not answer is an error
 
@@ -94,8 +96,8 @@ def sbatch(args: list[str]) -> str:
     if proc.returncode != 0:
         raise InputError(f"sbatch refused the job: {_first_error(proc)}")
     job_id = proc.stdout.strip().split(";", 1)[0]
-    if not job_id.isdigit():
-        raise InputError(f"sbatch printed {proc.stdout.strip()!r}, not a job id.")
+    if not ascii_int(job_id):
+        raise InputError(f"sbatch printed {printable(proc.stdout.strip()[:80])!r}, not a job id.")
     return job_id
 
 
@@ -109,21 +111,29 @@ def queue(job_ids: set[str]) -> dict[tuple[str, int], QueueEntry]:
     proc = _call(["squeue", "--me", "-h", "-r", "-o", "%F|%K|%T|%N|%r"], "reading the queue")
     if proc.returncode != 0:
         raise InputError(f"squeue could not read the queue: {_first_error(proc)}")
+    return parse_queue(proc.stdout, job_ids)
+
+
+def parse_queue(text: str, job_ids: set[str]) -> dict[tuple[str, int], QueueEntry]:
+    """squeue's ``%F|%K|%T|%N|%r`` lines of these array jobs; any other line is skipped."""
     found: dict[tuple[str, int], QueueEntry] = {}
-    for line in proc.stdout.splitlines():
+    for line in text.splitlines():
         parts = line.strip().split("|")
-        if len(parts) != 5 or parts[0] not in job_ids or not parts[1].isdigit():
+        task = ascii_int(parts[1]) if len(parts) == 5 else None
+        if task is None or parts[0] not in job_ids:
             continue
-        found[(parts[0], int(parts[1]))] = QueueEntry(parts[2], parts[3], parts[4])
+        found[(parts[0], task)] = QueueEntry(*(printable(p) for p in parts[2:]))
     return found
 
 
-_TASK_ID = re.compile(r"^(\d+)_(\d+)$")
+# Slurm's numbers are ASCII digits (re.ASCII: \d alone would also match "٣").
+_TASK_ID = re.compile(r"^([0-9]{1,18})_([0-9]{1,18})$", re.ASCII)
+_EXIT_PAIR = re.compile(r"([0-9]{1,18}):([0-9]{1,18})", re.ASCII)
 
 
 def _exit_pair(text: str) -> tuple[int | None, int | None]:
     """Slurm's ExitCode field, ``EXIT:SIGNAL``."""
-    m = re.fullmatch(r"(\d+):(\d+)", text.strip())
+    m = _EXIT_PAIR.fullmatch(text.strip())
     return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
 
@@ -136,9 +146,10 @@ def parse_sacct(text: str) -> dict[tuple[str, int], FinalRecord]:
         m = _TASK_ID.match(parts[0])
         if not m:
             continue  # a pending array's "123_[0-3]" or a step
-        state = parts[1].split(" ", 1)[0]  # "CANCELLED by 0" -> CANCELLED
+        state = printable(parts[1].split(" ", 1)[0])  # "CANCELLED by 0" -> CANCELLED
         code, signal = _exit_pair(parts[2])
-        found[(m.group(1), int(m.group(2)))] = FinalRecord(state, code, signal, parts[3], "sacct")
+        found[(m.group(1), int(m.group(2)))] = FinalRecord(state, code, signal,
+                                                           printable(parts[3]), "sacct")
     return found
 
 
@@ -157,13 +168,13 @@ def parse_scontrol(text: str) -> dict[tuple[str, int], FinalRecord]:
     found: dict[tuple[str, int], FinalRecord] = {}
     for line in text.splitlines():
         fields = dict(item.split("=", 1) for item in line.split() if "=" in item)
-        job, task = fields.get("ArrayJobId", ""), fields.get("ArrayTaskId", "")
-        if not job.isdigit() or not task.isdigit():
+        job, task = fields.get("ArrayJobId", ""), ascii_int(fields.get("ArrayTaskId", ""))
+        if ascii_int(job) is None or task is None:
             continue  # not an array task, or a pending range "0-3"
         code, signal = _exit_pair(fields.get("ExitCode", ""))
-        node = fields.get("NodeList", "")
-        found[(job, int(task))] = FinalRecord(fields.get("JobState", "UNKNOWN"), code, signal,
-                                              "" if node == "(null)" else node, "scontrol")
+        node = printable(fields.get("NodeList", ""))
+        found[(job, task)] = FinalRecord(printable(fields.get("JobState", "UNKNOWN")), code,
+                                         signal, "" if node == "(null)" else node, "scontrol")
     return found
 
 

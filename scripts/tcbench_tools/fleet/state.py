@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcbench_tools import files
+from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import EXIT_NO_GPU, InputError
 from tcbench_tools.files import last_line  # a log's last non-empty line
 from tcbench_tools.fleet import slurm
@@ -33,7 +34,8 @@ MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
 MAX_TASKS = 1000  # array tasks per partition (fleet submit --nodes-per-partition)
 MAX_JOBS = 100  # partitions in one fleet
-PARTITION_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # a Slurm partition name (submit checks it too)
+# A Slurm partition name (submit checks it too); fullmatch, as "$" would let "a100\n" through.
+PARTITION_NAME = re.compile(r"[A-Za-z0-9_.-]+", re.ASCII)
 # The settings submit records, with the JSON types each must have.
 SETTINGS_TYPES = {"submitted": (str,), "gres": (str, type(None)), "quick": (bool,),
                   "extra_args": (list,), "tcbench": (str,), "bin_dir": (str,),
@@ -87,13 +89,14 @@ def _check_job(path: Path, index: int, job: object) -> PartitionJob:
         if key not in job:
             raise InputError(f"{where} has no {key}.")
     partition, job_id, tasks = job["partition"], job["job_id"], job["tasks"]
-    if not isinstance(partition, str) or not PARTITION_NAME.match(partition) \
+    if not isinstance(partition, str) or not PARTITION_NAME.fullmatch(partition) \
             or partition in (FLEET_DIR, "report"):
         raise InputError(f"{where}: partition {_shown(partition)} is not a Slurm partition name.")
     if isinstance(job_id, int) and not isinstance(job_id, bool):
         job_id = str(job_id)
-    if not isinstance(job_id, str) or not job_id.isdigit():
-        raise InputError(f"{where}: job_id {_shown(job_id)} is not a Slurm job id (digits).")
+    if not ascii_int(job_id):  # ASCII digits ("²" passes str.isdigit), and never job 0
+        raise InputError(f"{where}: job_id {_shown(job_id)} is not a Slurm job id (a whole "
+                         "number from 1, in digits 0-9).")
     if isinstance(tasks, bool) or not isinstance(tasks, int) or not 1 <= tasks <= MAX_TASKS:
         raise InputError(f"{where}: tasks {_shown(tasks)} must be a whole number from 1 to "
                          f"{MAX_TASKS} (fleet submit's limit).")
@@ -125,9 +128,9 @@ def load_manifest(root: Path) -> Manifest:
         raise InputError(f"{path}: settings is {_shown(settings)}, not an object.")
     for key, types in SETTINGS_TYPES.items():
         if key in settings and not isinstance(settings[key], types):
+            names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
             raise InputError(f"{path}: settings.{key} is {_shown(settings[key])}, which must be "
-                             + " or ".join("null" if t is type(None) else t.__name__
-                                           for t in types) + ".")
+                             f"{names}.")
     for key in ("extra_args", "sbatch_args"):
         if not all(isinstance(a, str) for a in settings.get(key, [])):
             raise InputError(f"{path}: settings.{key} must be a list of strings.")
@@ -206,10 +209,8 @@ SIGNAL_BASE = 128  # a shell's exit status for a child killed by signal N is 128
 
 
 def recorded_exit(marker: dict[str, str]) -> int | None:
-    try:
-        return int(marker["exit"])
-    except (KeyError, ValueError):
-        return None
+    """The exit status the task recorded (``exit=N``, N in ASCII digits); None without one."""
+    return ascii_int(marker.get("exit", "").strip())
 
 
 def _rel(m: Manifest, path: Path) -> str:

@@ -19,14 +19,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from tcbench_tools import build, runner
+from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import EXIT_OK, InputError
 from tcbench_tools.fleet import slurm
 from tcbench_tools.fleet.state import FLEET_DIR, PartitionJob, manifest_path, write_manifest
+from tcbench_tools.printable import printable
 
 JOB_NAME = "tcbench-fleet"
 RESERVED = {FLEET_DIR, "report"}  # folder names in <out> that are not partitions
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-_GRES = re.compile(r"^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)?(:[0-9]+)?$")
+_NAME = re.compile(r"[A-Za-z0-9_.-]+", re.ASCII)  # fullmatch: "$" would let "a\n" through
+_GRES = re.compile(r"[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)?(:[0-9]+)?", re.ASCII)
 
 SCRIPT = """#!/bin/bash
 # One task of a tcbench fleet run, written by `tcbench fleet submit` on {date} (docs/fleet.md).
@@ -70,7 +72,8 @@ marker="$out/{fleet_dir}/tasks/$task"
   echo "folder=$folder"
   echo "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 }} >"$marker"
-echo "tcbench fleet: task $task on $node, GPU $gpu${{gpu_name:+ ($gpu_name)}}, results in $out/$folder"
+echo "tcbench fleet: task $task on $node, GPU $gpu${{gpu_name:+ ($gpu_name)}}," \
+  "results in $out/$folder"
 
 "$tcbench" run --out "$out/$folder" {run_args}
 code=$?
@@ -87,8 +90,8 @@ def parse_partitions(text: str) -> list[str]:
     if not names or any(not p for p in names):
         raise InputError(f"--partition {text!r} has an empty name (give P or P1,P2,...).")
     for p in names:
-        if not _NAME.match(p):
-            raise InputError(f"--partition: {p!r} is not a Slurm partition name.")
+        if not _NAME.fullmatch(p):
+            raise InputError(f"--partition: {printable(p)!r} is not a Slurm partition name.")
         if p in RESERVED:
             raise InputError(f"--partition: {p!r} would clash with the fleet's own "
                              f"{p}/ folder; tcbench fleet cannot use a partition of that name.")
@@ -98,12 +101,19 @@ def parse_partitions(text: str) -> list[str]:
 
 
 def check_gres(text: str) -> str | None:
-    """``none`` -> no GRES request; else Slurm's name[:type][:count] form."""
+    """``none`` -> no GRES request; else Slurm's name[:type][:count] form, with a count of 1 or
+    more (Slurm reads a last field of digits as the count: ``gpu:0`` asks for no GPU)."""
     if text == "none":
         return None
-    if not _GRES.match(text):
-        raise InputError(f"--gres {text!r} is not a GRES request such as gpu:1 or gpu:a100:1 "
-                         "(or 'none').")
+    if not _GRES.fullmatch(text):
+        raise InputError(f"--gres {printable(text)!r} is not a GRES request such as gpu:1 or "
+                         "gpu:a100:1 (or 'none').")
+    fields = text.split(":")
+    count = ascii_int(fields[-1]) if len(fields) > 1 else None
+    if count == 0:
+        raise InputError(f"--gres {text!r} requests 0 of {fields[0]}: every task would run "
+                         "without a GPU and could only end 'no GPU' (give a count of 1 or more, "
+                         "or 'none' to request nothing).")
     return text
 
 

@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from tcbench_tools.arguments import whole_number
 from tcbench_tools.errors import EXIT_FAIL, EXIT_OK
 
 EPILOG = ("Exit codes: 0 ok; 1 (check) a regression beyond the threshold began within the newest "
@@ -20,14 +21,7 @@ EPILOG = ("Exit codes: 0 ok; 1 (check) a regression beyond the threshold began w
           "$TCBENCH_HISTORY_DB, else results/history.sqlite. See docs/history.md.")
 
 
-def _window(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= 100000:
-        raise argparse.ArgumentTypeError("must be between 1 and 100000")
-    return value
+_window = whole_number(1, 100000)
 
 
 def _db_option(p: argparse.ArgumentParser) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from tcbench_tools import files, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.history import store
+from tcbench_tools.printable import printable
 from tcbench_tools.results import Benchmark, ResultSet, load
 
 # Context keys that tcbench run adds when it merges files: how a run was put together, not what
@@ -156,11 +157,19 @@ def run_id(rs: ResultSet) -> str:
 
 
 def _text(context: dict, key: str) -> str | None:
+    """A provenance column's text: at most store.TEXT_LIMIT characters (the context JSON keeps
+    the whole value), the same in both databases."""
     raw = context.get(key)
     if raw is None or isinstance(raw, (dict, list)):
         return None
-    text = str(raw).strip()
-    return text[:256] or None
+    text = printable(str(raw).strip())
+    return text[:store.TEXT_LIMIT] or None
+
+
+# The dates a run may have (UTC): none of tcbench's runs is older, and a later one is a runner
+# whose clock is wrong. Each series is ordered by it, so a date outside is refused.
+EARLIEST = datetime(2000, 1, 1)
+LATEST = datetime(2100, 1, 1)
 
 
 def _time(rs: ResultSet) -> datetime:
@@ -168,14 +177,43 @@ def _time(rs: ResultSet) -> datetime:
     if not isinstance(raw, str):
         raise InputError(f"{rs.path} has no date in its context: history cannot place the run "
                          "in time.")
+    shown = printable(raw[:40])
     try:
         when = datetime.fromisoformat(raw.strip())
+        if when.tzinfo is not None:  # Google Benchmark writes the local offset; keep UTC
+            when = when.astimezone(timezone.utc).replace(tzinfo=None)
     except ValueError:
-        raise InputError(f"{rs.path}: its context date {raw[:40]!r} is not an ISO 8601 "
+        raise InputError(f"{rs.path}: its context date {shown!r} is not an ISO 8601 "
                          "time.") from None
-    if when.tzinfo is not None:  # Google Benchmark writes the local offset; keep UTC
-        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is a time before year 1 in UTC
+        raise InputError(f"{rs.path}: its context date {shown!r} lies outside the years a "
+                         "date can hold once converted to UTC.") from None
+    if not EARLIEST <= when < LATEST:
+        raise InputError(f"{rs.path}: its context date {shown!r} lies outside the years "
+                         f"{EARLIEST.year}-{LATEST.year - 1} (UTC): no tcbench run has such a "
+                         "date (is the runner's clock wrong?).")
     return when
+
+
+def _check_names(rs: ResultSet) -> None:
+    """The names that key a row of the history (benchmark, GPU and counter names) fit the one
+    limit both databases index (store.TEXT_LIMIT characters): checked before either sees them,
+    so that SQLite and PostgreSQL store the same runs."""
+    limit = store.TEXT_LIMIT
+    gpu = printable(str(rs.context.get("gpu_name", "")).strip())
+    if len(gpu) > limit:
+        raise InputError(f"{rs.path}: its gpu_name has {len(gpu)} characters, more than the "
+                         f"{limit} the history keys a series with.")
+    for name, bench in rs.benchmarks.items():
+        if len(name) > limit:
+            raise InputError(f"{rs.path}: benchmark {printable(name[:60])!r}... has a name of "
+                             f"{len(name)} characters, more than the {limit} the history keys a "
+                             "benchmark with.")
+        for counter in bench.counter_names():
+            if len(printable(counter)) > limit:
+                raise InputError(f"{rs.path}: benchmark {printable(name[:60])!r} has a counter "
+                                 f"named with {len(counter)} characters, more than the {limit} "
+                                 "the history keeps.")
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -214,7 +252,7 @@ def _result(rs: ResultSet, bench: Benchmark) -> Result:
             continue
         value = bench.sample(counter)
         if value is not None and math.isfinite(value.center):
-            out.counters[counter[:128]] = value.center
+            out.counters[printable(counter)] = value.center
     return out
 
 
@@ -232,6 +270,7 @@ def to_run(rs: ResultSet, extra: dict[str, float]) -> Run:
     if quick not in ("true", "false"):
         raise InputError(f"{rs.path} has no tcbench_quick 'true' or 'false' in its context: "
                          "whether it is a quick or a full run is unknown.")
+    _check_names(rs)
     results = [_result(rs, b) for _, b in sorted(rs.benchmarks.items())]
     reps = Counter(r.repetitions for r in results if r.repetitions)
     columns = {col: _text(context, key) for key, col in _TEXT_COLUMNS.items()}

@@ -19,6 +19,9 @@ Versions:
   1. runs, benchmarks, results, counters.
   2. run_values: every numeric context value of a run that has no column of its own (clocks,
      power, peaks, later keys); migrating from 1 fills it from each run's stored context.
+  3. every text column unbounded TEXT (2 gave PostgreSQL VARCHAR(N) lengths that SQLite never
+     enforced, so a run SQLite stored could fail on PostgreSQL); migrating from 2 widens them on
+     PostgreSQL and changes nothing on SQLite.
 """
 
 from __future__ import annotations
@@ -26,19 +29,28 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from tcbench_tools.errors import InputError
+from tcbench_tools.history import dburl
+from tcbench_tools.printable import printable
 
 COMPONENT = "tcbench-history"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # pg_advisory_xact_lock key of every tcbench history writer ('tcbh' in ASCII).
 PG_LOCK_KEY = 0x74636268
 LOCK_WAIT_S = 120  # how long a writer waits for another one before it gives up
 DEFAULT_SQLITE = Path("results") / "history.sqlite"  # relative to the repository
 ENV_DB = "TCBENCH_HISTORY_DB"
+# The one limit on text, applied by ``history add`` before either database sees it: a name that
+# keys an index (benchmark, GPU, counter, context key) may have this many characters, since a
+# PostgreSQL B-tree entry holds at most 2704 bytes (512 characters are at most 2048 in UTF-8);
+# a provenance column keeps this many (the run's context JSON keeps every value whole). Every
+# text column is unbounded TEXT in both databases.
+TEXT_LIMIT = 512
 
 # The URL schemes accepted for --db / TCBENCH_HISTORY_DB, and the SQLAlchemy driver of each.
 _SCHEMES = {"sqlite": "sqlite", "postgresql": "postgresql+psycopg",
@@ -60,40 +72,40 @@ def _build_metadata():
     sa = _sa()
     md = sa.MetaData()
     sa.Table("schema_version", md,
-             sa.Column("component", sa.String(64), primary_key=True),
+             sa.Column("component", sa.Text, primary_key=True),
              sa.Column("version", sa.Integer, nullable=False))
     sa.Table("runs", md,
              sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
              # sha256 of the run's canonical content (ingest.run_id): the same run twice is one.
-             sa.Column("run_id", sa.String(64), nullable=False, unique=True),
+             sa.Column("run_id", sa.Text, nullable=False, unique=True),
              sa.Column("time", sa.DateTime, nullable=False),  # the run's start, UTC
              sa.Column("added", sa.DateTime, nullable=False),  # when history add stored it, UTC
-             sa.Column("git_sha", sa.String(64)),
-             sa.Column("tcbench_version", sa.String(64)),
-             sa.Column("gpu_name", sa.String(256), nullable=False),
-             sa.Column("gpu_uuid", sa.String(128)),
-             sa.Column("compute_capability", sa.String(16)),
-             sa.Column("driver_version", sa.String(64)),
-             sa.Column("cuda_runtime", sa.String(64)),
-             sa.Column("cublaslt_version", sa.String(64)),
+             sa.Column("git_sha", sa.Text),
+             sa.Column("tcbench_version", sa.Text),
+             sa.Column("gpu_name", sa.Text, nullable=False),
+             sa.Column("gpu_uuid", sa.Text),
+             sa.Column("compute_capability", sa.Text),
+             sa.Column("driver_version", sa.Text),
+             sa.Column("cuda_runtime", sa.Text),
+             sa.Column("cublaslt_version", sa.Text),
              sa.Column("quick", sa.Boolean, nullable=False),
              sa.Column("repetitions", sa.Integer),
              sa.Column("sm_clock_mhz", sa.Float),
              sa.Column("mem_clock_mhz", sa.Float),
              sa.Column("power_draw_w", sa.Float),
              sa.Column("power_limit_w", sa.Float),
-             sa.Column("host", sa.String(256)),
+             sa.Column("host", sa.Text),
              sa.Column("source", sa.Text),  # the path it was added from
              sa.Column("context", sa.Text, nullable=False),  # the whole context, JSON
              sa.Index("runs_by_series", "gpu_name", "quick", "time"))
     sa.Table("benchmarks", md,
              sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-             sa.Column("name", sa.String(1024), nullable=False, unique=True))
+             sa.Column("name", sa.Text, nullable=False, unique=True))
     sa.Table("results", md,
              sa.Column("run", sa.Integer, sa.ForeignKey("runs.id"), primary_key=True),
              sa.Column("benchmark", sa.Integer, sa.ForeignKey("benchmarks.id"), primary_key=True),
              # ok; skipped or failed (message says why); unusable (no usable time, e.g. unit)
-             sa.Column("status", sa.String(16), nullable=False),
+             sa.Column("status", sa.Text, nullable=False),
              sa.Column("median", sa.Float),  # seconds, over the repetitions
              sa.Column("p10", sa.Float),  # seconds; NULL when only aggregates were written
              sa.Column("p90", sa.Float),
@@ -104,13 +116,13 @@ def _build_metadata():
     sa.Table("counters", md,
              sa.Column("run", sa.Integer, primary_key=True),
              sa.Column("benchmark", sa.Integer, primary_key=True),
-             sa.Column("name", sa.String(128), primary_key=True),
+             sa.Column("name", sa.Text, primary_key=True),
              sa.Column("value", sa.Float, nullable=False),  # median over the repetitions
              sa.ForeignKeyConstraint(["run", "benchmark"], ["results.run", "results.benchmark"]),
              sqlite_with_rowid=False)
     sa.Table("run_values", md,
              sa.Column("run", sa.Integer, sa.ForeignKey("runs.id"), primary_key=True),
-             sa.Column("key", sa.String(256), primary_key=True),
+             sa.Column("key", sa.Text, primary_key=True),
              sa.Column("value", sa.Float, nullable=False),
              sqlite_with_rowid=False)
     return md
@@ -134,6 +146,7 @@ def table(name: str):
 TABLES_BY_VERSION = {
     1: ("schema_version", "runs", "benchmarks", "results", "counters"),
     2: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values"),
+    3: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values"),
 }
 
 
@@ -144,17 +157,23 @@ def create_tables(conn, version: int = SCHEMA_VERSION) -> None:
     conn.execute(table("schema_version").insert().values(component=COMPONENT, version=version))
 
 
+# A number written as text: ASCII digits only (float() would also take "1_000", "١٢" or "nan").
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def numeric_values(context: dict, skip: frozenset[str] = frozenset()) -> dict[str, float]:
-    """The context's values that are finite numbers (or strings that read as one)."""
+    """The context's values that are finite numbers (or strings that read as one, in ASCII)."""
     out = {}
     for key, raw in context.items():
         if key in skip or isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+            continue
+        if isinstance(raw, str) and not _DECIMAL.fullmatch(raw.strip(" ")):
             continue
         try:
             value = float(raw)
         except (ValueError, OverflowError):
             continue
-        if math.isfinite(value) and len(str(key)) <= 256:
+        if math.isfinite(value) and len(str(key)) <= TEXT_LIMIT:
             out[str(key)] = value
     return out
 
@@ -181,7 +200,25 @@ def _v1_to_v2(conn) -> None:
         conn.execute(values.insert(), rows)
 
 
-MIGRATIONS = {1: _v1_to_v2}  # from version N to N + 1
+# The columns schema 2 declared VARCHAR(N) (PostgreSQL enforced the length; SQLite does not).
+_V2_LENGTHS = {"schema_version": ("component",),
+               "runs": ("run_id", "git_sha", "tcbench_version", "gpu_name", "gpu_uuid",
+                        "compute_capability", "driver_version", "cuda_runtime",
+                        "cublaslt_version", "host"),
+               "benchmarks": ("name",), "results": ("status",), "counters": ("name",),
+               "run_values": ("key",)}
+
+
+def _v2_to_v3(conn) -> None:
+    if conn.dialect.name != "postgresql":
+        return  # SQLite's VARCHAR(N) is TEXT already
+    sa = _sa()
+    for name, columns in _V2_LENGTHS.items():
+        conn.execute(sa.text(f"ALTER TABLE {name} " + ", ".join(
+            f"ALTER COLUMN {c} TYPE TEXT" for c in columns)))
+
+
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}  # from version N to N + 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -195,74 +232,139 @@ def default_url() -> str:
 
 
 class Store:
-    """One history database: its engine and the transactions the commands use."""
+    """One history database: its engine and the transactions the commands use.
+
+    The given URL is never kept or printed: ``where`` is its masked form (dburl.masked), and
+    every sentence about the database is scrubbed of the URL's secrets (dburl.secrets)."""
 
     def __init__(self, given: str):
         sa = _sa()
-        self.given = given
+        self.where = dburl.masked(given)
+        self._secrets = dburl.secrets(given)
         self.path: Path | None = None
+        try:
+            given.encode("utf-8")
+        except UnicodeEncodeError:  # bytes of the command line that are not UTF-8
+            raise InputError(f"{self.where} is not UTF-8 text, which both databases need for a "
+                             "file name or a URL.") from None
+        if "\x00" in given:  # the environment cannot hold one; a config or a caller can
+            raise InputError(f"{self.where} holds a NUL character: not a file name or a URL.")
         if "://" not in given:  # a plain path: an SQLite file
-            self.path = Path(given).expanduser()
+            if dburl.looks_like_userinfo(given) or _SCHEME_WITHOUT_SLASHES.match(given):
+                raise InputError(f"{self.where} looks like a database URL without its // (use "
+                                 "sqlite:///PATH, postgresql://USER@HOST/DB or a file path).")
+            if not given.strip():
+                raise InputError(f"{self.where!r} is not a file path for the history database.")
+            self.path = self._expanded(given)
             url = sa.engine.URL.create("sqlite", database=str(self.path.resolve()))
         else:
-            try:
-                url = sa.engine.make_url(given)
-            except (sa.exc.ArgumentError, ValueError):
-                raise InputError(f"{given!r} is not a database URL (use sqlite:///PATH, "
-                                 "postgresql://USER@HOST/DB or a file path).") from None
-            driver = _SCHEMES.get(url.drivername)
-            if driver is None:
-                raise InputError(f"the history database must be SQLite or PostgreSQL, not "
-                                 f"{url.drivername!r} (use sqlite:///PATH or "
-                                 "postgresql://USER@HOST/DB).")
-            shown = url.render_as_string(hide_password=True)
-            url = url.set(drivername=driver)
-            if driver == "sqlite":
-                if not url.database or url.database == ":memory:":
-                    raise InputError(f"{given!r} names no SQLite file (use sqlite:///PATH).")
-                self.path = Path(url.database).expanduser()
+            url = self._parse(sa, given)
         self.url = url
         self.sqlite = self.path is not None
-        self.where = str(self.path) if self.sqlite else shown
         if self.sqlite:
-            # timeout: seconds sqlite3 waits for another writer's lock (its busy handler).
-            self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool,
-                                           connect_args={"timeout": LOCK_WAIT_S})
-            sa.event.listen(self.engine, "connect", _sqlite_connect)
-            sa.event.listen(self.engine, "begin", _sqlite_begin)
-        else:
-            self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool,
-                                           connect_args={"connect_timeout": 10})
+            self.where = dburl.masked(str(self.path))
+        try:
+            if self.sqlite:
+                # timeout: seconds sqlite3 waits for another writer's lock (its busy handler).
+                self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool,
+                                               connect_args={"timeout": LOCK_WAIT_S})
+                sa.event.listen(self.engine, "connect", _sqlite_connect)
+                sa.event.listen(self.engine, "begin", _sqlite_begin)
+            else:
+                self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool,
+                                               connect_args={"connect_timeout": 10})
+        except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
+            raise InputError(f"{self.where} is not a usable database URL "
+                             f"({self._detail(exc)}).") from None
+
+    def _expanded(self, path: str) -> Path:
+        """``~`` and ``~user`` expanded; a user without a home folder is one sentence."""
+        try:
+            return Path(path).expanduser()
+        except RuntimeError:
+            raise InputError(f"{self.where} starts with {printable(path.split('/')[0])!r}, the "
+                             "home folder of a user this machine does not know.") from None
+
+    def _parse(self, sa, given: str):
+        """The SQLAlchemy URL of ``given``, with the driver the tools use; refusals name only
+        the masked form."""
+        usage = "use sqlite:///PATH, postgresql://USER@HOST/DB or a file path"
+        try:
+            url = sa.engine.make_url(given)
+        except Exception:  # noqa: BLE001 - whatever the URL parser raises on outside input
+            raise InputError(f"{self.where} is not a database URL ({usage}).") from None
+        driver = _SCHEMES.get(url.drivername)
+        if driver is None:
+            raise InputError(f"the history database must be SQLite or PostgreSQL, not "
+                             f"{printable(url.drivername)!r} (use sqlite:///PATH or "
+                             "postgresql://USER@HOST/DB).")
+        if url.host and not _host_name(url.host):
+            raise InputError(f"{self.where} names a host that is not a host name or address "
+                             f"({printable(url.host)[:80]!r}).")
+        if url.host and "@" in url.host:
+            # libpq (and SQLAlchemy) end the user info at the first '@': the rest of the
+            # password would travel as the host name, and the driver would print it.
+            raise InputError(f"{self.where} holds an '@' in its user info that is not "
+                             "percent-encoded: write an '@' of the user name or password as "
+                             "%40.")
+        url = url.set(drivername=driver)
+        if driver == "sqlite":
+            if url.username is not None or url.password is not None or url.host or url.port:
+                raise InputError(f"{self.where} names a user or host, which an SQLite database "
+                                 "has not (use sqlite:///PATH).")
+            if not url.database or url.database == ":memory:":
+                raise InputError(f"{self.where} names no SQLite file (use sqlite:///PATH).")
+            self.path = self._expanded(url.database)
+        return url
 
     # -- errors --------------------------------------------------------------------------------
 
-    def _problem(self, exc: Exception) -> InputError:
+    def _detail(self, exc: BaseException) -> str:
+        """The driver's own words on one line, at most 200 characters, without the URL's
+        secrets and without a final full stop. SQLAlchemy appends the statement and its
+        parameters (kilobytes of a run's context): never shown."""
+        orig = getattr(exc, "orig", None) or exc
+        text = str(orig).split("\n[SQL:")[0].split("\n(Background on")[0]
+        detail = dburl.scrub(" ".join(text.split()), self._secrets).rstrip(".?! ")
+        detail = printable(detail or type(orig).__name__)
+        return detail if len(detail) <= 200 else detail[:190].rstrip() + " [cut]"
+
+    def _problem(self, exc: BaseException) -> InputError:
         """The one sentence for a database error that is the database's, not the tools'."""
         sa = _sa()
-        orig = getattr(exc, "orig", None) or exc
-        detail = " ".join(str(orig).split()) or type(orig).__name__
-        detail = (detail if len(detail) <= 200 else detail[:197] + "...").rstrip(".?!")
-        if self.sqlite and isinstance(exc, sa.exc.DatabaseError) and (
-                "not a database" in detail or "malformed" in detail):
-            return InputError(f"{self.where} is not an SQLite database ({detail}).")
+        detail = self._detail(exc)
+        if self.sqlite and ("not a database" in detail or "malformed" in detail):
+            return InputError(f"{self.where} is damaged or not an SQLite database ({detail}); "
+                              "restore it from a copy, or give another --db.")
         if self.sqlite and "locked" in detail:
             return InputError(f"the history database {self.where} stayed locked by another "
                               f"writer for {LOCK_WAIT_S} s; try again.")
-        if isinstance(exc, sa.exc.OperationalError) or isinstance(exc, sa.exc.InterfaceError):
+        if isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)) or \
+                _is_dbapi(exc, "OperationalError", "InterfaceError"):
             return InputError(f"cannot use the history database {self.where}: {detail}.")
         return InputError(f"the history database {self.where} refused the operation: {detail}.")
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
+        """Every database access runs inside this: a database error, whether SQLAlchemy wraps
+        it or a reader met it on the driver's own cursor (series.load), is one sentence (exit
+        2) without SQL, parameters or secrets. SQLAlchemy's own failures that are no database
+        error (a bug of the tools) stay internal errors, without the SQL."""
         sa = _sa()
+        dbapi = getattr(self.engine.dialect, "loaded_dbapi", None) or self.engine.dialect.dbapi
         try:
             yield
-        except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
+        except sa.exc.DBAPIError as exc:
             raise self._problem(exc) from None
-        except sa.exc.DatabaseError as exc:
-            if self.sqlite:
-                raise self._problem(exc) from None
-            raise
+        except dbapi.Error as exc:
+            raise self._problem(exc) from None
+        except sa.exc.StatementError as exc:
+            raise RuntimeError(f"the history database layer failed: "
+                               f"{self._detail(exc)}") from None
+        except UnicodeError as exc:  # the driver encodes a host name (idna) as it connects
+            raise InputError(f"cannot use the history database {self.where}: a host name or "
+                             f"parameter it names cannot be encoded ({self._detail(exc)}).") \
+                from None
 
     # -- transactions --------------------------------------------------------------------------
 
@@ -322,6 +424,26 @@ class Store:
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+# "postgresql:/host/db", "sqlite:x.db": a scheme without its //, not a file name.
+_SCHEME_WITHOUT_SLASHES = re.compile(r"(sqlite|postgres|postgresql)(\+\w+)?:(?!//)", re.ASCII)
+
+
+def _host_name(host: str) -> bool:
+    """Whether a URL's host can be looked up: a name IDNA encodes, or an address; a host with
+    an '@' is left to the user-info check (it is a password's second half)."""
+    if "@" in host:
+        return True
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return False
+    return True
+
+
+def _is_dbapi(exc: BaseException, *names: str) -> bool:
+    """Whether a driver's own exception (not wrapped by SQLAlchemy) is one of these DB-API
+    classes (PEP 249 names them alike in sqlite3 and psycopg)."""
+    return any(c.__name__ in names for c in type(exc).__mro__)
 
 
 def _sqlite_connect(dbapi_conn, _record) -> None:

@@ -6,7 +6,9 @@ Plots, per GPU:
   the model's prediction (the ``model_tflops`` counter: roofline plus tile and wave quantization
   with the tile cuBLASLt chose) overlaid as a dashed line, and the multiples of 8 and 16 marked;
 - the headline pairs (32/33, 64/65, 128/129, 8192/8193) as bars per precision;
-- M and K swept around 4096, relative to 4096, with the model's relative prediction.
+- M and K swept around 4096, relative to 4096, with the model's relative prediction;
+- the GEMM time model's prediction against the measurement (``predicted_tflops``; its median
+  ``model_ratio`` for aligned and misaligned shapes in a table), so a GPU run scores the model.
 Tables: the pairs with ``slowdown_vs_aligned``, the padding strategies (33 run as 40 or 48,
 pad copy included) with the verdict, and the cuBLAS rows (the pairs, and the attention-shaped
 strided batches) beside their cuBLASLt twins with ``vs_cublaslt`` and the model (sections/
@@ -27,10 +29,15 @@ from tcbench_tools import plot_style, plots
 from tcbench_tools.names import ParsedName, precision_order, prefix
 from tcbench_tools.results import THROUGHPUT_UNITS, Benchmark, ResultSet
 from tcbench_tools.schema import (
+    ALIGN_K_BYTES,
+    ALIGN_M_BYTES,
+    ALIGN_N_BYTES,
     COPY_US,
     GEMM_US,
+    MODEL_RATIO,
     MODEL_TFLOPS,
     PADDING_WINS,
+    PREDICTED_TFLOPS,
     SLOWDOWN_VS_ALIGNED,
     UNPADDED_US,
     rate_counter,
@@ -132,7 +139,7 @@ def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], p
         model = [(n, pts[n].model) for n in ns if pts[n].model is not None]
         if model and variant == MAIN:
             ax.plot([n for n, _ in model], [m for _, m in model], "--", lw=1.4, color="black",
-                    label="model (roofline x tile x wave, cuBLASLt's tile)")
+                    label="bound (roofline x tile x wave, cuBLASLt's tile)")
     ax.set_xlim(0, max(xs_all) + 2)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("N (M = K = 4096)" + _multiples_note(drawn))
@@ -219,6 +226,60 @@ def plot_mk(gpu: str, sweeps: dict[tuple[str, str], dict[int, Point]], path: Pat
     return save(fig, path)
 
 
+def _scored(rs: ResultSet) -> list[tuple[float, float, bool]]:
+    """(measured, predicted, aligned) of every row with the time model's prediction; aligned:
+    no swept dimension off the 16-byte grid (the layout:nt rows' N leads B too)."""
+    out = []
+    for bench in rs.benchmarks.values():
+        if bench.parsed.topic != TOPIC or not bench.ok:
+            continue
+        metric = bench.throughput_metric()
+        measured = bench.center(metric) if metric else None
+        predicted = bench.center(PREDICTED_TFLOPS)
+        if measured is None or predicted is None or measured <= 0:
+            continue
+        leads = [ALIGN_M_BYTES, ALIGN_K_BYTES] + ([ALIGN_N_BYTES] if bench.parsed.layout == "nt"
+                                                  else [])
+        aligned = all((bench.center(c) or 16) >= 16 for c in leads)
+        out.append((measured, predicted, aligned))
+    return out
+
+
+def plot_predicted_vs_measured(gpu: str, points: list[tuple[float, float, bool]],
+                               path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    lo = min(min(m, p) for m, p, _ in points) / 1.5
+    hi = max(max(m, p) for m, p, _ in points) * 1.5
+    ax.plot([lo, hi], [lo, hi], "-", color="black", lw=1, label="predicted = measured")
+    for f, style in ((0.85, (0, (4, 3))), (1.15, (0, (4, 3)))):
+        ax.plot([lo, hi], [lo * f, hi * f], color="0.5", lw=0.8, ls=style)
+    for i, (aligned, name) in enumerate(((True, "16-byte aligned"), (False, "misaligned"))):
+        pts = [(m, p) for m, p, a in points if a == aligned]
+        if pts:
+            st = plot_style.series_style(i)
+            ax.scatter([m for m, _ in pts], [p for _, p in pts], s=14, marker=st.marker,
+                       color=st.color, label=f"{name} ({len(pts)})", zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured here (TFLOP/s or TOP/s)")
+    ax.set_ylabel("model: GEMM time model (no measurement)")
+    ax.set_title(f"{gpu}: the model's prediction vs the measurement\n(grey: ±15 %)")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def _score_row(label: str, points: list[tuple[float, float, bool]]) -> list[str]:
+    def median_ratio(aligned: bool) -> str:
+        rs = sorted(p / m for m, p, a in points if a == aligned)
+        return fmt_num(rs[len(rs) // 2] if len(rs) % 2 else
+                       (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2, 3) if rs else "-"
+    return [label, str(len(points)), median_ratio(True), median_ratio(False)]
+
+
 def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
     rows = []
     by_prec: dict[str, dict[str, Benchmark]] = defaultdict(dict)
@@ -245,12 +306,14 @@ def _padding_rows(rs: ResultSet, label: str) -> list[list[str]]:
 def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
     images: list[Path] = []
     doc.para("A batch (N) of 33 against 32, and M, N, K around multiples of 8 and 16. The dashed "
-             "model is tcbench's roofline with tile and wave quantization for the tile cuBLASLt "
-             "chose; it does not know the unaligned-kernel penalty, so the gap between a measured "
-             "point and the model at a non-multiple of 8 is that penalty. See "
+             "line is a bound, not a prediction: tcbench's roofline with tile and wave "
+             "quantization for the tile cuBLASLt chose, which does not know the unaligned-kernel "
+             "penalty, so the gap between a measured point and it at a non-multiple of 8 is that "
+             "penalty. The GEMM time model's prediction (model, fitted on published "
+             "measurements) is scored against every measured row below. See "
              "docs/concepts/alignment.md for which dimension's alignment matters in which layout.")
-    pair_rows, pad_rows, api_rows = [], [], []
-    model = (("model", lambda twin, _: fmt_num(twin.center(MODEL_TFLOPS) if twin else None)),)
+    pair_rows, pad_rows, api_rows, score_rows = [], [], [], []
+    model = (("bound", lambda twin, _: fmt_num(twin.center(MODEL_TFLOPS) if twin else None)),)
     for rs, label in zip(sets, labels):
         points = _points(rs)
         tag = slug(label)
@@ -297,6 +360,13 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
             swept = " and ".join(a.upper() for a in ("m", "k") if any(x == a for x, _ in mk))
             doc.heading(3, f"{label}: {swept} around 4096")
             doc.image(path, f"{label} {swept} around 4096")
+        scored = _scored(rs)
+        if scored:
+            path = out_dir / f"section_{TOPIC}_{tag}_model.png"
+            images.append(plot_predicted_vs_measured(label, scored, path))
+            doc.heading(3, f"{label}: the model's prediction vs the measurement")
+            doc.image(path, f"{label} predicted vs measured")
+            score_rows.append(_score_row(label, scored))
         pad_rows += _padding_rows(rs, label)
         api_rows += _api_pairs.rows(rs, label, TOPIC, extra=model)
 
@@ -304,9 +374,18 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         doc.heading(3, "Pairs")
         doc.prose("Throughput of the aligned and the odd size (cuBLASLt, M = K = 4096); "
                  "`slowdown` is the odd size's time per unit of N over that of the next multiple "
-                 "of 16 bytes of N (1.00 = no loss); `model` is the model's odd/aligned ratio.")
+                 "of 16 bytes of N (1.00 = no loss); `bound` is the quantization bound's "
+                 "odd/aligned ratio (a bound, not a prediction).")
         doc.table(["GPU", "precision", "N", "aligned", "odd", "odd/aligned", "slowdown",
-                   "model", "odd size ran as"], pair_rows, right={3, 4, 5, 6, 7})
+                   "bound", "odd size ran as"], pair_rows, right={3, 4, 5, 6, 7})
+    if score_rows:
+        doc.heading(3, "How the model did on this GPU")
+        doc.para(f"Median of `{MODEL_RATIO}`: the GEMM time model's prediction (model, no "
+                 "measurement) over the rate measured here (1.00 = exact; > 1: the model is "
+                 "optimistic), for the rows whose leading dimensions are 16-byte aligned and for "
+                 "the others. `scripts/tcbench model check` has its accuracy on published "
+                 "measurements.")
+        doc.table(["GPU", "rows", "aligned", "misaligned"], score_rows, right={1, 2, 3})
     if pad_rows:
         doc.heading(3, "Padding N = 33")
         doc.para("33 run as 40 (a multiple of 8) and 48 (of 16), the pad copy of B included in "
@@ -320,7 +399,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
                  "head dimension and 128 x head dimension x 128) through cuBLAS "
                  "(`cublasGemmEx`, `cublasGemmStridedBatchedEx`) and cuBLASLt, in TFLOP/s (TOP/s "
                  "for int8); `vs_cublaslt` is cuBLASLt's time over cuBLAS's on that problem (> 1: "
-                 "cuBLAS faster); `model` is the efficiency model's rate with the tile cuBLASLt "
-                 "chose (cuBLAS does not report its kernel).")
+                 "cuBLAS faster); `bound` is the quantization bound's rate with the tile cuBLASLt "
+                 "chose (a bound; cuBLAS does not report its kernel).")
         doc.table(_api_pairs.headers(model), api_rows, _api_pairs.RIGHT | {6})
     return images

@@ -77,6 +77,13 @@ TEST(RangePlan, OneRangeIsTheCollectCountersPlan) {
   EXPECT_EQ(plan.paths, std::vector<std::string>{"tcbench"});
 }
 
+// The counter data image holds twice the ranges' tree nodes (NVIDIA's Nsight Perf SDK sizing):
+// the whole step's 5 ranges get 10, one range 2.
+TEST(RangePlan, CounterDataHasTwiceTheRangeTreeNodes) {
+  EXPECT_EQ(range_tree_nodes(bench::step_ranges().size()), 10u);
+  EXPECT_EQ(range_tree_nodes(1), 2u);
+}
+
 TEST(RangePlan, PathsJoinParentsAndSiblingsShareAParent) {
   const std::vector<RangeSpec> r{{"a", 1}, {"b", 2}, {"c", 3}, {"d", 2}, {"e", 1}, {"f", 2}};
   EXPECT_EQ(range_paths(r), (std::vector<std::string>{"a", "a/b", "a/b/c", "a/d", "e", "e/f"}));

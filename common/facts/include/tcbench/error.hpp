@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tcbench {
 
@@ -35,6 +36,29 @@ class InvalidArgument : public Error {
  public:
   using Error::Error;
 };
+
+// A CUDA, cuBLAS or CUPTI call that failed (TCB_CUDA, TCB_CUBLAS, TCB_CUPTI): what() is the
+// sentence; api(), status() and call() let a caller that recovers record which call and status
+// (a row whose CUPTI counters failed keeps its timing and names them,
+// benchmarks/tensor_counters.hpp).
+class ApiError : public Error {
+ public:
+  ApiError(const std::string& what, std::string api, std::string status, std::string call)
+      : Error(what), api_(std::move(api)), status_(std::move(status)), call_(std::move(call)) {}
+  const std::string& api() const noexcept { return api_; }        // "CUDA", "cuBLAS", "CUPTI"
+  const std::string& status() const noexcept { return status_; }  // "CUPTI_ERROR_UNKNOWN"
+  const std::string& call() const noexcept { return call_; }      // the call as written
+
+ private:
+  std::string api_, status_, call_;
+};
+
+// `text` as a message may echo it: every byte outside printable ASCII (control characters,
+// DEL, and each byte of a non-ASCII character) written as \xNN (\n, \r, \t by name), so that a
+// value from the command line or the environment can neither move the terminal's cursor nor
+// start a line of its own. Escaping twice changes nothing. (The Python tools' twin,
+// scripts/tcbench_tools/printable.py, keeps printable non-ASCII characters.)
+std::string printable(std::string_view text);
 
 const char* status_name(cudaError_t status) noexcept;
 const char* status_name(cublasStatus_t status) noexcept;

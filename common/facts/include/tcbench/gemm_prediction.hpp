@@ -1,16 +1,29 @@
-// The GEMM efficiency model (numerics/gemm_model.hpp) fed from what tcbench actually runs: the
-// element sizes of the cuBLASLt data types (element_of, gemm_spec.hpp), the GPU's rates from the
-// peak table, and a tile (the one cuBLASLt reports, translated by numerics/lt_tiles.hpp, or an
-// assumed one).
+// The GEMM efficiency models fed from what tcbench actually runs: the element sizes of the
+// cuBLASLt data types (element_of, gemm_spec.hpp: the element table's rows), the GPU's rates from
+// the peak table, and a tile.
+//
+// Two models live here. predict_on() is the first one (numerics/gemm_model.hpp): tile and wave
+// quantization for a given tile under a roofline, which bench_alignment evaluates with the tile
+// cuBLASLt chose (model_efficiency). predict_v2() is the GEMM time model
+// (numerics/gemm_time_model.hpp) with its constants (gemm_model_constants.hpp): what a library
+// GEMM takes, scored against published measurements by `tcbench model check`; the benchmarks,
+// the host studies and `tcbench model predict` all call it.
 #pragma once
 
+#include "tcbench/gemm_model_constants.hpp"
+#include "tcbench/gemm_spec.hpp"
 #include "tcbench/numerics/gemm_model.hpp"
+#include "tcbench/numerics/gemm_time_model.hpp"
 #include "tcbench/peaks.hpp"
 #include "tcbench/precision.hpp"
 
 #include <library_types.h>
 
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 
 namespace tcbench {
 
@@ -30,5 +43,55 @@ struct ModelledGemm {
 // rate for `p`, and std::invalid_argument for non-positive sizes.
 numerics::GemmTimePrediction predict_on(const GpuSpec& gpu, Precision p, const ModelledGemm& g,
                                         numerics::TileShape tile, int split_k = 1);
+
+// The GPUs the time model knows by name: every product of the peak table (peaks.cpp), with the
+// SM count, clocks and memory its datasheet gives (the bandwidth is 2 x memory clock x bus / 8,
+// as peak_memory_gbps computes it). A product with two memory versions has one row each; the
+// first row of a canonical name is the one the bare name means.
+struct ModelProduct {
+  std::string_view canonical;  // the peak table's name: "A100 SXM"
+  GpuSpec spec;                // spec.name: the cudaDeviceProp name ("NVIDIA A100-SXM4-80GB")
+  std::string_view memory_source;
+};
+std::span<const ModelProduct> model_products();
+// By canonical name or CUDA device name, ignoring case and repeated or surrounding blanks.
+const ModelProduct* find_model_product(std::string_view name);
+
+// One GEMM as the time model's callers state it: C[m, n] = A B, C row-major; layout_a "mk" (A
+// K-contiguous) or "km"; layout_b "kn" (B N-contiguous) or "nk".
+struct GemmQuery {
+  Precision precision = Precision::fp16;
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool a_k_contiguous = true, b_n_contiguous = true;
+  std::optional<cudaDataType_t> c_type;  // default: the precision table's D type
+};
+
+struct ModelPrediction {
+  // Set when the model gives no number: the reason, one sentence ("cuBLASLt refuses FP8 ...").
+  std::string not_covered;
+  numerics::GemmTimePredictionV2 time;
+  ArchFamily family = ArchFamily::ampere;
+  double ceiling = 0;           // fraction of the datasheet rate used (typical shape)
+  std::string ceiling_basis;    // where the ceiling came from
+  std::string constants_basis;  // which family's constants were used
+  // "fitted" (the family and precision are in the fit set), or "transferred: ..." saying what
+  // was borrowed, so a prediction outside the data says so.
+  std::string coverage;
+  // A caveat that goes with the number, when there is one (a layout cuBLASLt would not take
+  // without a transpose the model does not price).
+  std::string note;
+};
+
+// The row-major query of one of tcbench's own (column-major) GEMMs: D (m x n, ld m) = op(A) op(B)
+// is the row-major D^T (n x m) = op(B)^T op(A)^T, so M and N swap, B becomes the first operand
+// (K-contiguous unless B is transposed) and A the second (M-contiguous unless A is transposed,
+// as in TN). Leading dimensions are taken tight; the batch is spec.batch_count.
+GemmQuery query_of(const GemmSpec& spec, Precision p);
+
+// The time model for `q` on `gpu`. `product` is the peak-table name for the ceiling lookup
+// (known_product(gpu.name) when empty). Never throws for a shape it does not cover: it says so
+// in not_covered. InvalidArgument for non-positive sizes.
+ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_view product = {},
+                           const ModelConstants& constants = ModelConstants::embedded());
 
 }  // namespace tcbench

@@ -142,9 +142,11 @@ TCB_COUNTER_(budget,         "",        none,   0, false, kUnbounded, "the per-l
 // Block scaling (bench_block_scaling).
 TCB_COUNTER_(bytes_per_element, "B",    lower,  0, false, kUnbounded, "storage of an operand per element, its scales included")
 // Alignment (bench_alignment).
-TCB_COUNTER_(model_efficiency, "",      none,   0, true,  1,          "the efficiency model's predicted relative throughput")
-TCB_COUNTER_(model_tflops,   "TFLOP/s", none,   0, true,  kUnbounded, "the model's predicted rate")
-TCB_COUNTER_(model_waves,    "waves",   none,   0, true,  kUnbounded, "the model's exact wave count")
+TCB_COUNTER_(model_efficiency, "",      none,   0, true,  1,          "tile x wave efficiency of cuBLASLt's tile (the quantization bound)")
+TCB_COUNTER_(model_tflops,   "TFLOP/s", none,   0, true,  kUnbounded, "the quantization bound: datasheet rate x model_efficiency under the roofline (a bound, not a prediction)")
+TCB_COUNTER_(model_waves,    "waves",   none,   0, true,  kUnbounded, "the quantization bound's exact wave count")
+TCB_COUNTER_(predicted_tflops, "TFLOP/s", none, 0, true, kUnbounded, "the GEMM time model's prediction (model, no measurement; docs/concepts/alignment.md)")
+TCB_COUNTER_(model_ratio,    "x",       none,   0, false, kUnbounded, "predicted_tflops / the measured rate (1 = exact; > 1: the model is optimistic)")
 TCB_COUNTER_(tile_m,         "rows",    none,   1, true,  kUnbounded, "the CTA tile's rows (cuBLASLt's choice)")
 TCB_COUNTER_(tile_n,         "columns", none,   1, true,  kUnbounded, "the CTA tile's columns")
 TCB_COUNTER_(split_k,        "count",   none,   1, true,  kUnbounded, "cuBLASLt's split-K factor")
@@ -192,6 +194,7 @@ TCB_COUNTER_(throttle,       "mask",    none,   0, true,  kUnbounded, "union of 
 TCB_COUNTER_(pct_of_peak_at_clock, "%", higher, 0, false, 200,        "rate / (SMs x sm_clock_mhz x ops/clock): by silicon, whatever the clock")
 // Tensor-pipe counters (CUPTI; common/profiling's metric table names which chip has which).
 TCB_COUNTER_(profile_passes, "count",   none,   1, true,  kUnbounded, "CUPTI replay passes for the metric set")
+TCB_COUNTER_(counters_error, "flag",    none,   1, true,  1,          "1: reading this row's CUPTI counters failed (the label names the CUPTI status and call); its timing and rates stand")
 TCB_COUNTER_(tensor_active_pct, "%",    none,   0, true,  200,        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
 TCB_COUNTER_(tensor_hmma_pct, "%",      none,   0, true,  200,        "HMMA (and HGMMA/QGMMA) sub-pipe, % of active cycles")
 TCB_COUNTER_(tensor_imma_pct, "%",      none,   0, true,  200,        "IMMA (and IGMMA) sub-pipe, % of active cycles")

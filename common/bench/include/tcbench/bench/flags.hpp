@@ -25,6 +25,11 @@ struct CommandLine {
   std::optional<double> min_time_seconds;         // --benchmark_min_time=X or Xs (seconds)
   ClockPolicy clock_policy = ClockPolicy::as_is;  // --clock-policy=as-is|base|max
   std::optional<NameFilter> filter;               // --benchmark_filter=REGEX (not passed on)
+  long repetitions = 1;                           // --benchmark_repetitions=N (passed on)
+  std::optional<std::string> out_path;            // --benchmark_out=FILE (passed on)
+  std::string display_format = "console";         // --benchmark_format (passed on)
+  std::string color = "auto";                     // --benchmark_color (passed on)
+  bool counters_tabular = false;                  // --benchmark_counters_tabular (passed on)
   std::vector<std::string> passthrough;  // everything for benchmark::Initialize, argv[0] first
 };
 

@@ -24,15 +24,23 @@ struct MeasureOptions {
   bool flush_l2 = true;
 };
 
+// One measurement: the samples' statistics and what NVML saw while they were taken.
+struct Window {
+  SampleStats seconds;
+  std::optional<PowerSummary> power;  // empty without NVML
+};
+
 // Timed warm-up (at least 50 ms of work), then samples until the run's SamplingPolicy is met
 // (at least 10, and at least its time budget); each sample is one run of `work` between two
 // events. Every Google Benchmark iteration gets the median as its manual time, and the counters
 // samples, time_median_us, time_p10_us, time_p90_us and spread_pct are set. When NVML answers, a
 // background thread reads the GPU every 10 ms while the samples run (tcbench/power.hpp), and
 // sm_clock_mhz, power_w, energy_j, temp_c_max and throttle are set too. Call it once per
-// body. Google Benchmark first calls a body with one iteration to size the run and then again
-// with the real count; the second call reuses the first call's samples instead of measuring
-// twice. Returns the statistics, in seconds.
+// body. Google Benchmark calls a body several times to size a run (1, then 10, 100, ...
+// iterations: 5 calls for a 10 us median at --benchmark_min_time=0.05); every call after the
+// first of one repetition reuses the first call's window (detail::measure_window), so a
+// configuration is sampled once per repetition whatever Google Benchmark does. Returns the
+// statistics, in seconds.
 SampleStats measure(benchmark::State& state, const Env& env,
                     const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
 
@@ -75,6 +83,11 @@ std::vector<std::pair<Counter, double>> efficiency_counters(const GpuSpec& gpu, 
 namespace detail {
 // Which benchmark call is running (set by register_gpu_benchmark's wrapper for measure()).
 void set_current_call(const std::string& name, benchmark::IterationCount max_iterations);
+// measure()'s window rule: `sample()` once per repetition of the current benchmark; a later call
+// of the same benchmark with a larger iteration count (Google Benchmark sizing the run) gets the
+// window already taken. Public for the harness test that counts windows against the linked
+// Google Benchmark.
+Window measure_window(const std::function<Window()>& sample);
 }  // namespace detail
 
 // The one formula for pct_of_peak (C++ side): 100 * achieved / peak, or nullopt when the peak

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -24,6 +25,27 @@ const T& once(const std::string& key, Make&& make) {
   T value = std::forward<Make>(make)();
   const std::lock_guard<std::mutex> lock(mutex);
   return done.try_emplace(key, std::move(value)).first->second;
+}
+
+}  // namespace tcbench::bench
+
+namespace tcbench::bench {
+
+// The value `make()` returned for `key`, kept until another key is asked for: host-side setup
+// (operands, their quantization and references) shared by every call of one benchmark's body
+// (Google Benchmark's sizing calls and each repetition come one after another), made once per
+// benchmark, while only one configuration's memory is held at a time (once() would keep every
+// configuration of a sweep). Benchmarks run one at a time, on one thread.
+template <typename T, typename Make>
+const T& latest(const std::string& key, Make&& make) {
+  static std::string held_key;
+  static std::unique_ptr<T> held;
+  if (!held || held_key != key) {
+    held.reset();  // the old configuration's memory first
+    held = std::make_unique<T>(std::forward<Make>(make)());
+    held_key = key;
+  }
+  return *held;
 }
 
 }  // namespace tcbench::bench

@@ -1,8 +1,7 @@
-// The alignment topic's predictions without a GPU: the efficiency model (numerics/gemm_model)
-// fed with tcbench's peak table for two reference GPUs and the tile cuBLASLt would most likely
-// pick (the benchmark replaces the assumption with the tile cuBLASLt reports). The "what you
-// should see" tables of docs/concepts/alignment.md and the host half of the alignment question
-// (tcbench_studies) come from here.
+// The alignment topic's predictions without a GPU: the GEMM time model (gemm_prediction.hpp,
+// predict_v2) for the GEMMs bench_alignment runs, on two reference GPUs of tcbench's peak table.
+// The "what you should see" tables of docs/concepts/alignment.md (`tcbench model`) and the host
+// half of the alignment question (tcbench_studies) come from here; every number is a model's.
 #pragma once
 
 #include "tcbench/gemm_prediction.hpp"
@@ -20,25 +19,13 @@ struct ModelGpu {
   std::string_view slug;   // "h100_sxm": a benchmark-name component
   GpuSpec spec;
 };
-// H100 SXM (132 SMs, 3352 GB/s) and A100 SXM 80GB (108 SMs, 2039 GB/s), as test_peaks.cpp
-// describes them; their peaks are the datasheet figures of peaks.cpp.
+// H100 SXM and A100 SXM 80GB as the time model knows them (model_products()).
 std::span<const ModelGpu> model_gpus();
 
-// The tile assumed for an m x n output: 128x64 with split-K filling about one wave for a skinny
-// layer (n <= 256), the guide's 256x128 otherwise. A strided batch (batch > 1) fills the GPU with
-// its matrices instead: 128x64 without split-K (splitting a head dimension of 64 is assumed not
-// to pay).
-struct AssumedTile {
-  numerics::TileShape tile;
-  int split_k = 1;
-};
-AssumedTile assumed_tile(std::int64_t m, std::int64_t n, const GpuSpec& gpu,
-                         std::int64_t batch = 1);
-
-// predict_on() with the assumed tile and the element types tcbench runs for p, for `batch`
-// matrices of m x n x k.
-numerics::GemmTimePrediction predict_assumed(std::int64_t m, std::int64_t n, std::int64_t k,
-                                             Precision p, const GpuSpec& gpu,
-                                             std::int64_t batch = 1);
+// The GEMM bench_alignment runs for p (GemmSpec::for_precision: NN for the float types, TN for
+// INT8 and FP8; `b_transposed` for its layout:nt rows, B stored N-contiguous), m x n x k and a
+// strided batch, through the time model.
+ModelPrediction predict_as_run(const GpuSpec& gpu, Precision p, std::int64_t m, std::int64_t n,
+                               std::int64_t k, std::int64_t batch = 1, bool b_transposed = false);
 
 }  // namespace tcbench::studies

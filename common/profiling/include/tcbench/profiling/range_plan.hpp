@@ -43,6 +43,13 @@ struct RangePlan {
   std::vector<std::string> metric_names() const;
 };
 
+// The range tree nodes a counter data image is sized for: twice the plan's ranges, as NVIDIA's
+// Nsight Perf SDK sizes nested range trees (CounterDataImageOptions: 2 x maxNumRanges). The
+// exact count left no slack for a tree CUPTI builds with one more node than tcbench counts.
+inline std::uint32_t range_tree_nodes(std::size_t ranges) {
+  return static_cast<std::uint32_t>(2 * ranges);
+}
+
 // The decoded names of `ranges`. Throws InvalidArgument, naming the range, for no ranges, an
 // empty name or one with the delimiter or other characters, a first level other than 1, a level
 // more than one below the previous range's, or two ranges with the same path.

@@ -1,0 +1,351 @@
+"""How long each step of the check will take: a cost model of the harness (a model, not a
+measurement; docs/gpu-check.md, "How long it takes").
+
+A benchmark row costs what the harness does for it (common/bench/src/measure.cpp, gemm_bench.cpp):
+
+    process start (once per binary invocation)
+    + setup x body calls        Google Benchmark calls a body 2-5 times to size a run; every call
+                                allocates and fills its operands (the host-side operands of
+                                block scaling are made once: once.hpp's latest())
+    + windows x (warm-up + samples x (median + per-sample overhead))
+                                one window per repetition (measure()'s rule); samples: at least 10
+                                and at least --benchmark_min_time of medians, at most 10,000; the
+                                overhead is the L2 flush (a memset of twice the L2) and the host
+                                round trip of each sample's events
+    + verification and baselines, once per configuration (a baseline is one more window)
+    + CUPTI replays (tensor counters: the chip's passes x the profiled runs x the median)
+
+The median of a row comes from the reference GPU's peaks (the datasheet, as
+common/facts/src/peaks.cpp has them) times a published efficiency (docs/gpu-check.md cites each),
+bounded by DRAM bandwidth, with wave quantization on the SMs. During the check, `Model.learn`
+re-estimates the per-sample overhead and a speed factor from the rows that ran, and the plan is
+made again. Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from tcbench_tools import schema
+from tcbench_tools.names import parse
+
+QUICK_MIN_TIME = 0.05  # --benchmark_min_time of the quick suite (runner.QUICK_MIN_TIME)
+WARMUP = 0.05  # SamplingPolicy::warmup_seconds
+MIN_SAMPLES, MAX_SAMPLES = 10, 10_000  # SamplingPolicy
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """The GPU the plan is made for (a model; H200 SXM unless the box says otherwise)."""
+
+    name: str
+    sms: int
+    # Dense datasheet TFLOP/s (TOP/s for int8): common/facts/src/peaks.cpp's H200 row, from
+    # nvidia.com/en-us/data-center/h200 with the sparse figures halved.
+    peak: dict[str, float]
+    dram_gbps: float
+    l2_mb: float
+    fp64_simt_tflops: float
+    # The fraction of peak cuBLASLt reaches on large GEMMs: BF16/FP16 77-80 %, FP8 71-73 %,
+    # TF32 83 % on H100/H200 (mamf-finder's sweeps, stas00/ml-engineering; waynehacking8's cuBLAS
+    # runs at 8192^3).
+    library_efficiency: dict[str, float]
+    cupti_passes: int  # CUPTI 13.0's passes for the chip's metric set (test_range_plan: GH100 8)
+    cc: tuple[int, int] = (9, 0)
+
+
+H200 = Gpu(
+    name="NVIDIA H200 (model)", sms=132,
+    peak={"fp64": 67.0, "fp32": 67.0, "tf32": 494.7, "fp16": 989.4, "fp16_acc16": 989.4,
+          "bf16": 989.4, "fp8": 1979.0, "int8": 1979.0},
+    dram_gbps=4800.0, l2_mb=50.0, fp64_simt_tflops=33.5,
+    library_efficiency={"tf32": 0.83, "fp16": 0.78, "fp16_acc16": 0.78, "bf16": 0.78,
+                        "fp8": 0.72, "int8": 0.72, "fp32": 0.8},
+    cupti_passes=8)
+
+# Bytes per element of each precision's GEMM inputs, and of its output.
+INPUT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "fp16_acc16": 2, "bf16": 2,
+               "fp8": 1, "int8": 1, "fp6": 0.75, "fp4": 0.5}
+OUTPUT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "int8": 4, "fp16_acc16": 2}  # else 2 (bf16 D)
+
+# Our own kernels against the datasheet: a plain WMMA kernel reaches about 6 % of H100's FP16
+# peak (waynehacking8's naive WMMA, 60.9 of 989 TF/s); the SIMT FFMA kernel about half of FP32.
+OWN_KERNEL_EFFICIENCY = {"wmma": 0.08, "imma": 0.08, "simt": 0.5}
+
+
+@dataclass
+class Model:
+    """The assumptions a plan is made with; `learn` updates them from what ran."""
+
+    gpu: Gpu = H200
+    # Seconds of host and GPU time per sample besides the work: with the L2 flush a memset of
+    # 2 x 50 MB (about 35 us at 3 TB/s) plus the events' round trip; without it, the round trip.
+    # Assumed until the check has measured it (learn()).
+    overhead_flush: float = 50e-6
+    overhead_plain: float = 12e-6
+    process_start: float = 2.0  # CUDA context, cuBLAS/cuBLASLt handles, NVML: per invocation
+    call_setup: float = 3e-3  # allocation, fill and a cuBLASLt plan per body call
+    speed: float = 1.0  # measured / modelled medians (learn()); > 1: the GPU is slower
+    learned_from: int = 0  # rows the estimates above were learned from
+
+    # --- one run of the work ----------------------------------------------------------------
+
+    def gemm_seconds(self, precision: str, m: float, n: float, k: float, batch: float = 1.0,
+                     variant: str = "cublaslt") -> float:
+        g = self.gpu
+        p = precision if precision in g.peak else "fp16"
+        if variant in OWN_KERNEL_EFFICIENCY:
+            eff = OWN_KERNEL_EFFICIENCY[variant]
+        else:
+            eff = g.library_efficiency.get(p, 0.75)
+        # Wave quantization: 128 x 128 tiles on the SMs; a partial last wave runs at its share.
+        tiles = math.ceil(m / 128) * math.ceil(n / 128) * batch
+        waves = math.ceil(tiles / g.sms)
+        filled = tiles / (waves * g.sms)
+        compute = 2.0 * m * n * k * batch / (g.peak[p] * 1e12 * eff * filled)
+        moved = ((m * k + n * k) * INPUT_BYTES.get(precision, 2)
+                 + m * n * OUTPUT_BYTES.get(precision, 2)) * batch
+        memory = moved / (g.dram_gbps * 1e9 * 0.85)
+        return self.speed * (max(compute, memory) + 4e-6)
+
+    def stream_seconds(self, nbytes: float) -> float:
+        """A memory-bound kernel moving `nbytes` (at 85 % of DRAM bandwidth, plus a launch)."""
+        return self.speed * (nbytes / (self.gpu.dram_gbps * 1e9 * 0.85) + 4e-6)
+
+    # --- the harness around it ----------------------------------------------------------------
+
+    def samples(self, median: float, min_time: float = QUICK_MIN_TIME) -> int:
+        if median <= 0:
+            return MAX_SAMPLES
+        return int(min(MAX_SAMPLES, max(MIN_SAMPLES, math.ceil(min_time / median))))
+
+    def window(self, median: float, flush: bool = True, min_time: float = QUICK_MIN_TIME) -> float:
+        """Warm-up plus samples: one measure() or sample_work()."""
+        overhead = self.overhead_flush if flush else self.overhead_plain
+        return max(WARMUP, median) + self.samples(median, min_time) * (median + overhead)
+
+    @staticmethod
+    def body_calls(median: float, min_time: float = QUICK_MIN_TIME) -> int:
+        """Google Benchmark 1.7's sizing of a manual-time benchmark that reports `median` per
+        iteration (benchmark_runner.cc, PredictNumItersNeeded): 1 iteration, then x10 while the
+        time is under a tenth of min_time, then what fills it; 5 calls at 10 us, 3 at 0.9 ms,
+        2 at 6 ms (the counts tests/bench/test_measure_windows.cpp checks)."""
+        if median <= 0:
+            return 1
+        iters, calls = 1, 1
+        while iters * median < min_time and calls < 20:
+            seconds = iters * median
+            multiplier = min_time * 1.4 / max(seconds, 1e-9)
+            if seconds / min_time <= 0.1:
+                multiplier = min(multiplier, 10.0)
+            iters = max(int(multiplier * iters), iters + 1)
+            calls += 1
+        return calls
+
+    def learn(self, rows: list[dict], step_seconds: float, predicted: float) -> None:
+        """Update the per-sample overhead and the speed factor from one finished step: `rows`
+        are its Google Benchmark rows (with samples and time_median_us), `step_seconds` its wall
+        time and `predicted` what this model said. The samples' own time is known from the rows;
+        what the step took beyond it and beyond the modelled setup is the samples' overhead."""
+        timed = [(r[schema.SAMPLES], r[schema.TIME_MEDIAN_US] * 1e-6,
+                  parse(r.get("run_name", r["name"])))
+                 for r in rows
+                 if _number(r.get(schema.SAMPLES)) and _number(r.get(schema.TIME_MEDIAN_US))]
+        if not timed:
+            return
+        # Speed: the measured medians against the modelled ones (geometric mean).
+        ratios = []
+        for _, median, name in timed:
+            modelled = self.row_median(name)
+            if modelled and modelled > 0 and median > 0:
+                ratios.append(math.log(median / (modelled / self.speed)))
+        if ratios:
+            measured = min(20.0, max(0.05, math.exp(sum(ratios) / len(ratios))))
+            self.speed = _blend(self.speed, measured, self.learned_from, len(ratios))
+        samples = sum(n for n, _, _ in timed)
+        sampling = sum(n * m for n, m, _ in timed)
+        other = predicted - sum(n * (m + self.overhead_flush) for n, m, _ in timed)
+        spare = step_seconds - sampling - max(0.0, other) - len(timed) * WARMUP
+        if samples >= 100:
+            per = min(OVERHEAD_RANGE[1], max(OVERHEAD_RANGE[0], spare / samples))
+            new = _blend(self.overhead_flush, per, self.learned_from, len(timed))
+            self.overhead_plain *= new / self.overhead_flush
+            self.overhead_flush = new
+        self.learned_from += len(timed)
+
+    # --- rows -----------------------------------------------------------------------------------
+
+    def row_median(self, name) -> float | None:
+        """The modelled median of one run of a row's work, or None for rows that report a
+        time computed elsewhere (training runs, sums of cached baselines)."""
+        p = name if not isinstance(name, str) else parse(name)
+        a = p.numeric_args()
+        if {"m", "n", "k"} <= a.keys():
+            return self.gemm_seconds(p.precision, a["m"], a["n"], a["k"], a.get("batch", 1),
+                                     p.variant)
+        if "elements" in a:
+            return self.stream_seconds(a["elements"] * (8 if p.topic != "loss_scaling" else 12))
+        return None
+
+
+# The per-sample overhead a step may teach: 2 us (an event pair's floor) to 1 ms.
+OVERHEAD_RANGE = (2e-6, 1e-3)
+
+
+def _blend(old: float, new: float, old_weight: int, new_weight: int) -> float:
+    """The estimate after `new_weight` more rows: a weighted mean with what `old_weight` rows
+    (and the assumption, worth 20 rows) said before."""
+    a, b = old_weight + 20, max(1, new_weight)
+    return (old * a + new * b) / (a + b)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+@dataclass
+class RowCost:
+    """What one row costs, in seconds, and what it shares with the rows beside it."""
+
+    own: float  # its windows, setup per body call, verification
+    shared: dict[str, float] = field(default_factory=dict)  # once per step: baselines, studies
+
+
+def row_cost(model: Model, raw_name: str) -> RowCost:
+    """The seconds one quick-suite row costs on `model`'s GPU (see the module docstring)."""
+    p = parse(raw_name)
+    a = p.numeric_args()
+    topic, variant, prec = p.topic, p.variant, p.precision
+    median = model.row_median(p)
+    shared: dict[str, float] = {}
+
+    def gemm_window(precision: str, m, n, k, batch=1.0, v="cublaslt") -> float:
+        return model.window(model.gemm_seconds(precision, m, n, k, batch, v))
+
+    if topic == "loss_scaling" and variant.startswith("train_"):
+        # 100 steps of the small MLP on cuBLASLt (about 0.3 ms each) and a host step to check
+        # the first loss: reported as time per step, no window.
+        return RowCost(100 * 3e-4 + 0.05)
+    if topic == "loss_scaling" and variant.startswith("landing_"):
+        shared["landing gradients (host)"] = 0.3
+        return RowCost(model.window(model.stream_seconds(4e6 * 2)) + 0.01, shared)
+    if skipped_on(model.gpu, p):
+        return RowCost(0.01)  # refused by the documented rule before any work
+    if topic == "fp8" and (variant == "block" or variant.startswith("layer_")):
+        # Every layer and block row reads one measurement per (hidden, tokens): 4 layers x 5
+        # options, each a verified cuBLASLt window, plus the recipes' quantization windows.
+        h, t = a.get("hidden", 4096), a.get("tokens", 4096)
+        layers = [(3 * h, t, h), (h, t, h), (4 * h, t, h), (h, t, 4 * h)]
+        block = 0.0
+        for m, n, k in layers:
+            for option in ("bf16", "fp16", "fp8", "fp8", "fp8"):
+                block += gemm_window(option, m, n, k) + 0.01
+            block += 2 * model.window(model.stream_seconds(n * k * 3))
+        shared[f"fp8 block study {h:g}x{t:g}"] = block + 0.5  # + the study's error pass
+        return RowCost(0.002, shared)
+    if topic == "fp8" and variant.startswith("recipe_"):
+        return RowCost(model.window(model.stream_seconds(a.get("elements", 1.6e7) * 3)) + 0.02)
+    if topic == "fp8" and variant.startswith("overhead_"):
+        m, n, k = a["m"], a["n"], a["k"]
+        shared[f"fp8 recipe windows {variant}"] = 2 * model.window(model.stream_seconds(m * k * 3))
+        shared[f"baseline fp8 {m:g}x{n:g}x{k:g}"] = gemm_window("fp8", m, n, k)
+        return RowCost(0.002, shared)
+    if topic == "int8_gemm" and variant == "mlp":
+        # The three layer GEMMs of the study MLP at this many tokens, in this precision and its
+        # baselines: cached windows shared by the five mlp rows; the host study once.
+        tokens = a.get("tokens", 8192)
+        for q in ("fp32", "tf32", "fp16", "bf16", "int8"):
+            for m, k in ((512, 256), (512, 512), (10, 512)):
+                shared[f"baseline {q} {m}x{tokens:g}x{k}"] = gemm_window(q, m, tokens, k)
+        shared["int8 study (host)"] = 1.5
+        return RowCost(0.002, shared)
+    if topic == "tensor_util" and variant == "train_step":
+        hidden, tokens = a.get("hidden", 64), a.get("tokens", 256)
+        # Five GEMMs of hidden x tokens x hidden per step (forward, backward), plus the
+        # unscale, optimizer and launch gaps: about 60 us of small kernels.
+        gemm = 5 * model.gemm_seconds(prec, hidden, tokens, hidden,
+                                      variant="simt" if prec == "fp32" else "cublaslt")
+        step = gemm + 60e-6
+        replays = 2 * model.gpu.cupti_passes
+        check = 0.05 + 5 * 2 * hidden * tokens * hidden / (model.gpu.fp64_simt_tflops * 1e12)
+        return RowCost(model.window(step, flush=False) + 20 * step + replays * (step + 2e-3)
+                       + check + 0.3)
+    if topic == "tensor_peak":
+        # A fixed-length register-only loop of 2 ms (--quick), no flush; the exact check of a
+        # short launch first; counters over one run per replay pass.
+        run = 2e-3 * model.speed
+        calls = Model.body_calls(run)
+        return RowCost(model.window(run, flush=False) + calls * 5e-3
+                       + model.gpu.cupti_passes * (run + 2e-3) + 0.05)
+    if median is None:
+        return RowCost(0.2)  # a row this model does not know: a small fixed cost
+
+    # A GEMM or a memory-bound kernel with its own window.
+    calls = Model.body_calls(median)
+    own = model.window(median) + calls * model.call_setup
+    if {"m", "n", "k"} <= a.keys():
+        m, n, k, batch = a["m"], a["n"], a["k"], a.get("batch", 1.0)
+        own += 2 * median + 256 * n * k * 2 / (model.gpu.fp64_simt_tflops * 1e12)  # verify
+        for base in _baselines(topic, variant, prec, a):
+            bp, bn = base
+            shared[f"baseline {bp} {m:g}x{bn:g}x{k:g}x{batch:g}"] = gemm_window(bp, m, bn, k,
+                                                                                  batch)
+        if topic == "block_scaling":
+            # The host-side operands, made once per configuration: the FP32 originals (once
+            # per shape), quantized, packed and dequantized on the host, then uploaded.
+            shared[f"block scaling originals {m:g}"] = 2.0 * (m * k / 6.7e7)
+            own += 2.5 * (m * k / 6.7e7) + calls * 0.06
+        if topic == "fp8" or topic == "block_scaling":
+            own += 2 * median  # the second reference (unquantized originals)
+        if topic == "tensor_util":
+            own += model.gpu.cupti_passes * (3 * median + 2e-3) + 0.05
+        if topic == "alignment" and variant.startswith("pad_to_"):
+            own += 3 * gemm_window(prec, m, n, k)
+    return RowCost(own, shared)
+
+
+def skipped_on(gpu: Gpu, p) -> bool:
+    """Rows the GPU refuses at once (their skip rule runs before any work): block-scaled MX and
+    NVFP4 GEMMs need compute capability 10.0, FP8 mma.sync runs natively on 8.9 and 12.x only."""
+    if p.topic == "block_scaling" and p.variant in ("gemm_mx", "gemm_nvfp4"):
+        return gpu.cc < (10, 0)
+    if p.topic == "tensor_peak" and p.variant == "mma_m16n8k32" and p.precision == "fp8":
+        return gpu.cc[0] in (9, 10, 11)
+    return False
+
+
+def _baselines(topic: str, variant: str, prec: str, a: dict) -> list[tuple[str, float]]:
+    """(precision, n) of the baseline windows a GEMM row measures beside its own."""
+    n = a["n"]
+    if topic == "alignment":
+        if variant == "cublas":
+            return [(prec, n)]  # vs_cublaslt
+        if variant == "cublaslt" and a.get("batch", 1) == 1:
+            unit = 16 // int(INPUT_BYTES.get(prec, 2) or 1)
+            aligned = math.ceil(n / unit) * unit
+            return [(prec, aligned)] if aligned != n else []
+        return []
+    if topic == "int8_gemm" and variant in ("cublaslt", "cublaslt_requant", "imma"):
+        return [(b, n) for b in ("fp32", "fp16") if b != prec]
+    if topic == "fp8" and prec == "fp8":
+        return [("bf16", n)]
+    if topic == "block_scaling" and variant.startswith("gemm_"):
+        return [("bf16", n), ("fp8", n)]
+    if topic == "fp16_vs_fp32" and variant == "cublas":
+        return [(prec, n)]
+    return []
+
+
+def step_seconds(model: Model, names: list[str], invocations: int = 1) -> float:
+    """A benchmark step: process start, every row, and what the rows share (counted once)."""
+    total, shared = invocations * model.process_start, {}
+    for name in names:
+        cost = row_cost(model, name)
+        total += cost.own
+        shared.update(cost.shared)
+    return total + sum(shared.values())
+
+
+def with_gpu(model: Model, gpu: Gpu) -> Model:
+    return replace(model, gpu=gpu)

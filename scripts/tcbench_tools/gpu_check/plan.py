@@ -1,0 +1,315 @@
+"""The check's plan: its steps as rows, in tiers, each with its predicted seconds.
+
+    tier 1  the five answers first: the smallest set of quick-suite rows that gives every GPU half
+            of Q1-Q5 a verdict (scripts/tcbench_tools/answers/rules.py; docs/gpu-check.md says
+            why each row), plus the wgmma peak; one invocation per binary (a benchmark filter),
+            then the answers, written at once
+    tier 2  the device tests, one step per binary
+    tier 3  the rest of the quick suite (each tier-1 binary again with the negated filter), most
+            valuable first, then cuBLASLt at 8192^3 beside torch.matmul
+    closing the GPU's state after the run and the answers from everything
+
+A binary is listed once (``--quick --benchmark_list_tests``, ``--gtest_list_tests``; no GPU
+needed), and its listing fixes its rows in each tier; a binary that crashes, hangs, prints nothing
+or something that is not benchmark names while listing is a step with that outcome, and the plan
+goes on without it. Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcbench_tools import process
+from tcbench_tools.gpu_check import cost
+
+# Tier 1, per binary: a benchmark filter (tcbench's POSIX ERE, matched against the name with
+# /manual_time) and why those rows (docs/gpu-check.md, "Tier 1").
+TIER1: dict[str, tuple[str, str]] = {
+    "bench_int8_gemm": (r"^int8_gemm/cublaslt/(int8|fp16)/m:4096/n:4096/k:4096/layout:tn/",
+                        "Q1: INT8 (IMMA) against FP16 on the largest quick square"),
+    "bench_loss_scaling": (r"^loss_scaling/train_",
+                           "Q2: the five-mode training run (100 steps in --quick)"),
+    "bench_tensor_util": (r"^tensor_util/(simt|wmma|cublaslt)/",
+                          "Q3: the ladder from SIMT FFMA to FP8 with CUPTI counters"),
+    "bench_alignment": (r"^alignment/cublaslt/fp16/m:4096/n:3[23]/k:4096/layout:nn/",
+                        "Q4: the N = 32/33 pair"),
+    "bench_fp8": ((r"^fp8/(gemm_e4m3xe4m3_bf16/fp8/m:8192/n:8192/k:8192/layout:tn/accum:fast|"
+                  r"block/selected)/"),
+                  "Q5: E4M3 against BF16 at 8192^3 and the per-layer selection of the block"),
+    "bench_tensor_peak": (r"^tensor_peak/wgmma_", "the wgmma peaks (Hopper)"),
+}
+# Tier 3, most valuable first: what adds most to the answers, then the rest. A binary not named
+# here (a new topic) comes after these, by name.
+TIER3_ORDER = ("bench_tensor_util",    # Q3: whole training steps, nested CUPTI ranges
+               "bench_fp8",            # Q5: the layers, recipes and formats
+               "bench_block_scaling",  # Q5: what finer scales cost
+               "torch",                # the harness against torch.matmul (same cuBLASLt GEMM)
+               "bench_int8_gemm",      # Q1: small batches, the MLP, the quantization kernels
+               "bench_alignment",      # Q4: every precision, cuBLAS, batched heads, padding
+               "bench_loss_scaling",   # Q2: where gradients land, the unscale pass
+               "bench_tensor_peak",    # the mma.sync peaks
+               "bench_fp16_vs_fp32")   # the precision ladder
+# Tier 2: the wgmma and CUPTI device tests first (their code already ran in tier 1; these check
+# it exactly), then the rest by name.
+TIER2_FIRST = ("device_test_tensor_peak", "device_profiling_test_range_profiler")
+TORCH_SIZE = 8192
+TORCH_MIN_TIME = "0.2"  # seconds of samples per cuBLASLt row beside torch's 20 samples
+LIST_TIMEOUT = 30.0
+NAME_LINE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+/-]*$")
+
+# Seconds the model gives what is not a benchmark row (the rest is cost.py's).
+DEVICE_TEST_SECONDS = 0.35  # per GoogleTest test: bit-exact kernels on small inputs
+TORCH_SECONDS = 12.0  # import torch with CUDA, then 2 x (warm-up + 20 samples) at 8192^3
+STATE_SECONDS = 1.5  # the nvidia-smi queries of one GPU state record
+ANSWERS_SECONDS = 8.0  # the host studies (tcbench_studies) and the five answers
+
+
+@dataclass
+class Step:
+    name: str  # unique: what the summary shows and the log file is named after
+    kind: str  # state | tests | listing | bench | device | cublaslt | torch | answers
+    tier: int  # 0 before the tiers, 1-3, 4 closing
+    binary: Path | None = None
+    filter: str | None = None
+    rows: list[str] = field(default_factory=list)  # the benchmarks it will run (bench)
+    tests: int | None = None  # GoogleTest tests (device)
+    why: str = ""  # what it is for (tier 1)
+    predicted: float = 0.0
+    status: str = "pending"
+    note: str = ""
+    seconds: float | None = None
+    begin: float | None = None  # epoch seconds (steps.tsv)
+    end: float | None = None
+    limit: float | None = None
+    finished_rows: list[str] = field(default_factory=list)
+    never_ran: list[str] = field(default_factory=list)
+
+    @property
+    def file_stem(self) -> str:
+        """Its log's and results' file name: the name with every run of other characters than
+        [A-Za-z0-9_.-] made one '-' ("GPU state before" -> GPU-state-before,
+        "bench_fp8 [t1]" -> bench_fp8.t1)."""
+        text = re.sub(r" \[t(\d)\]$", r".t\1", self.name)
+        return re.sub(r"[^A-Za-z0-9_.^-]+", "-", text).strip("-")
+
+    @property
+    def done(self) -> bool:
+        return self.status not in ("pending", "RUNNING")
+
+
+@dataclass
+class Listing:
+    names: list[str]
+    problem: str | None = None  # the outcome when it could not be listed: CRASHED (SIGSEGV) ...
+    detail: str = ""
+
+
+def classify_exit(code: int | None) -> str | None:
+    """The outcome word of a process that did not exit 0: None for 0."""
+    if code is None:
+        return "TIMEOUT"
+    if code == 0:
+        return None
+    if code < 0:
+        return f"CRASHED ({signal_name(-code)})"
+    return f"FAILED (exit {code})"
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def list_binary(binary: Path, args: list[str], is_name) -> Listing:
+    """The names ``binary args`` prints, or why there are none (one outcome word and detail)."""
+    try:
+        done = process.capture([str(binary), *args], LIST_TIMEOUT)
+    except OSError as exc:
+        return Listing([], "NOT RUNNABLE", exc.strerror or str(exc))
+    text = done.output.decode("utf-8", errors="replace")
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    last = lines[-1][:200] if lines else ""
+    word = classify_exit(done.code)
+    if word == "TIMEOUT":
+        return Listing([], "TIMEOUT", f"still listing after {LIST_TIMEOUT:g} s")
+    if word is not None:
+        return Listing([], word, f"while listing; last output: {last}" if last else "while listing")
+    names = [ln.strip() for ln in lines if is_name(ln)]
+    if not lines:
+        return Listing([], "NO OUTPUT", "it listed nothing")
+    if not names:
+        return Listing([], "GARBAGE OUTPUT", f"its listing is not benchmark names: {last!r}")
+    return Listing(names)
+
+
+def bench_name(line: str) -> bool:
+    return bool(NAME_LINE.match(line.strip())) and "/" in line
+
+
+def list_benchmarks(binary: Path) -> Listing:
+    got = list_binary(binary, ["--quick", "--benchmark_list_tests"], bench_name)
+    got.names = [n.removesuffix("/manual_time") for n in got.names]
+    return got
+
+
+def list_tests(binary: Path) -> Listing:
+    """GoogleTest's listing: "Suite." lines, then "  Test" lines (a comment may follow)."""
+    got = list_binary(binary, ["--gtest_list_tests"], lambda ln: ln.startswith("  "))
+    if got.problem == "GARBAGE OUTPUT" or got.problem == "NO OUTPUT":
+        # Something that is no GoogleTest listing: run it anyway (its own run says more).
+        return Listing([], None, "")
+    return got
+
+
+def matches(pattern: str, name: str) -> bool:
+    """tcbench's filter on a listed name (Python's re accepts the tier patterns' ERE)."""
+    negate = pattern.startswith("-")
+    found = re.search(pattern[1:] if negate else pattern, name + "/manual_time") is not None
+    return found != negate
+
+
+@dataclass
+class Plan:
+    steps: list[Step]
+    model: cost.Model
+    listings: dict[str, Listing]
+
+    def tier(self, n: int) -> list[Step]:
+        return [s for s in self.steps if s.tier == n]
+
+    def predicted(self, steps: list[Step] | None = None) -> float:
+        return sum(s.predicted for s in (self.steps if steps is None else steps))
+
+    def replan(self) -> None:
+        """The steps not yet run, predicted again with what the model has learned."""
+        for s in self.steps:
+            if s.status == "pending":
+                s.predicted = predict(self.model, s)
+
+
+def predict(model: cost.Model, s: Step) -> float:
+    if s.kind in ("bench", "cublaslt"):
+        if not s.rows:
+            return model.process_start if s.binary is not None else 0.0
+        return cost.step_seconds(model, s.rows)
+    if s.kind == "device":
+        return model.process_start + DEVICE_TEST_SECONDS * (s.tests if s.tests else 10)
+    if s.kind == "torch":
+        return TORCH_SECONDS
+    if s.kind == "state":
+        return STATE_SECONDS
+    if s.kind == "answers":
+        return ANSWERS_SECONDS
+    return 0.0
+
+
+def binaries(bin_dir: Path, prefix: str) -> list[Path]:
+    """The bin_dir entries named prefix*: programs, not bench_test_* (the harness's host tests)
+    nor files with an extension."""
+    if not bin_dir.is_dir():
+        return []
+    return sorted(p for p in bin_dir.glob(prefix + "*")
+                  if not p.suffix and not p.name.startswith("bench_test_") and not p.is_dir())
+
+
+def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_after: int = 3,
+              out: Path | None = None) -> Plan:
+    """Every step after the GPU record (and a source tree's build): the three tiers and the
+    closing. Lists every binary once; writes each listing to out/plan/<binary>.txt."""
+    steps: list[Step] = []
+    listings: dict[str, Listing] = {}
+    benches = binaries(bin_dir, "bench_")
+    for b in benches:
+        listings[b.name] = list_benchmarks(b)
+        if out is not None:
+            (out / "plan").mkdir(parents=True, exist_ok=True)
+            (out / "plan" / f"{b.name}.txt").write_text("".join(n + "\n" for n in
+                                                                listings[b.name].names))
+    # Tier 1.
+    for b in benches:
+        if b.name not in TIER1 or listings[b.name].problem:
+            continue
+        pattern, why = TIER1[b.name]
+        rows = [n for n in listings[b.name].names if matches(pattern, n)]
+        if rows:
+            steps.append(Step(f"{b.name} [t1]", "bench", 1, b, pattern, rows, why=why))
+    if steps:
+        steps.append(Step("answers (tier 1)", "answers", 1, why="the five answers from tier 1"))
+    # Tier 2.
+    if device_tests:
+        devices = binaries(bin_dir, "device_")
+        first = [d for n in TIER2_FIRST for d in devices if d.name == n]
+        for d in first + [d for d in devices if d not in first]:
+            got = list_tests(d)
+            tests = len(got.names) if not got.problem else None
+            step = Step(d.name, "device", 2, d, tests=tests)
+            if got.problem:
+                step.status, step.note = got.problem, got.detail
+            steps.append(step)
+    # Tier 3, most valuable first; binaries that could not be listed are named here.
+    order = {name: i for i, name in enumerate(TIER3_ORDER)}
+    ranked = sorted([*benches, "torch"], key=lambda b: (
+        order.get(b if isinstance(b, str) else b.name, len(order)), str(b)))
+    for b in ranked:
+        if b == "torch":
+            steps += torch_steps(bin_dir)
+            continue
+        listing = listings[b.name]
+        if listing.problem:
+            steps.append(Step(b.name, "bench", 3, b, status=listing.problem, note=listing.detail))
+            continue
+        if b.name in TIER1:
+            pattern = "-" + TIER1[b.name][0]
+            rows = [n for n in listing.names if matches(pattern, n)]
+            if rows:
+                steps.append(Step(f"{b.name} [t3]", "bench", 3, b, pattern, rows))
+        elif listing.names:
+            steps.append(Step(f"{b.name} [t3]", "bench", 3, b, None, listing.names))
+    steps.append(Step("GPU state after", "state", 4))
+    steps.append(Step("answers", "answers", 4, why="the five answers from every step"))
+    for s in steps:
+        if s.status == "pending" and 0 < s.tier < 4 and s.tier > stop_after:
+            s.status, s.note = "NOT STARTED", f"--tier {stop_after}"
+        s.predicted = predict(model, s)
+    return Plan(steps, model, listings)
+
+
+def torch_steps(bin_dir: Path) -> list[Step]:
+    """cuBLASLt at 8192^3 (bf16, fp16) from bench_fp16_vs_fp32, then torch.matmul."""
+    binary = bin_dir / "bench_fp16_vs_fp32"
+    if not binary.is_file():
+        return []
+    rows = [f"fp16_vs_fp32/cublaslt/{p}/m:{TORCH_SIZE}/n:{TORCH_SIZE}/k:{TORCH_SIZE}/layout:nn"
+            for p in ("bf16", "fp16")]
+    return [Step(f"cuBLASLt {TORCH_SIZE}^3 (for torch)", "cublaslt", 3, binary,
+                 f"cublaslt/(bf16|fp16)/m:{TORCH_SIZE}/n:{TORCH_SIZE}/k:{TORCH_SIZE}(/|$)", rows),
+            Step(f"torch.matmul {TORCH_SIZE}^3", "torch", 3)]
+
+
+def render(plan: Plan) -> list[str]:
+    """The plan per tier, for --plan and the summary's head."""
+    m = plan.model
+    lines = [f"-- plan ({m.gpu.name}; per-sample overhead {m.overhead_flush * 1e6:.0f} us with the "
+             f"L2 flush, {m.overhead_plain * 1e6:.0f} us without"
+             + (f", learned from {m.learned_from} rows, medians x{m.speed:.2f} the model"
+                if m.learned_from else ", assumed") + "):"]
+    titles = {1: "tier 1: the five answers first", 2: "tier 2: the device tests",
+              3: "tier 3: the rest of the quick suite, most valuable first",
+              4: "closing: the GPU's state after, the answers"}
+    for t in (1, 2, 3, 4):
+        steps = plan.tier(t)
+        if not steps:
+            continue
+        rows = sum(len(s.rows) for s in steps)
+        tests = sum(s.tests or 0 for s in steps)
+        what = ", ".join(x for x in (f"{rows} benchmarks" if rows else "",
+                                     f"{tests} tests" if tests else "") if x)
+        lines.append(f"   {titles[t]}: {len(steps)} steps{', ' + what if what else ''}, "
+                     f"{plan.predicted(steps):.0f} s")
+    lines.append(f"   whole check: {plan.predicted():.0f} s planned")
+    return lines

@@ -1,0 +1,220 @@
+"""Issue 34 section 3: SQLite and PostgreSQL store the same runs, and every database error is one
+sentence.
+
+The same hostile run (long provenance text, long names, control characters, NUL, quotes and
+SQL in every text field, a long skip message) is added to an SQLite file and to a database on the
+real PostgreSQL server the tests start; every table is read back through a plain SQLAlchemy
+``SELECT *`` (no query of the tools) and the rows must be equal. Before the fix, PostgreSQL refused
+that run (``String(64)`` and ``String(16)`` columns) with an internal error that dumped the SQL
+and its parameters, while SQLite stored it; a damaged SQLite page escaped as an internal error
+from the reader that uses the driver's own cursor.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from conftest import fixture, load_doc, write
+
+LONG = 300
+TABLES = ("schema_version", "runs", "benchmarks", "results", "counters", "run_values")
+NASTY = "x'; DROP TABLE runs; --\"\\%_\x00\x1b[2K\u202e\U0001f600"
+
+
+def hostile_run() -> dict:
+    doc = load_doc("gpu_a.json")
+    ctx = doc["context"]
+    ctx.update({
+        "git_sha": "f" * LONG,  # schema 2: String(64)
+        "tcbench_version": "0.2.0+" + "dev." * 60,
+        "compute_capability": "9.0a-" + "sm" * 40,  # schema 2: String(16)
+        "driver_version": NASTY * 10,
+        "cuda_runtime": "13.0" + " " * 100 + "x",
+        "cublaslt_version": NASTY,
+        "gpu_uuid": "GPU-" + "0" * 200,
+        "host_name": "h" * 1000,  # longer than the one limit: cut to 512, whole in the context
+        "gpu_name": "GPU \u00e9\u4e2d\U0001f600 " + NASTY + "y" * 200,
+        "k" * 600: 1.5,  # a context key longer than the limit: in the context JSON only
+        "nested": {"deep": [NASTY, {"x": 1}]},
+        "sm_count": "132",
+        "nul\x00key": "7",
+        "date": "2026-02-01T03:04:05.123456+05:30",
+    })
+    bases = sorted({row["run_name"].removesuffix("/manual_time") for row in doc["benchmarks"]})
+    # the first name exactly 500 characters long; the others carry every hostile character
+    renamed = {b: (b + "/" + "z" * 500)[:500] if i == 0 else f"{b}/{NASTY}"
+               for i, b in enumerate(bases)}
+    for row in doc["benchmarks"]:
+        base = row["run_name"].removesuffix("/manual_time")
+        row["run_name"] = row["run_name"].replace(base, renamed[base])
+        row["name"] = row["name"].replace(base, renamed[base])
+        if row.get("skipped") or row.get("error_occurred"):
+            row["error_message"] = row["skip_message"] = NASTY * 500  # > 1000 characters
+        if row.get("run_type") == "iteration" and "tflops" in row:
+            row["counter" + NASTY] = 1.25
+            row["c" * 400] = 2.5
+    return doc
+
+
+def read_all(url: str) -> dict[str, list[dict]]:
+    """Every row of every table, through SQLAlchemy's plain SELECT * (its types normalise the
+    drivers' values: datetimes, booleans), sorted; ``runs.added`` (the time of the add) left out."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    md = sa.MetaData()
+    out = {}
+    try:
+        with engine.connect() as conn:
+            md.reflect(conn)
+            for name in TABLES:
+                table = md.tables[name]
+                cols = [c for c in table.c if c.name != "added"]
+                rows = conn.execute(sa.select(*cols)).mappings().all()
+                out[name] = sorted(({k: _norm(v) for k, v in r.items()} for r in rows), key=repr)
+    finally:
+        engine.dispose()
+    return out
+
+
+def _norm(value):
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value[:4].isdigit() and len(value) == 26 and value[10] == " ":
+        return value.replace(" ", "T")  # SQLite's DATETIME text
+    return value
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def psycopg_url(url: str) -> str:
+    return url.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+def test_the_same_hostile_run_is_stored_alike_in_both(cli, tmp_path, pg_url):
+    run = write(tmp_path, "hostile.json", hostile_run())
+    lite = tmp_path / "h.sqlite"
+    for db in (lite, pg_url):
+        code, out, err = cli("history", "add", run, fixture("gpu_b.json"), "--db", db)
+        assert code == 0, err
+        assert out.startswith("tcbench history: 2 run(s) added")
+    got_lite, got_pg = read_all(sqlite_url(lite)), read_all(psycopg_url(pg_url))
+    assert got_lite == got_pg
+    hostile = next(r for r in got_lite["runs"] if r["gpu_name"].startswith("GPU \u00e9"))
+    ctx = json.loads(hostile["context"])
+    assert ctx["git_sha"] == hostile["git_sha"] == "f" * LONG  # whole, in both
+    assert len(ctx["host_name"]) == 1000 and len(hostile["host"]) == 512  # the one limit
+    assert len(hostile["compute_capability"]) > 16
+    assert hostile["time"] == "2026-01-31T21:34:05.123456"  # UTC
+    assert "\x00" not in repr(got_lite)  # printable: NUL is written \x00, which PostgreSQL takes
+    assert "k" * 600 in ctx and not any(v["key"] == "k" * 600 for v in got_lite["run_values"])
+    names = [b["name"] for b in got_lite["benchmarks"]]
+    assert max(map(len, names)) == 500 and any("DROP TABLE" in n for n in names)
+    # the history reads the same series back from both
+    for db in (lite, pg_url):
+        code, out, err = cli("history", "check", "--json", "--db", db)
+        assert code == 0, err
+        assert json.loads(out)["runs"] == 2
+
+
+def test_a_name_beyond_the_one_limit_is_one_sentence_before_either_database(cli, tmp_path,
+                                                                            pg_url):
+    doc = load_doc("gpu_a.json")
+    for row in doc["benchmarks"][:3]:
+        row["name"] = row["run_name"] = "fp16_vs_fp32/" + "n" * 600
+    for key, value, needle in (("benchmarks", doc["benchmarks"], "has a name of 613 characters, "
+                                                               "more than the 512"),
+                               ("gpu_name", "G" * 513, "its gpu_name has 513 characters")):
+        bad = load_doc("gpu_a.json")
+        if key == "gpu_name":
+            bad["context"]["gpu_name"] = value
+        else:
+            bad["benchmarks"] = value
+        path = write(tmp_path, f"{key}.json", bad)
+        for db in (tmp_path / "h.sqlite", pg_url):
+            code, out, err = cli("history", "add", path, "--db", db)
+            assert code == 2 and needle in err and err.count("\n") == 1, err
+    assert not (tmp_path / "h.sqlite").exists()
+
+
+def test_a_database_error_is_one_short_sentence_without_sql(cli, pg_url):
+    """A refusal by the server itself (here a trigger a DBA might add) is exit 2 with the
+    server's first line; before, exit 70 with the INSERT statement and every parameter."""
+    import psycopg
+
+    assert cli("history", "add", fixture("gpu_a.json"), "--db", pg_url)[0] == 0
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION "
+                     "'no new runs: %', repeat('x', 3000); END $$ LANGUAGE plpgsql")
+        conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON runs FOR EACH ROW "
+                     "EXECUTE FUNCTION refuse()")
+    code, out, err = cli("history", "add", fixture("gpu_b.json"), "--db", pg_url)
+    assert code == 2, err
+    line = err.strip()
+    assert line.startswith("tcbench: the history database postgresql://") and \
+        "refused the operation: no new runs: xxx" in line and line.endswith("xx [cut].")
+    assert len(line) < 400 and "INSERT" not in line and "parameters" not in line
+    assert err.count("\n") == 1
+
+
+def test_an_older_postgresql_schema_with_lengths_is_widened(cli, tmp_path, pg_url):
+    """Schema 2 on PostgreSQL had VARCHAR(N) columns: migrating to 3 makes them TEXT, and the run
+    that did not fit is stored."""
+    import psycopg
+
+    assert cli("history", "add", fixture("gpu_b.json"), "--db", pg_url)[0] == 0
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for table, column, length in (("runs", "git_sha", 64), ("runs", "compute_capability", 16),
+                                      ("benchmarks", "name", 1024), ("counters", "name", 128)):
+            conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE VARCHAR({length})")
+        conn.execute("UPDATE schema_version SET version = 2")
+    run = write(tmp_path, "hostile.json", hostile_run())
+    code, out, err = cli("history", "add", run, "--db", pg_url)
+    assert code == 0, err
+    with psycopg.connect(pg_url) as conn:
+        types = dict(conn.execute("SELECT column_name, data_type FROM information_schema.columns "
+                                  "WHERE table_name = 'runs'").fetchall())
+        version = conn.execute("SELECT version FROM schema_version").fetchone()[0]
+    assert version == 3 and types["git_sha"] == types["compute_capability"] == "text"
+
+
+def damaged(tmp_path: Path) -> Path:
+    """A history whose results table's first page is overwritten (the file's header is intact,
+    so SQLite opens it, and the reader fails on that page: 'database disk image is
+    malformed')."""
+    db = tmp_path / "h.sqlite"
+    for name in ("gpu_a.json", "gpu_b.json", "gpu_c.json"):
+        write(tmp_path, "x.json", load_doc(name))
+        from tcbench_tools.cli import main
+
+        assert main(["history", "add", str(tmp_path / "x.json"), "--db", str(db)]) == 0
+    with sqlite3.connect(db) as conn:
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'results'"
+                            ).fetchone()[0]
+    with open(db, "r+b") as fh:
+        fh.seek((root - 1) * page)
+        fh.write(b"\xff" * 64)
+    return db
+
+
+@pytest.mark.parametrize("command", [["check"], ["check", "--json"], ["dashboard", "--out", "D"],
+                                     ["add", str(fixture("fp8_gpu_h.json"))]])
+def test_a_damaged_sqlite_page_is_one_sentence(cli, tmp_path, command, capsys):
+    db = damaged(tmp_path)
+    capsys.readouterr()
+    command = [str(tmp_path / "dash") if c == "D" else c for c in command]
+    code, out, err = cli("history", *command, "--db", db)
+    assert code == 2, err
+    assert err.strip() == (f"tcbench: {db} is damaged or not an SQLite database (database disk "
+                           "image is malformed); restore it from a copy, or give another --db.")
+    assert not (tmp_path / "dash").exists()

@@ -1,0 +1,55 @@
+"""docs/concepts/alignment.md's model tables are the model's (scripts/tcbench_tools/model_docs.py):
+every table between <!-- predicted:NAME --> markers, and the numbers its claim block quotes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import model_tool
+from tcbench_tools import model_cmd, model_docs, published
+
+
+def test_the_alignment_page_carries_the_models_tables():
+    fresh = model_docs.tables(model_tool())
+    page = model_docs.PAGE.read_text(encoding="utf-8")
+    for name, table in fresh.items():
+        assert model_docs.between(page, name) == table, (
+            f"docs/concepts/alignment.md table '{name}' is stale: run PYTHONPATH=scripts "
+            f".venv/bin/python -m tcbench_tools.model_docs --write\n{table}")
+
+
+def test_the_claim_block_quotes_the_current_numbers():
+    page = model_docs.PAGE.read_text(encoding="utf-8")
+    claim = page.split("## The multiples")[0]
+    ps = published.pairs(published.load())
+    slower = sum(p.slowdown > 1 for p in ps)
+    assert f"every one of {len(ps)} GEMMs" in claim and slower == len(ps)
+    assert f"median {model_cmd.quantile([p.slowdown for p in ps], 0.5):.2f}x" in claim
+    h100 = model_docs.Model(model_tool()).run(
+        [{"gpu": "NVIDIA H100 80GB HBM3", **model_docs.as_run("fp16", 4096, n, 4096, nt=nt)}
+         for nt in (False, True) for n in (32, 33)])
+    r32, r33, t32, t33 = (float(p["predicted_tflops"]) for p in h100)
+    assert f"H100 {r32:.1f} vs {r33:.1f} TFLOP/s" in claim
+    assert f"x{t33 / t32:.2f}" in claim
+
+
+def test_the_pages_layout_mapping_is_the_cpp_one(tmp_path):
+    """model_docs.as_run (Python) and query_of (C++, through tcbench_studies' alignment rows)
+    give the same predictions."""
+    studies = model_tool().parent / "tcbench_studies"
+    out = tmp_path / "studies.json"
+    subprocess.run([str(studies), "--study", "alignment", "--out", str(out)], check=True,
+                   capture_output=True, timeout=120)
+    rows = json.loads(out.read_text())["benchmarks"]
+    gpus = {"h100_sxm": "NVIDIA H100 80GB HBM3", "a100_sxm": "NVIDIA A100-SXM4-80GB"}
+    asked, want = [], []
+    for r in rows:
+        _, gpu, prec, m, n, k, layout = r["name"].split("/")
+        asked.append({"gpu": gpus[gpu], **model_docs.as_run(
+            prec, int(m[2:]), int(n[2:]), int(k[2:]), nt=layout == "layout:nt")})
+        want.append(r["predicted_tflops"])
+    got = [float(p["predicted_tflops"]) for p in model_docs.Model(model_tool()).run(asked)]
+    assert len(got) > 50
+    for g, w, a in zip(got, want, asked):
+        assert abs(g - w) <= 1e-3 * w, (a, g, w)
