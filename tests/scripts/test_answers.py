@@ -271,9 +271,9 @@ def test_the_real_host_studies_give_the_verdicts_the_pages_state(tmp_path):
     subprocess.run([str(tool), "--out", str(out)], check=True, capture_output=True, timeout=300)
     by_id = {a.id: a for a in answer_all([parse_doc(json.loads(out.read_text()))])
              if a.scope == "host"}
-    # docs/concepts/int8-calibration.md: p99.99 beats FP32, max loses 1.25 points.
-    assert by_id["q1"].verdict == CAVEAT and "ptq_max loses 1.25" in by_id["q1"].caveats[0]
-    # loss-scaling.md: no scaling 438x, static 2^10 2.60x, dynamic 1.004x, BF16 1.03x.
+    # docs/concepts/int8-calibration.md: p99.99 beats FP32, max loses 0.98 points (within 1).
+    assert by_id["q1"].verdict == HOLDS
+    # loss-scaling.md: no scaling 410x, static 2^10 2.81x, dynamic 1.002x, BF16 1.02x.
     assert by_id["q2"].verdict == CAVEAT
     # alignment.md: the published pairs lose; 33 in no leading dimension: the model's >= 32.
     assert by_id["q4"].verdict == CAVEAT
