@@ -181,7 +181,7 @@ std::int64_t swept_value(const Point& pt) {
 
 // The same point with the swept dimension rounded up to the next multiple of 16 bytes.
 Point aligned_point(const Point& pt) {
-  const auto type = model_element_type(case_for(pt).spec.a_type);
+  const auto type = element_of(case_for(pt).spec.a_type);
   const std::int64_t to = tn::round_up(swept_value(pt), tn::efficient_multiple(type));
   Point a = pt;
   (pt.swept == Axis::m ? a.m : (pt.swept == Axis::n ? a.n : a.k)) = to;
@@ -199,7 +199,7 @@ std::uint32_t algo_config_u32(const cublasLtMatmulAlgo_t& algo,
 }
 
 void report_alignment(benchmark::State& state, const GemmSpec& spec) {
-  const auto type = model_element_type(spec.a_type);
+  const auto type = element_of(spec.a_type);
   set_counter(state, counters::align_m_bytes, tn::alignment_bytes(spec.problem.m, type));
   set_counter(state, counters::align_n_bytes, tn::alignment_bytes(spec.problem.n, type));
   set_counter(state, counters::align_k_bytes, tn::alignment_bytes(spec.problem.k, type));

@@ -66,10 +66,9 @@ constexpr Variant kVariants[] = {
     {Precision::fp4, ScaleMode::mx},         {Precision::fp6, ScaleMode::mx},
 };
 
+// The block element format of precision p: its A type's row.
 tn::ElementFormat element_of(Precision p) {
-  return p == Precision::fp4   ? tn::ElementFormat::e2m1
-         : p == Precision::fp6 ? tn::ElementFormat::e2m3
-                               : tn::ElementFormat::e4m3;
+  return *tn::view_of(tn::kElementFormats, tcbench::element_of(info(p).a));
 }
 
 GemmCase make_case(const Variant& v, const GemmShape& s) {
@@ -80,21 +79,15 @@ GemmCase make_case(const Variant& v, const GemmShape& s) {
   return c;
 }
 
-// splitmix64: the originals are the same on every machine and run.
+// The originals are the same on every machine and run (numerics/random.hpp): uniform(-1, 1)
+// sums of three, near-normal, bounded, cheap.
 std::vector<float> normal_operand(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
                                   bool outlier_channels) {
-  std::uint64_t state = seed;
-  auto next = [&] {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
+  tn::RandomStream rng(seed);
   std::vector<float> x(checked_elements(rows, cols));
-  for (float& v : x) {  // uniform(-1, 1) sums of three: near-normal, bounded, cheap
-    double u = 0;
-    for (int i = 0; i < 3; ++i) u += static_cast<double>(next() >> 11) * 0x1p-53 * 2.0 - 1.0;
-    v = static_cast<float>(u);
+  for (float& v : x) {
+    v = 0.0f;
+    for (int i = 0; i < 3; ++i) v += rng.uniform(-1.0f, 1.0f);
   }
   if (outlier_channels)
     for (std::int64_t r = 0; r < rows; ++r)

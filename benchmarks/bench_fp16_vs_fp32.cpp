@@ -33,14 +33,6 @@ std::vector<GemmShape> shapes(bool quick) {
   return s;
 }
 
-MakeCase labelled(std::string label) {
-  return [label](Precision p, const GemmShape& s) {
-    GemmCase c = default_case(p, s);
-    c.label = label;
-    return c;
-  };
-}
-
 KernelSupport wmma_support() {
   return [](const GpuSpec& g, const GemmCase& c) {
     return kernels::wmma_unsupported_reason(g.cc_major, g.cc_minor, c.precision, c.spec.problem);
@@ -64,11 +56,11 @@ void register_topic(const Env& env) {
   constexpr P library[] = {P::fp32, P::tf32, P::fp16, P::fp16_acc16, P::bf16};
   add_gemms(env, kTopic, "cublaslt", library, s);
   add_gemms(env, kTopic, "cublas", library, s, default_case, run_cublas);
-  add_gemms(env, kTopic, "simt", std::array{P::fp32}, s, labelled("SIMT FFMA"),
+  add_gemms(env, kTopic, "simt", std::array{P::fp32}, s, labelled_case("SIMT FFMA"),
             own_kernel(typed<P::fp32>(kernels::gemm_simt_fp32)));
-  add_gemms(env, kTopic, "wmma", std::array{P::fp16}, s, labelled("WMMA (HMMA) fp32 acc"),
+  add_gemms(env, kTopic, "wmma", std::array{P::fp16}, s, labelled_case("WMMA (HMMA) fp32 acc"),
             own_kernel(typed<P::fp16>(kernels::gemm_wmma<__half>), wmma_support()));
-  add_gemms(env, kTopic, "wmma", std::array{P::bf16}, s, labelled("WMMA (HMMA) fp32 acc"),
+  add_gemms(env, kTopic, "wmma", std::array{P::bf16}, s, labelled_case("WMMA (HMMA) fp32 acc"),
             own_kernel(typed<P::bf16>(kernels::gemm_wmma<__nv_bfloat16>), wmma_support()));
 }
 

@@ -23,6 +23,8 @@
 #include "tcbench/kernels/fp8_scaling.hpp"
 #include "tcbench/studies/fp8_block.hpp"
 
+#include "fp8_recipe_cases.hpp"
+
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -44,8 +46,9 @@ void require_fp8(const Env& env) {
   env.skip_unless_valid(GemmSpec::for_precision(Precision::fp8, 256, 256, 256));
 }
 
+// The FP8 format of an FP8 cudaDataType_t (the variants below hold only FP8 A and B).
 tn::Fp8Format fp8_format(cudaDataType_t t) {
-  return t == CUDA_R_8F_E5M2 ? tn::Fp8Format::e5m2 : tn::Fp8Format::e4m3;
+  return *tn::view_of(tn::kFp8Formats, element_of(t));
 }
 
 // Layer GEMMs are TN (D = W^T X with W stored k x m), the layout FP8 needs: every GEMM of this
@@ -62,10 +65,8 @@ GemmCase tn_case(Precision p, const GemmShape& s) {
 struct Fp8Variant {
   cudaDataType_t a, b, d;
   std::string name() const {
-    auto f = [](cudaDataType_t t) {
-      return t == CUDA_R_8F_E4M3 ? "e4m3" : t == CUDA_R_8F_E5M2 ? "e5m2" : "bf16";
-    };
-    return std::string("gemm_") + f(a) + "x" + f(b) + "_" + f(d);
+    auto f = [](cudaDataType_t t) { return std::string(tn::name(element_of(t))); };
+    return "gemm_" + f(a) + "x" + f(b) + "_" + f(d);
   }
 };
 const Fp8Variant kHeadline{CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF};
@@ -154,118 +155,52 @@ void add_16bit_gemm(const Env& env, Precision p, const GemmShape& s, std::string
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scaling kernels, checked against the host on what they read and write
-
-constexpr float kPlantedAmax = 1.5f;  // above every uniform(-1, 1) element, exact in BF16
-constexpr std::size_t kCastSample = std::size_t{1} << 16;  // outputs checked at each end
-
-// Uniform(-1, 1) data with kPlantedAmax in its last element: a pass that drops the tail misses it.
-template <typename In>
-DeviceBuffer<In> recipe_input(const Env& env, std::size_t n) {
-  DeviceBuffer<In> x(n);
-  fill_random(x.get(), n, Distribution::uniform(-1.0f, 1.0f), kSeedA, env.stream());
-  const In planted = convert_sample<In>(kPlantedAmax);
-  TCB_CUDA(cudaMemcpyAsync(x.get() + (n - 1), &planted, sizeof planted, cudaMemcpyHostToDevice,
-                           env.stream()));
-  return x;
-}
-
-std::optional<std::string> check_amax(const DeviceValue<unsigned>& bits, cudaStream_t s) {
-  const float a = tn::amax_from_bits(bits.get(s));
-  if (a == kPlantedAmax) return std::nullopt;
-  return "amax is " + std::to_string(a) + ", not the planted " + std::to_string(kPlantedAmax);
-}
-
-enum class RecipeKernel { amax, cast, cast_record_amax };
-constexpr std::string_view kRecipeKernelNames[] = {"amax", "cast", "cast_record_amax"};
+// Scaling kernels (fp8_recipe_cases.hpp: one case per kernel, checked against the host)
 
 template <typename In>
-void run_recipe_kernel(benchmark::State& state, const Env& env, RecipeKernel kernel, std::size_t n,
-                       const std::string& key) {
-  require_fp8(env);
-  require_memory(env, n * (sizeof(In) + 1),
-                 "a scaling pass over " + std::to_string(n) + " elements");
-  const DeviceBuffer<In> x = recipe_input<In>(env, n);
-  DeviceBuffer<__nv_fp8_storage_t> out(n);
-  tk::ScaleState st;
-  constexpr float kScale = 448.0f;  // maps uniform(-1, 1) onto E4M3's range
-  st.scale.set(kScale, env.stream());
-  KernelCase k;
-  k.bytes_moved =
-      static_cast<double>(n) * (sizeof(In) + (kernel == RecipeKernel::amax ? 0.0 : 1.0));
-  k.reset = [&](cudaStream_t s) { TCB_CUDA(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), s)); };
-  k.work = [&](cudaStream_t s) {
-    switch (kernel) {
-      case RecipeKernel::amax:
-        tk::reset_amax(st.amax.ptr(), s);
-        tk::amax_reduce(x.get(), n, st.amax.ptr(), s);
-        break;
-      case RecipeKernel::cast:
-        tk::scaled_cast(x.get(), n, st.scale.ptr(), tn::Fp8Format::e4m3, tn::Saturation::satfinite,
-                        out.get(), s);
-        break;
-      case RecipeKernel::cast_record_amax:
-        tk::reset_amax(st.amax.ptr(), s);
-        tk::scaled_cast_record_amax(x.get(), n, st.scale.ptr(), tn::Fp8Format::e4m3, out.get(),
-                                    st.amax.ptr(), s);
-        break;
-    }
-  };
-  k.check = [&](cudaStream_t s) -> std::optional<std::string> {
-    if (kernel != RecipeKernel::cast)
-      if (auto wrong = check_amax(st.amax, s)) return wrong;
-    if (kernel != RecipeKernel::amax)
-      return tk::cast_mismatch(x.get(), out.get(), n, kScale, tn::Fp8Format::e4m3, kCastSample, s);
-    return std::nullopt;
-  };
-  run_kernel(state, env, key, k);
-}
-
-template <typename In>
-void add_recipe_kernel(const Env& env, RecipeKernel k, std::size_t n, std::string_view in) {
-  const std::string name =
-      BenchName(kTopic, "recipe_" + std::string(kRecipeKernelNames[static_cast<int>(k)]),
-                Precision::fp8)
-          .arg(Key::elements, static_cast<std::int64_t>(n))
-          .arg(Key::in, in);
-  register_gpu_benchmark(name, [&env, k, n, name](benchmark::State& st) {
-    run_recipe_kernel<In>(st, env, k, n, name);
+void add_recipe_kernel(const Env& env, const RecipeKernel<In>& k, std::size_t n,
+                       std::string_view in) {
+  const std::string name = BenchName(kTopic, k.name, Precision::fp8)
+                               .arg(Key::elements, static_cast<std::int64_t>(n))
+                               .arg(Key::in, in);
+  register_gpu_benchmark(name, [&env, &k, n, name](benchmark::State& st) {
+    require_fp8(env);
+    require_memory(env, n * (sizeof(In) + 1),
+                   "a scaling pass over " + std::to_string(n) + " elements");
+    RecipeBuffers<In> b(env, n, kSeedA);
+    run_kernel(st, env, name, k.make(b));
   });
 }
 
 // ---------------------------------------------------------------------------------------------
 // A recipe's cost beside the GEMM it feeds
 
-tk::ScaleRule rule_of(std::string_view recipe) {
-  return recipe == "current" ? tk::ScaleRule::current : tk::ScaleRule::delayed;
-}
-
-// Median seconds of quantizing a BF16 tensor of n elements with `recipe` (checked once).
-double recipe_seconds(const Env& env, std::string_view recipe, std::size_t n) {
-  return once<double>("fp8_recipe|" + std::string(recipe) + "|" + std::to_string(n), [&] {
+// Median seconds of quantizing a BF16 tensor of n elements with `rule` (checked once).
+double recipe_seconds(const Env& env, tn::ScaleRule rule, std::size_t n) {
+  const std::string recipe(tn::name(rule));
+  return once<double>("fp8_recipe|" + recipe + "|" + std::to_string(n), [&] {
     require_memory(env, n * 3, "quantizing " + std::to_string(n) + " BF16 elements");
-    const DeviceBuffer<__nv_bfloat16> x = recipe_input<__nv_bfloat16>(env, n);
+    const DeviceBuffer<__nv_bfloat16> x = recipe_input<__nv_bfloat16>(env, n, kSeedA);
     DeviceBuffer<__nv_fp8_storage_t> out(n);
     tk::ScaleState st;
-    tk::quantize(rule_of(recipe), x.get(), n, tn::Fp8Format::e4m3, out.get(), st, env.stream());
+    tk::quantize(rule, x.get(), n, tn::Fp8Format::e4m3, out.get(), st, env.stream());
     if (auto wrong = check_amax(st.amax, env.stream()))
-      throw Error("the " + std::string(recipe) + " recipe: " + *wrong);
+      throw Error("the " + recipe + " recipe: " + *wrong);
     return sample_work(env,
                        [&](cudaStream_t s) {
-                         tk::quantize(rule_of(recipe), x.get(), n, tn::Fp8Format::e4m3, out.get(),
-                                      st, s);
+                         tk::quantize(rule, x.get(), n, tn::Fp8Format::e4m3, out.get(), st, s);
                        })
         .median;
   });
 }
 
-void run_overhead(benchmark::State& state, const Env& env, std::string_view recipe,
-                  const GemmShape& s) {
+void run_overhead(benchmark::State& state, const Env& env, tn::ScaleRule rule, const GemmShape& s) {
   require_fp8(env);
   const auto a_n = checked_elements(s.m, s.k), b_n = checked_elements(s.k, s.n);
-  const double t = recipe_seconds(env, recipe, a_n) + recipe_seconds(env, recipe, b_n);
+  const double t = recipe_seconds(env, rule, a_n) + recipe_seconds(env, rule, b_n);
   report_precomputed(state, t);
-  const double passes = recipe == "current" ? 5.0 : 3.0;  // bytes per element (BF16 in)
+  // Bytes per element (BF16 in): delayed casts and records amax in one pass, current reads twice.
+  const double passes = rule == tn::ScaleRule::current ? 5.0 : 3.0;
   report_bandwidth(state, env, passes * static_cast<double>(a_n + b_n),
                    SampleStats{.count = 1, .median = t});
   const double gemm = baseline_median_seconds(env, fp8_case({}, s));
@@ -285,8 +220,8 @@ double layer_seconds(const Env& env, const ts::LayerShape& l, std::int64_t t,
   const GemmShape s{l.out, t, l.in};
   if (o.precision != Precision::fp8)
     return baseline_seconds(env, fp8_case({}, s), o.precision);  // same TN problem
-  return baseline_median_seconds(env, fp8_case({.fast_accum = o.fast_accum}, s)) +
-         recipe_seconds(env, o.delayed() ? "delayed" : "current", checked_elements(l.in, t));
+  return baseline_median_seconds(env, fp8_case({.fast_accum = o.fast_accum()}, s)) +
+         recipe_seconds(env, tn::scale_rule(*o.recipe), checked_elements(l.in, t));
 }
 
 ts::BlockSelection compute_block(const Env& env, std::int64_t h, std::int64_t t) {
@@ -312,16 +247,16 @@ void add_layer_rows(const Env& env, std::int64_t h, std::int64_t t) {
     for (std::size_t oi = 0; oi < options.size(); ++oi) {
       BenchName name(kTopic, "layer_" + layers[li].name, options[oi].precision);
       name.arg(Key::hidden, h).arg(Key::tokens, t).arg(Key::layout, "tn");
-      if (!options[oi].variant.empty()) name.arg(Key::recipe, options[oi].variant);
+      if (options[oi].recipe) name.arg(Key::recipe, tn::name(*options[oi].recipe));
       register_gpu_benchmark(name, [&env, h, t, li, oi](benchmark::State& st) {
         const ts::BlockSelection& r = block_result(env, h, t);
         const ts::PrecisionOption& opt = r.layers[li].options[oi];
         report_precomputed(st, opt.seconds);
         set_counter(st, counters::time_us, opt.seconds * 1e6);
         set_counter(st, counters::rel_error_unquantized, opt.rel_error);
-        // Option 0 is BF16 on the same TN problem (layer_seconds).
-        set_counter(st, counters::speedup_vs(Precision::bf16),
-                    r.layers[li].options[0].seconds / opt.seconds);
+        // BF16 on the same TN problem (layer_seconds).
+        report_speedup(st, Precision::bf16, r.layers[li].fastest(Precision::bf16)->seconds,
+                       opt.seconds);
         set_counter(st, counters::selected, r.selected.layers[li].option == oi ? 1.0 : 0.0);
         st.SetLabel(opt.label());
       });
@@ -356,8 +291,7 @@ void add_block_rows(const Env& env, std::int64_t h, std::int64_t t) {
         fp8_layers += c.chosen.precision == Precision::fp8;
       report_precomputed(st, sel.total_seconds);
       set_counter(st, counters::block_time_us, sel.total_seconds * 1e6);
-      set_counter(st, counters::speedup_vs(Precision::bf16),
-                  r.all_bf16.total_seconds / sel.total_seconds);
+      report_speedup(st, Precision::bf16, r.all_bf16.total_seconds, sel.total_seconds);
       set_counter(st, counters::block_rel_error, r.*mix.error);
       set_counter(st, counters::fp8_layers, fp8_layers);
       set_counter(st, counters::within_budget, sel.within_budget() ? 1.0 : 0.0);
@@ -426,20 +360,19 @@ void register_topic(const Env& env) {
                                        std::size_t{1} << 24, std::size_t{1} << 26,
                                        std::size_t{1} << 28};
   for (std::size_t n : sizes)
-    for (RecipeKernel k :
-         {RecipeKernel::amax, RecipeKernel::cast, RecipeKernel::cast_record_amax}) {
-      add_recipe_kernel<__nv_bfloat16>(env, k, n, "bf16");
-      if (!quick) add_recipe_kernel<float>(env, k, n, "fp32");
+    for (std::size_t i = 0; i < std::size(kRecipeKernels<float>); ++i) {
+      add_recipe_kernel(env, kRecipeKernels<__nv_bfloat16>[i], n, "bf16");
+      if (!quick) add_recipe_kernel(env, kRecipeKernels<float>[i], n, "fp32");
     }
   const std::vector<std::int64_t> overhead_sizes =
       quick ? std::vector<std::int64_t>{8192} : std::vector<std::int64_t>{4096, 8192, 16384};
   for (std::int64_t n : overhead_sizes)
-    for (std::string_view recipe : {"delayed", "current"}) {
+    for (tn::ScaleRule rule : {tn::ScaleRule::delayed, tn::ScaleRule::current}) {
       const GemmShape s{n, n, n};
       register_gpu_benchmark(
-          BenchName(kTopic, "overhead_" + std::string(recipe), Precision::fp8)
+          BenchName(kTopic, "overhead_" + std::string(tn::name(rule)), Precision::fp8)
               .gemm(fp8_case({}, s).spec.problem),
-          [&env, recipe, s](benchmark::State& st) { run_overhead(st, env, recipe, s); });
+          [&env, rule, s](benchmark::State& st) { run_overhead(st, env, rule, s); });
     }
 
   // Precision per layer.

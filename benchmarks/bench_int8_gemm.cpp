@@ -25,6 +25,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,7 +111,7 @@ void mlp(benchmark::State& state, const Env& env, P p, std::int64_t tokens) {
   const double seconds = total(p);
   report_precomputed(state, seconds);
   for (P base : layer_case(p, {}).speedup_vs)
-    if (base != p) set_counter(state, counters::speedup_vs(base), total(base) / seconds);
+    if (base != p) report_speedup(state, base, total(base), seconds);
   // Accuracy of what this path deploys, from the host evaluation of the same trained model.
   const ts::Int8StudyResult& r = study();
   if (p == P::int8) {
@@ -122,18 +124,56 @@ void mlp(benchmark::State& state, const Env& env, P p, std::int64_t tokens) {
 }
 
 // --- The quantization pipeline -------------------------------------------------------------
+// One factory per kernel (llm.c dev/cuda's one function per kernel version): what one run moves,
+// the run, and its check against the host functions it wraps (bit for bit), side by side; the
+// table below is what the topic registers.
 
-enum class QuantKernel {
-  abs_histogram,
-  amax,
-  quantize_per_tensor,
-  quantize_per_channel,
-  dequantize,
-  dequantize_accumulators  // the IMMA GEMM's int32 result -> float, per-channel weight scales
+// The buffers every kernel case of one size reads and writes, and the host copies the checks
+// compare with: activations with outliers; per-channel weights are [rows, 4096].
+struct QuantBuffers {
+  static constexpr std::size_t kCols = 4096;
+  static constexpr float kRange = 64.0f, kScale = 4.0f / 127.0f;
+  QuantBuffers(const Env& env, std::size_t elements, bool accumulators)
+      : n(elements),
+        rows(elements / kCols),
+        x(n),
+        y(n),
+        scales(rows),
+        q(n),
+        acc(accumulators ? n : 0),
+        counts(tn::kCalibBins),
+        non_finite(1) {
+    const cudaStream_t s = env.stream();
+    fill_random(x.get(), n, Distribution::activations_with_outliers(), 0x1a7, s);
+    host_x = x.download(s);
+    if (accumulators) {
+      fill_random(acc.get(), n, Distribution::integers(-2000000, 2000000), 0x1a8, s);
+      host_acc = acc.download(s);
+    }
+    host_scales.resize(rows);
+    for (std::size_t r = 0; r < rows; ++r)
+      host_scales[r] = 0.02f + 0.001f * static_cast<float>(r % 64);
+    scales.upload(host_scales, s);
+  }
+  // Poison the outputs (-128 is never a quantize_int8 result), zero the accumulating ones. The
+  // histogram and amax accumulate into their outputs: the timed runs skip the reset (the counts
+  // only grow, far from overflowing 64 bits), so only the kernel is timed.
+  void poison(cudaStream_t st) {
+    TCB_CUDA(cudaMemsetAsync(q.get(), 0x80, q.bytes(), st));
+    TCB_CUDA(cudaMemsetAsync(y.get(), 0xFF, y.bytes(), st));
+    TCB_CUDA(cudaMemsetAsync(counts.get(), 0, counts.bytes(), st));
+    TCB_CUDA(cudaMemsetAsync(non_finite.get(), 0, non_finite.bytes(), st));
+    bits.set(0, st);
+  }
+  std::size_t n, rows;
+  DeviceBuffer<float> x, y, scales;
+  DeviceBuffer<std::int8_t> q;
+  DeviceBuffer<std::int32_t> acc;
+  DeviceBuffer<tn::HistCount> counts, non_finite;
+  DeviceValue<unsigned> bits;
+  std::vector<float> host_x, host_scales;
+  std::vector<std::int32_t> host_acc;
 };
-constexpr std::string_view kQuantKernelNames[] = {"abs_histogram",       "amax",
-                                                  "quantize_per_tensor", "quantize_per_channel",
-                                                  "dequantize",          "dequantize_accumulators"};
 
 // Counts differing elements of two equally long arrays, by bits.
 template <typename T>
@@ -150,116 +190,143 @@ float from_bits(unsigned b) {
   return f;
 }
 
-// Checked against the host functions it wraps (bit for bit) on activations with outliers, then
-// timed. Bytes: every input read once and every output written once.
-void quant_kernel(benchmark::State& state, const Env& env, QuantKernel which, std::size_t n,
-                  const std::string& key) {
-  const std::size_t cols = 4096, rows = n / cols;  // per-channel: [rows, 4096] weights
-  require_memory(env, n * (sizeof(float) * 3 + 1), "the quantization buffers");
-  DeviceBuffer<float> x(n), y(n), scales(rows);
-  DeviceBuffer<std::int8_t> q(n);
-  DeviceBuffer<std::int32_t> acc(which == QuantKernel::dequantize_accumulators ? n : 0);
-  DeviceBuffer<tn::HistCount> counts(tn::kCalibBins), non_finite(1);
-  DeviceValue<unsigned> bits;
-  const cudaStream_t s = env.stream();
-  fill_random(x.get(), n, Distribution::activations_with_outliers(), 0x1a7, s);
-  const std::vector<float> host_x = x.download(s);
-  std::vector<std::int32_t> host_acc;
-  if (which == QuantKernel::dequantize_accumulators) {
-    fill_random(acc.get(), n, Distribution::integers(-2000000, 2000000), 0x1a8, s);
-    host_acc = acc.download(s);
-  }
-  const float range = 64.0f, scale = 4.0f / 127.0f;
-  std::vector<float> host_scales(rows);
-  for (std::size_t r = 0; r < rows; ++r)
-    host_scales[r] = 0.02f + 0.001f * static_cast<float>(r % 64);
-  scales.upload(host_scales, s);
-
+// The case around one kernel: `bytes_per_element` (every input read once and every output
+// written once), the run, and the number of results that differ from the host's.
+KernelCase quant_case(QuantBuffers& b, double bytes_per_element,
+                      std::function<void(cudaStream_t)> work,
+                      std::function<std::size_t(cudaStream_t)> bad_results) {
   KernelCase k;
-  k.bytes_moved = static_cast<double>(n) *
-                  (which == QuantKernel::abs_histogram || which == QuantKernel::amax ? 4.0
-                   : which == QuantKernel::dequantize_accumulators                   ? 8.0
-                                                                                     : 5.0);
-  // Poison the outputs (-128 is never a quantize_int8 result), zero the accumulating ones;
-  // dequantize reads the codes quantize_per_tensor makes. The histogram and amax accumulate
-  // into their outputs: the timed runs skip the reset (the counts only grow, far from
-  // overflowing 64 bits), so only the kernel is timed.
-  k.reset = [&](cudaStream_t st) {
-    TCB_CUDA(cudaMemsetAsync(q.get(), 0x80, q.bytes(), st));
-    TCB_CUDA(cudaMemsetAsync(y.get(), 0xFF, y.bytes(), st));
-    TCB_CUDA(cudaMemsetAsync(counts.get(), 0, counts.bytes(), st));
-    TCB_CUDA(cudaMemsetAsync(non_finite.get(), 0, non_finite.bytes(), st));
-    bits.set(0, st);
-    if (which == QuantKernel::dequantize) tk::quantize_per_tensor(x.get(), n, scale, q.get(), st);
-  };
-  k.work = [&](cudaStream_t st) {
-    switch (which) {
-      case QuantKernel::abs_histogram:
-        tk::abs_histogram(x.get(), n, range, tn::kCalibBins, counts.get(), non_finite.get(),
-                          bits.ptr(), st);
-        break;
-      case QuantKernel::amax:
-        tk::amax(x.get(), n, bits.ptr(), st);
-        break;
-      case QuantKernel::quantize_per_tensor:
-        tk::quantize_per_tensor(x.get(), n, scale, q.get(), st);
-        break;
-      case QuantKernel::quantize_per_channel:
-        tk::quantize_per_channel(x.get(), rows, cols, scales.get(), q.get(), st);
-        break;
-      case QuantKernel::dequantize:
-        tk::dequantize(q.get(), n, scale, y.get(), st);
-        break;
-      case QuantKernel::dequantize_accumulators:  // [rows, cols] column-major, rows = channels
-        tk::dequantize_accumulators(
-            acc.get(), static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols),
-            static_cast<std::int64_t>(rows), scale, scales.get(), y.get(), st);
-        break;
-    }
-  };
-  k.check = [&](cudaStream_t st) -> std::optional<std::string> {
-    std::size_t bad = 0;
-    switch (which) {
-      case QuantKernel::abs_histogram: {
-        tn::AbsHistogram host(range), dev(range);
-        host.add(host_x);
-        dev.add_counts(counts.download(st), from_bits(bits.get(st)), non_finite.download(st)[0]);
-        bad = host == dev ? 0 : 1;
-        break;
-      }
-      case QuantKernel::amax:
-        bad = from_bits(bits.get(st)) == tn::amax(host_x) ? 0 : 1;
-        break;
-      case QuantKernel::quantize_per_tensor:
-      case QuantKernel::quantize_per_channel: {
-        std::vector<std::int8_t> want(n);
-        for (std::size_t i = 0; i < n; ++i)
-          want[i] = tn::quantize_int8(
-              host_x[i], which == QuantKernel::quantize_per_tensor ? scale : host_scales[i / cols]);
-        bad = mismatches(q.download(st), want);
-        break;
-      }
-      case QuantKernel::dequantize: {
-        std::vector<float> want(n);
-        for (std::size_t i = 0; i < n; ++i)
-          want[i] = tn::dequantize_int8(tn::quantize_int8(host_x[i], scale), scale);
-        bad = mismatches(y.download(st), want);
-        break;
-      }
-      case QuantKernel::dequantize_accumulators: {
-        std::vector<float> want(n);
-        for (std::size_t i = 0; i < n; ++i)
-          want[i] = tn::dequantize_accumulator(host_acc[i], scale, host_scales[i % rows]);
-        bad = mismatches(y.download(st), want);
-        break;
-      }
-    }
+  k.bytes_moved = static_cast<double>(b.n) * bytes_per_element;
+  k.reset = [&b](cudaStream_t st) { b.poison(st); };
+  k.work = std::move(work);
+  k.check = [&b,
+             bad_results = std::move(bad_results)](cudaStream_t st) -> std::optional<std::string> {
+    const std::size_t bad = bad_results(st);
     if (bad == 0) return std::nullopt;
     return "differs from the host functions in " + std::to_string(bad) + " of " +
-           std::to_string(n) + " results";
+           std::to_string(b.n) + " results";
   };
   k.label = "bit-exact vs host numerics";
-  run_kernel(state, env, key, k);
+  return k;
+}
+
+KernelCase abs_histogram_case(QuantBuffers& b) {
+  return quant_case(
+      b, 4.0,
+      [&b](cudaStream_t st) {
+        tk::abs_histogram(b.x.get(), b.n, QuantBuffers::kRange, tn::kCalibBins, b.counts.get(),
+                          b.non_finite.get(), b.bits.ptr(), st);
+      },
+      [&b](cudaStream_t st) -> std::size_t {
+        tn::AbsHistogram host(QuantBuffers::kRange), dev(QuantBuffers::kRange);
+        host.add(b.host_x);
+        dev.add_counts(b.counts.download(st), from_bits(b.bits.get(st)),
+                       b.non_finite.download(st)[0]);
+        return host == dev ? 0 : 1;
+      });
+}
+
+KernelCase amax_case(QuantBuffers& b) {
+  return quant_case(
+      b, 4.0, [&b](cudaStream_t st) { tk::amax(b.x.get(), b.n, b.bits.ptr(), st); },
+      [&b](cudaStream_t st) -> std::size_t {
+        return from_bits(b.bits.get(st)) == tn::amax(b.host_x) ? 0 : 1;
+      });
+}
+
+// quantize_int8 of every element with scale_of(i), as the host computes it.
+template <typename ScaleOf>
+std::vector<std::int8_t> host_quantized(const QuantBuffers& b, ScaleOf scale_of) {
+  std::vector<std::int8_t> want(b.n);
+  for (std::size_t i = 0; i < b.n; ++i) want[i] = tn::quantize_int8(b.host_x[i], scale_of(i));
+  return want;
+}
+
+KernelCase quantize_per_tensor_case(QuantBuffers& b) {
+  return quant_case(
+      b, 5.0,
+      [&b](cudaStream_t st) {
+        tk::quantize_per_tensor(b.x.get(), b.n, QuantBuffers::kScale, b.q.get(), st);
+      },
+      [&b](cudaStream_t st) {
+        return mismatches(b.q.download(st),
+                          host_quantized(b, [](std::size_t) { return QuantBuffers::kScale; }));
+      });
+}
+
+KernelCase quantize_per_channel_case(QuantBuffers& b) {
+  return quant_case(
+      b, 5.0,
+      [&b](cudaStream_t st) {
+        tk::quantize_per_channel(b.x.get(), b.rows, QuantBuffers::kCols, b.scales.get(), b.q.get(),
+                                 st);
+      },
+      [&b](cudaStream_t st) {
+        return mismatches(b.q.download(st), host_quantized(b, [&b](std::size_t i) {
+                            return b.host_scales[i / QuantBuffers::kCols];
+                          }));
+      });
+}
+
+// Reads the codes quantize_per_tensor makes (in its reset, so only dequantize is timed).
+KernelCase dequantize_case(QuantBuffers& b) {
+  KernelCase k = quant_case(
+      b, 5.0,
+      [&b](cudaStream_t st) {
+        tk::dequantize(b.q.get(), b.n, QuantBuffers::kScale, b.y.get(), st);
+      },
+      [&b](cudaStream_t st) {
+        std::vector<float> want(b.n);
+        for (std::size_t i = 0; i < b.n; ++i)
+          want[i] = tn::dequantize_int8(tn::quantize_int8(b.host_x[i], QuantBuffers::kScale),
+                                        QuantBuffers::kScale);
+        return mismatches(b.y.download(st), want);
+      });
+  k.reset = [&b](cudaStream_t st) {
+    b.poison(st);
+    tk::quantize_per_tensor(b.x.get(), b.n, QuantBuffers::kScale, b.q.get(), st);
+  };
+  return k;
+}
+
+// The IMMA GEMM's int32 result -> float with per-channel weight scales: [rows, cols]
+// column-major, rows = channels.
+KernelCase dequantize_accumulators_case(QuantBuffers& b) {
+  const auto rows = static_cast<std::int64_t>(b.rows);
+  return quant_case(
+      b, 8.0,
+      [&b, rows](cudaStream_t st) {
+        tk::dequantize_accumulators(b.acc.get(), rows, std::int64_t{QuantBuffers::kCols}, rows,
+                                    QuantBuffers::kScale, b.scales.get(), b.y.get(), st);
+      },
+      [&b](cudaStream_t st) {
+        std::vector<float> want(b.n);
+        for (std::size_t i = 0; i < b.n; ++i)
+          want[i] = tn::dequantize_accumulator(b.host_acc[i], QuantBuffers::kScale,
+                                               b.host_scales[i % b.rows]);
+        return mismatches(b.y.download(st), want);
+      });
+}
+
+struct QuantKernel {
+  std::string_view name;
+  KernelCase (*make)(QuantBuffers&);
+  bool accumulators = false;  // reads an int32 GEMM result
+};
+constexpr QuantKernel kQuantKernels[] = {
+    {"abs_histogram", abs_histogram_case},
+    {"amax", amax_case},
+    {"quantize_per_tensor", quantize_per_tensor_case},
+    {"quantize_per_channel", quantize_per_channel_case},
+    {"dequantize", dequantize_case},
+    {"dequantize_accumulators", dequantize_accumulators_case, true},
+};
+
+void quant_kernel(benchmark::State& state, const Env& env, const QuantKernel& kernel, std::size_t n,
+                  const std::string& key) {
+  require_memory(env, n * (sizeof(float) * 3 + 1), "the quantization buffers");
+  QuantBuffers b(env, n, kernel.accumulators);
+  run_kernel(state, env, key, kernel.make(b));
 }
 
 }  // namespace
@@ -297,12 +364,11 @@ void register_topic(const Env& env) {
                              [&env, p, tokens](benchmark::State& st) { mlp(st, env, p, tokens); });
 
   const std::size_t n = env.quick() ? (std::size_t{1} << 24) : (std::size_t{1} << 26);
-  for (std::size_t i = 0; i < std::size(kQuantKernelNames); ++i) {
-    const auto q = static_cast<QuantKernel>(i);
-    const std::string name = BenchName(kTopic, kQuantKernelNames[i], P::int8)
-                                 .arg(Key::elements, static_cast<std::int64_t>(n));
+  for (const QuantKernel& k : kQuantKernels) {
+    const std::string name =
+        BenchName(kTopic, k.name, P::int8).arg(Key::elements, static_cast<std::int64_t>(n));
     register_gpu_benchmark(
-        name, [&env, q, n, name](benchmark::State& st) { quant_kernel(st, env, q, n, name); });
+        name, [&env, &k, n, name](benchmark::State& st) { quant_kernel(st, env, k, n, name); });
   }
 }
 

@@ -37,20 +37,29 @@ constexpr std::string_view kTopic = "loss_scaling";
 
 // 1. Where gradients land --------------------------------------------------------------------
 
-enum class Source { lognormal, mlp };
-
-const std::vector<float>& gradients(Source s) {
-  // Host-made and cached: the same inputs on every GPU, so the counts are comparable exactly.
-  static const std::vector<float> lognormal = tn::lognormal_gradients(1'000'000, 7);
-  static const std::vector<float> mlp = [] {
+// Where the gradients come from: one row per source, the benchmark's variant beside its data.
+// Host-made and cached: the same inputs on every GPU, so the counts are comparable exactly.
+struct GradientSource {
+  std::string_view name;
+  const std::vector<float>& (*gradients)();
+};
+const std::vector<float>& lognormal_gradients() {
+  static const std::vector<float> g = tn::lognormal_gradients(1'000'000, 7);
+  return g;
+}
+const std::vector<float>& mlp_gradients() {
+  static const std::vector<float> g = [] {
     const int at[] = {0, 100, 399};
     return ts::fp32_backward_gradients(ts::TrainingConfig{}, at);
   }();
-  return s == Source::lognormal ? lognormal : mlp;
+  return g;
 }
+constexpr GradientSource kSources[] = {{"landing_lognormal", lognormal_gradients},
+                                       {"landing_mlp", mlp_gradients}};
 
-void landing(benchmark::State& state, const Env& env, Source source, tn::Format format, int log2) {
-  const std::vector<float>& g = gradients(source);
+void landing(benchmark::State& state, const Env& env, const GradientSource& source,
+             tn::Format format, int log2) {
+  const std::vector<float>& g = source.gradients();
   const cudaStream_t stream = env.stream();
   DeviceBuffer<float> grads(g.size());
   grads.upload(g, stream);
@@ -84,18 +93,6 @@ void landing(benchmark::State& state, const Env& env, Source source, tn::Format 
 }
 
 // 2. Training with and without scaling --------------------------------------------------------
-
-Precision precision_of(ts::TrainingMode m) {
-  switch (ts::storage_of(m)) {
-    case tn::Storage::fp32:
-      return Precision::fp32;
-    case tn::Storage::bf16:
-      return Precision::bf16;
-    case tn::Storage::fp16:
-      break;
-  }
-  return Precision::fp16;
-}
 
 ts::TrainingConfig training_config(bool quick) {
   ts::TrainingConfig cfg;
@@ -174,67 +171,84 @@ std::vector<kernels::GradTensor> parameter_set(float* base, std::size_t total) {
 constexpr std::uint64_t kGradSeed = 0x6AD5;
 constexpr std::int64_t kStepHidden = 4096, kStepTokens = 16384;
 
-void unscale(benchmark::State& state, const Env& env, std::size_t elements) {
-  const cudaStream_t stream = env.stream();
-  const std::size_t padded = elements + 4 * 4096;  // room for 16-byte alignment of every tensor
-  require_memory(env, checked_bytes<float>(padded) + (std::size_t{64} << 20),
-                 std::to_string(elements) + " FP32 gradients");
-  DeviceBuffer<float> grads(padded);
-  const Distribution dist = Distribution::uniform(-1.0f, 1.0f);
-  fill_random(grads.get(), grads.size(), dist, kGradSeed, stream);
-  const std::vector<kernels::GradTensor> tensors = parameter_set(grads.get(), elements);
-  const kernels::MultiTensorUnscale op(tensors);
-  // Alternating 1/2^16 and 2^16 keeps the values where they started (both exact powers of two,
-  // far from FP32's limits), so every timed run works on the same nonzero gradients.
-  DeviceBuffer<float> inv(2), found(1);
-  inv.upload(std::vector<float>{tn::inverse_scale(65536.0f), 65536.0f}, stream);
-  TCB_CUDA(cudaMemsetAsync(found.get(), 0, sizeof(float), stream));
-
+// The fused check-and-unscale over `elements` parameter-shaped FP32 gradients. Alternating
+// 1/2^16 and 2^16 keeps the values where they started (both exact powers of two, far from FP32's
+// limits), so every timed run works on the same nonzero gradients.
+struct UnscaleBuffers {
+  UnscaleBuffers(cudaStream_t stream, std::size_t count)
+      : elements(count),
+        grads(count + 4 * 4096),  // room for 16-byte alignment of every tensor
+        tensors(parameter_set(grads.get(), count)),
+        op(tensors),
+        inv(2),
+        found(1) {
+    fill_random(grads.get(), grads.size(), kDist, kGradSeed, stream);
+    inv.upload(std::vector<float>{tn::inverse_scale(65536.0f), 65536.0f}, stream);
+    TCB_CUDA(cudaMemsetAsync(found.get(), 0, sizeof(float), stream));
+  }
+  static constexpr Distribution kDist = Distribution::uniform(-1.0f, 1.0f);
+  std::size_t elements;
+  DeviceBuffer<float> grads;
+  std::vector<kernels::GradTensor> tensors;
+  kernels::MultiTensorUnscale op;
+  DeviceBuffer<float> inv, found;
   int parity = 0;
+};
+
+// Correct first: the checked run (1/2^16) against the host on a strided sample of about 2^20
+// elements (gathered with one 2D copy), no Inf found; then an Inf planted in the last tensor
+// must be found, and the runs after it restore the values.
+std::optional<std::string> check_unscale(UnscaleBuffers& b, cudaStream_t st) {
+  const std::size_t stride = std::max<std::size_t>(1, b.elements / (std::size_t{1} << 20));
+  const std::size_t count = tn::ceil_div(b.elements, stride);
+  std::vector<float> sample(count);
+  TCB_CUDA(cudaMemcpy2DAsync(sample.data(), sizeof(float), b.grads.get(), stride * sizeof(float),
+                             sizeof(float), count, cudaMemcpyDeviceToHost, st));
+  if (b.found.download(st)[0] != 0.0f) return "it reported Inf/NaN in finite gradients";
+  const float inv_host = tn::inverse_scale(65536.0f);
+  for (std::size_t j = 0; j < count; ++j) {
+    bool f = false;
+    const float want =
+        tn::check_and_unscale(random_value(b.kDist, kGradSeed, j * stride), inv_host, f);
+    if (std::memcmp(&want, &sample[j], sizeof want) != 0)
+      return "element " + std::to_string(j * stride) + " is " + std::to_string(sample[j]) +
+             ", the host's " + std::to_string(want);
+  }
+  b.op.run(b.inv.get() + 1, b.found.get(), st);  // back to the filled values
+  float* const last = b.grads.get() + (b.elements - 1);
+  float keep = 0;
+  const float inf = INFINITY;
+  TCB_CUDA(cudaMemcpyAsync(&keep, last, sizeof keep, cudaMemcpyDeviceToHost, st));
+  TCB_CUDA(cudaMemcpyAsync(last, &inf, sizeof inf, cudaMemcpyHostToDevice, st));
+  b.op.run(b.inv.get(), b.found.get(), st);
+  const bool caught = b.found.download(st)[0] == 1.0f;
+  b.op.run(b.inv.get() + 1, b.found.get(), st);
+  TCB_CUDA(cudaMemcpyAsync(last, &keep, sizeof keep, cudaMemcpyHostToDevice, st));
+  TCB_CUDA(cudaMemsetAsync(b.found.get(), 0, sizeof(float), st));
+  TCB_CUDA(cudaStreamSynchronize(st));
+  b.parity = 0;
+  if (!caught) return "it missed an Inf in the last element";
+  return std::nullopt;
+}
+
+KernelCase unscale_case(UnscaleBuffers& b) {
   KernelCase k;
-  k.bytes_moved = 8.0 * static_cast<double>(elements);  // read + write, FP32
-  k.work = [&](cudaStream_t st) {
-    op.run(inv.get() + parity, found.get(), st);
-    parity ^= 1;
+  k.bytes_moved = 8.0 * static_cast<double>(b.elements);  // read + write, FP32
+  k.work = [&b](cudaStream_t st) {
+    b.op.run(b.inv.get() + b.parity, b.found.get(), st);
+    b.parity ^= 1;
   };
-  // Correct first: the checked run (1/2^16) against the host on a strided sample of about 2^20
-  // elements (gathered with one 2D copy), no Inf found; then an Inf planted in the last tensor
-  // must be found, and the runs after it restore the values.
-  k.check = [&](cudaStream_t st) -> std::optional<std::string> {
-    const std::size_t stride = std::max<std::size_t>(1, elements / (std::size_t{1} << 20));
-    const std::size_t count = tn::ceil_div(elements, stride);
-    std::vector<float> sample(count);
-    TCB_CUDA(cudaMemcpy2DAsync(sample.data(), sizeof(float), grads.get(), stride * sizeof(float),
-                               sizeof(float), count, cudaMemcpyDeviceToHost, st));
-    if (found.download(st)[0] != 0.0f) return "it reported Inf/NaN in finite gradients";
-    const float inv_host = tn::inverse_scale(65536.0f);
-    for (std::size_t j = 0; j < count; ++j) {
-      bool f = false;
-      const float want =
-          tn::check_and_unscale(random_value(dist, kGradSeed, j * stride), inv_host, f);
-      if (std::memcmp(&want, &sample[j], sizeof want) != 0)
-        return "element " + std::to_string(j * stride) + " is " + std::to_string(sample[j]) +
-               ", the host's " + std::to_string(want);
-    }
-    op.run(inv.get() + 1, found.get(), st);  // back to the filled values
-    float* const last = grads.get() + (elements - 1);
-    float keep = 0;
-    const float inf = INFINITY;
-    TCB_CUDA(cudaMemcpyAsync(&keep, last, sizeof keep, cudaMemcpyDeviceToHost, st));
-    TCB_CUDA(cudaMemcpyAsync(last, &inf, sizeof inf, cudaMemcpyHostToDevice, st));
-    op.run(inv.get(), found.get(), st);
-    const bool caught = found.download(st)[0] == 1.0f;
-    op.run(inv.get() + 1, found.get(), st);
-    TCB_CUDA(cudaMemcpyAsync(last, &keep, sizeof keep, cudaMemcpyHostToDevice, st));
-    TCB_CUDA(cudaMemsetAsync(found.get(), 0, sizeof(float), st));
-    TCB_CUDA(cudaStreamSynchronize(st));
-    parity = 0;
-    if (!caught) return "it missed an Inf in the last element";
-    return std::nullopt;
-  };
+  k.check = [&b](cudaStream_t st) { return check_unscale(b, st); };
   k.label = "fused multi-tensor check-and-unscale, bit-exact vs the host";
+  return k;
+}
+
+void unscale(benchmark::State& state, const Env& env, std::size_t elements) {
+  require_memory(env, checked_bytes<float>(elements + 4 * 4096) + (std::size_t{64} << 20),
+                 std::to_string(elements) + " FP32 gradients");
+  UnscaleBuffers b(env.stream(), elements);
   const SampleStats t =
-      run_kernel(state, env, "loss_scaling_unscale|" + std::to_string(elements), k);
+      run_kernel(state, env, "loss_scaling_unscale|" + std::to_string(elements), unscale_case(b));
 
   // One FP16 training step's GEMMs for this many parameters: 3 GEMMs (forward, data gradient,
   // weight gradient) of 2 * h * T * h FLOP per h x h weight, timed as one cuBLASLt GEMM of
@@ -246,7 +260,7 @@ void unscale(benchmark::State& state, const Env& env, std::size_t elements) {
   set_counter(state, counters::step_gemm_ms, step_gemm * 1e3);
   set_counter(state, counters::unscale_pct_of_step, 100.0 * t.median / step_gemm);
   set_counter(state, counters::tokens_per_step, kStepTokens);
-  set_counter(state, counters::tensors, static_cast<double>(tensors.size()));
+  set_counter(state, counters::tensors, static_cast<double>(b.tensors.size()));
 }
 
 }  // namespace
@@ -262,20 +276,20 @@ TopicHelp topic_help() {
 
 void register_topic(const Env& env) {
   const tn::Format formats[] = {tn::Format::fp16, tn::Format::bf16};
-  for (Source source : {Source::lognormal, Source::mlp})
+  for (const GradientSource& source : kSources)
     for (tn::Format f : formats)
       for (int k : tn::kSweepScaleLog2) {
-        const Precision p = f == tn::Format::fp16 ? Precision::fp16 : Precision::bf16;
+        const Precision p = *parse_precision(tn::name(f));  // the GEMM precision of that format
         register_gpu_benchmark(
-            BenchName(kTopic, source == Source::lognormal ? "landing_lognormal" : "landing_mlp", p)
-                .arg(Key::scale_log2, k),
-            [&env, source, f, k](benchmark::State& st) { landing(st, env, source, f, k); });
+            BenchName(kTopic, source.name, p).arg(Key::scale_log2, k),
+            [&env, &source, f, k](benchmark::State& st) { landing(st, env, source, f, k); });
       }
   const int steps = training_config(env.quick()).steps;
   for (ts::TrainingMode m : ts::kTrainingModes)
-    register_gpu_benchmark(BenchName(kTopic, "train_" + std::string(ts::name(m)), precision_of(m))
-                               .arg(Key::steps, steps),
-                           [&env, m](benchmark::State& st) { train(st, env, m); });
+    register_gpu_benchmark(
+        BenchName(kTopic, "train_" + std::string(ts::name(m)), ts::precision_of(m))
+            .arg(Key::steps, steps),
+        [&env, m](benchmark::State& st) { train(st, env, m); });
   std::vector<std::size_t> sizes{10'000'000};
   if (!env.quick()) sizes = {10'000'000, 100'000'000, 1'000'000'000};
   for (std::size_t n : sizes)

@@ -70,14 +70,6 @@ RunGemm profiled(RunGemm run, std::string key) {
   };
 }
 
-MakeCase labelled(std::string label) {
-  return [label](P p, const GemmShape& s) {
-    GemmCase c = default_case(p, s);
-    c.label = label;
-    return c;
-  };
-}
-
 void add_profiled(const Env& env, std::string_view variant, P p, const GemmShape& s,
                   MakeCase make = default_case, RunGemm run = run_cublaslt) {
   const std::array<P, 1> one{p};
@@ -322,9 +314,9 @@ TopicHelp topic_help() {
 
 void register_topic(const Env& env) {
   const GemmShape s = large(env.quick());
-  add_profiled(env, "simt", P::fp32, s, labelled("SIMT FFMA"),
+  add_profiled(env, "simt", P::fp32, s, labelled_case("SIMT FFMA"),
                own_kernel(typed<P::fp32>(kernels::gemm_simt_fp32)));
-  add_profiled(env, "wmma", P::fp16, s, labelled("WMMA (HMMA) fp32 acc"),
+  add_profiled(env, "wmma", P::fp16, s, labelled_case("WMMA (HMMA) fp32 acc"),
                own_kernel(typed<P::fp16>(kernels::gemm_wmma<__half>),
                           [](const GpuSpec& g, const GemmCase& c) {
                             return kernels::wmma_unsupported_reason(g.cc_major, g.cc_minor,

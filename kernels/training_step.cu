@@ -16,23 +16,20 @@ namespace {
 
 namespace tn = tcbench::numerics;
 
-// The storage format of T and its name in launch errors.
+// The storage format of T (its name in launch errors is the element table's).
 template <typename T>
 struct StorageTraits;
 template <>
 struct StorageTraits<float> {
   static constexpr tn::Storage storage = tn::Storage::fp32;
-  static constexpr const char* name = "fp32";
 };
 template <>
 struct StorageTraits<__half> {
   static constexpr tn::Storage storage = tn::Storage::fp16;
-  static constexpr const char* name = "fp16";
 };
 template <>
 struct StorageTraits<__nv_bfloat16> {
   static constexpr tn::Storage storage = tn::Storage::bf16;
-  static constexpr const char* name = "bf16";
 };
 
 __device__ inline float to_float(float v) {
@@ -161,7 +158,8 @@ unsigned blocks_for(std::size_t n) {
 
 template <typename T>
 void check_launch(const char* what, std::size_t n) {
-  TCB_CUDA_LAUNCH(std::string(what) + "<" + StorageTraits<T>::name + "> n=" + std::to_string(n));
+  TCB_CUDA_LAUNCH(std::string(what) + "<" + std::string(tn::name(StorageTraits<T>::storage)) +
+                  "> n=" + std::to_string(n));
 }
 
 }  // namespace

@@ -1,26 +1,38 @@
-"""How the report tells series apart: one colour, marker and line style per GPU (or per series
-within a GPU's plot), distinct for 20 series and more, colour-blind safe, and never the colour of
-a reference line (peaks, models and the diagonal are black or grey).
+"""How the report tells series apart: a colour, a marker and a line style per series, assigned
+per plot (the first series of a plot gets the first style, and so on), never the colour of a
+reference line (peaks, models and the diagonal are black or grey).
 
-The colours are Paul Tol's "muted" scheme (nine colours designed to stay distinguishable under
-the common colour-vision deficiencies: https://personal.sron.nl/~pault/#sec:qualitative). Colour,
-marker and line style cycle with periods 9, 10 and 4, so series i and j (i != j, both below 180)
-never share all three, and two of the first 36 series that share a colour (i, i + 9, i + 18,
-i + 27) differ in marker and in line style too. Series keep their index across plots: GPU k looks
-the same everywhere in a report. No matplotlib import here (``tcbench run`` may import the tools
-without it).
+The palette's first nine colours are Paul Tol's "muted" scheme, designed to stay distinguishable
+under the common colour-vision deficiencies (https://personal.sron.nl/~pault/#sec:qualitative):
+a plot of up to nine series uses only them. The eleven after them were chosen greedily, each the
+sRGB colour (on a 1/15 grid, CIELAB L* 25-80, chroma >= 25, at least 15 from white, black, the
+greys and the synthetic mark's red) farthest by CIEDE2000 from every colour before it. Any two
+of the twenty are at least ``MIN_DELTA_E`` apart by CIEDE2000 (the closest pair is Tol's own wine
+and purple); tests/scripts/test_report_plots.py checks it with coloraide, itself checked against
+Sharma, Wu and Dalal's published CIEDE2000 test pairs. So within one plot of up to twenty series
+every series has its own colour, whichever GPUs the plot holds (a GPU's colour followed its
+index among all the report's GPUs before, so GPU 02 and GPU 11 shared one in a plot of four).
+
+Marker and line style are the second channel (cycles of 9 and 3, both coprime to 20): series i
+and j of one plot (i != j, both below 180) never share all three, two that share a colour (from
+the 21st series on) differ in marker, and lines stay apart in greyscale print. No matplotlib
+import here (``tcbench run`` may import the tools without it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-PALETTE = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677",
-           "#882255", "#AA4499")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
-LINESTYLES = ("-", "--", "-.", ":")
+PALETTE = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
+           "#AA4499",  # Tol's muted
+           "#774400", "#EE7700", "#EEAAFF", "#0077AA", "#00DD44", "#8877FF", "#FFAA99", "#881111",
+           "#006666", "#666600", "#FF22FF")  # the greedy extension (CIEDE2000 >= 15 to all above)
+MIN_DELTA_E = 15.0  # CIEDE2000 between any two colours of PALETTE
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">")
+LINESTYLES = ("-", "--", "-.")
 REFERENCE = "black"  # peaks, models, diagonals: never a series colour
 MARK_COLOR = "#CC3311"  # the SYNTHETIC DATA mark (Tol's vibrant red)
+NO_DATA = "0.55"  # the grey of "no data" / "skipped" texts where a result is missing
 
 
 @dataclass(frozen=True)
@@ -30,16 +42,22 @@ class SeriesStyle:
     linestyle: str
 
     def line_kwargs(self, points: int = 0, max_marked: int = 64) -> dict:
-        """Keyword arguments for ``Axes.plot``; no markers on lines with very many points."""
+        """Keyword arguments for ``Axes.plot``; no markers on lines with very many points. Solid
+        lines are drawn below dashed ones, so that a dashed line lying exactly on a solid one
+        (two GPUs with the same numbers) still shows, the solid one through its gaps."""
         return {"color": self.color, "linestyle": self.linestyle,
-                "marker": self.marker if points <= max_marked else None}
+                "marker": self.marker if points <= max_marked else None,
+                "zorder": 2.0 + 0.1 * LINESTYLES.index(self.linestyle)}
 
 
 def series_style(index: int) -> SeriesStyle:
+    """The style of a plot's ``index``-th series."""
     return SeriesStyle(PALETTE[index % len(PALETTE)], MARKERS[index % len(MARKERS)],
                        LINESTYLES[index % len(LINESTYLES)])
 
 
 def styles_for(labels: list[str]) -> dict[str, SeriesStyle]:
-    """One style per label, by position: the report passes its GPU labels in input order."""
-    return {label: series_style(i) for i, label in enumerate(labels)}
+    """One style per series of one plot, by position: pass the plot's own series (in the
+    report's GPU order), not every GPU of the report, so that its colours are the palette's
+    first and most distinct ones."""
+    return {label: series_style(i) for i, label in enumerate(dict.fromkeys(labels))}

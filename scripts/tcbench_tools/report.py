@@ -2,14 +2,16 @@
 
 Writes ``<out>/report.md`` with PNG plots beside it and a self-contained ``<out>/report.html``
 (the same content, plots embedded as base64 data URIs). The content is made of sections
-(``tcbench_tools.sections``): first the verdicts on the five questions when the answers package
-is there (issue 19), then the general ones of ``sections/overview.py`` (GPUs and their runs, peak
-vs achieved, the best result per topic and precision with its % of peak, speed-up over FP32 and
-the benchmark that achieved it, every sweep, what was skipped or failed) around one section per
-topic. Tables have one row per GPU (or per GPU and precision), so that 20 GPUs make a longer
-table, not a wider one. A report that reads a synthetic input (synthetic.py) says so in a banner
-and on every plot. They write into the document model of doc.py; this module holds the order
-of the parts and the writing (the GPU labels are labels.py's, which the answers share).
+(``tcbench_tools.sections``): first one screen to scan (sections/_glance.py: the verdicts on
+the five questions and a line of health per GPU, under a table of contents), then the
+comparison across GPUs (sections/overview.py's GPUs and runs, peak vs achieved, best results,
+sweeps and problems around one section per topic, each drawing one plot with a line or bar per
+GPU), then each GPU's own tables and plots, collapsed (each topic's ``render_gpu``). Tables have
+one row per GPU (or per GPU and precision), so that 20 GPUs make a longer table, not a wider
+one; a long one is collapsed under its heading. A report that reads a synthetic input
+(synthetic.py) says so in a banner and on every plot. They write into the document model of
+doc.py; this module holds the order of the parts and the writing (the GPU labels are
+labels.py's, which the answers share).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from pathlib import Path
 from tcbench_tools import power_report, sections, summary, synthetic
 from tcbench_tools.answers import evidence as answers_evidence
 from tcbench_tools.answers import section as answers_section
-from tcbench_tools.doc import Cell, Doc  # noqa: F401 - Cell: what callers import with Doc
+from tcbench_tools.doc import Cell, Code, Doc  # noqa: F401 - Cell: what callers import with Doc
 from tcbench_tools.errors import InputError
 from tcbench_tools.labels import unique_labels  # one label per run (answers use it too)
 from tcbench_tools.results import ResultSet, without_invalid
+from tcbench_tools.sections import _glance as glance
 from tcbench_tools.sections import overview
 from tcbench_tools.sections._common import synthetic_marks
 
@@ -31,15 +34,36 @@ from tcbench_tools.sections._common import synthetic_marks
 # The report
 
 
-def answers_first(doc: Doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
-    """The report's first section: the verdicts on the five questions (answers/section.py)."""
-    return list(answers_section.render(doc, sets, labels, out_dir) or [])
+def render_per_gpu(doc: Doc, sets: list[ResultSet], labels: list[str], out_dir: Path,
+                   mods: list) -> list[Path]:
+    """The last part: one collapsed part per GPU with the tables and plots of that GPU alone,
+    from each topic section's ``render_gpu`` (the comparison above holds every GPU's line)."""
+    detailed = [m for m in mods if hasattr(m, "render_gpu")]
+    if not detailed:
+        return []
+    images: list[Path] = []
+    doc.heading(2, "Per-GPU detail")
+    doc.para("One part per GPU, collapsed (click to open): the tables and plots of that GPU "
+             "alone, topic by topic.")
+    for i, (rs, label) in enumerate(zip(sets, labels)):
+        inner = Doc()
+        for mod in detailed:
+            images += mod.render_gpu(inner, rs, label, out_dir)
+        if inner.blocks:
+            with doc.details(label, anchor=f"gpu-{i + 1:02d}", level=3,
+                             note=f"{len(inner.blocks)} parts") as part:
+                part.extend(inner)
+    return images
 
 
 def build(sets: list[ResultSet], out_dir: Path,
           labels: list[str] | None = None) -> tuple[Doc, list[Path]]:
-    """The whole report: the verdicts first, the general parts around one section per topic
-    present. Plots drawn from a synthetic input carry the mark."""
+    """The whole report: the first screen (title, banner, contents, the verdicts and each GPU's
+    health), then the comparison across GPUs (GPUs and runs, peak vs achieved, the best results
+    per topic, each topic section's plots and tables with a line, bar or row per GPU, the sweeps,
+    clocks and power, what was skipped or failed), then each GPU's own detail, collapsed. A
+    report without any GPU result stops after the first part, saying so. Plots drawn from a
+    synthetic input carry the mark."""
     labels = unique_labels(sets, labels)
     doc = Doc()
     images: list[Path] = []
@@ -48,24 +72,29 @@ def build(sets: list[ResultSet], out_dir: Path,
     gpu = [i for i, rs in enumerate(sets) if not answers_evidence.is_host(rs)]
     with synthetic_marks(bool(fake)):
         overview.render_title(doc, fake)  # the title, then the banner when an input is synthetic
-        images += answers_first(doc, sets, labels, out_dir)  # the verdicts come first
+        doc.contents()
+        sources, answers = answers_section.answers_for(sets, labels)
+        host = answers_section.host_studies(sets)
         sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
+        glance.render(doc, sets, labels, sources, answers, host)
+        if not sets:
+            return doc, images
         best = [summary.best_results(rs) for rs in sets]
         sweeps = overview.SweepIndex(sets, labels)
-        overview.render_intro(doc, sets)
         overview.render_gpus(doc, sets, labels)
         images += overview.render_peak_vs_achieved(doc, sets, labels, best, out_dir, sweeps)
         overview.render_topic_tables(doc, sets, labels, best, sweeps)
-        images += power_report.render(doc, sets, labels, out_dir)
-        images += overview.render_sweeps(doc, sets, labels, out_dir, sweeps)
         # Topic sections (sections/<topic>.py): the plots and tables each concept needs.
         present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}
-        for mod in sections.modules():
-            if mod.TOPIC in present:
-                doc.heading(2, mod.TITLE)
-                images += mod.render(doc, sets, labels, out_dir)
+        mods = [mod for mod in sections.modules() if mod.TOPIC in present]
+        for mod in mods:
+            doc.heading(2, mod.TITLE, toc=mod.TITLE.split(":")[0])
+            images += mod.render(doc, sets, labels, out_dir)
+        images += overview.render_sweeps(doc, sets, labels, out_dir, sweeps)
+        images += power_report.render(doc, sets, labels, out_dir)
         overview.render_problems(doc, sets, labels)
         render_cut_short(doc, sets, labels)
+        images += render_per_gpu(doc, sets, labels, out_dir, mods)
     return doc, images
 
 
@@ -77,10 +106,15 @@ def render_cut_short(doc: Doc, sets: list[ResultSet], labels: list[str]) -> None
         return
     doc.heading(2, "Cut short")
     for rs, label in cut:
+        parts: list = [f"{label}: {rs.partial}."]
         names = rs.never_ran
-        listed = ", ".join(f"`{n}`" for n in names[:12]) + (" ..." if len(names) > 12 else "")
-        doc.para(f"{label}: {rs.partial}." + (f" {len(names)} planned benchmark(s) never ran: "
-                                                f"{listed}." if names else ""))
+        if names:
+            parts.append(f" {len(names)} planned benchmark(s) never ran: ")
+            for i, name in enumerate(names[:12]):
+                parts += [", "] if i else []
+                parts.append(Code(name))
+            parts.append(" ..." if len(names) > 12 else ".")
+        doc.para(*parts)
 
 
 def write(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,

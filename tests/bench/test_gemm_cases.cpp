@@ -1,11 +1,15 @@
 // The GEMM cases the harness builds, on the host: a speed-up's denominator is the same problem
-// (layout and leading dimensions) in the other precision, the names carry the layout, and the
-// skip contract and the once-per-process cache behave as the topics rely on.
+// (layout and leading dimensions) in the other precision, the names carry the layout, the skip
+// contract, the once-per-process cache, the one speed-up writer and labelled cases behave as the
+// topics rely on.
 #include "tcbench/bench/harness.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace tcbench::bench {
 namespace {
@@ -148,9 +152,13 @@ class Collect : public benchmark::BenchmarkReporter {
  public:
   bool ReportContext(const Context&) override { return true; }
   void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) messages.push_back(r.error_message);
+    for (const Run& r : runs) {
+      messages.push_back(r.error_message);
+      counters.push_back(r.counters);
+    }
   }
   std::vector<std::string> messages;
+  std::vector<benchmark::UserCounters> counters;
 };
 
 TEST(SkipContract, SkippedAndErrorsAreReportedWithTheirPrefix) {
@@ -165,6 +173,38 @@ TEST(SkipContract, SkippedAndErrorsAreReportedWithTheirPrefix) {
   EXPECT_EQ(reporter.messages[0], "skipped: FP8 needs 8.9");
   EXPECT_EQ(reporter.messages[1], "error: 2 of 4 accumulators wrong");
   EXPECT_EQ(error_count(), errors_before + 1);
+}
+
+// A speed-up a topic measures itself (a sum of layer GEMMs, a study's per-layer times) goes
+// through the harness's one writer: base over this, named by the baseline's precision, and
+// nothing for a time that is not positive and finite (a NaN ratio would be a silent number).
+TEST(ReportSpeedup, WritesTheBaselinesTimeOverThisOneOnlyForRealTimes) {
+  register_gpu_benchmark("report_speedup/fp8", [](benchmark::State& st) {
+    for (auto _ : st) {
+    }
+    report_speedup(st, P::bf16, 3.0, 1.5);
+    report_speedup(st, P::fp16, 0.0, 1.0);
+    report_speedup(st, P::fp32, std::nan(""), 1.0);
+    report_speedup(st, P::tf32, 1.0, std::numeric_limits<double>::infinity());
+  });
+  Collect reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter, "report_speedup/");
+  ASSERT_EQ(reporter.counters.size(), 1u);
+  const benchmark::UserCounters& c = reporter.counters[0];
+  ASSERT_EQ(c.count(std::string(counters::speedup_vs(P::bf16).name())), 1u);
+  EXPECT_DOUBLE_EQ(c.at(std::string(counters::speedup_vs(P::bf16).name())).value, 2.0);
+  for (P p : {P::fp16, P::fp32, P::tf32})
+    EXPECT_EQ(c.count(std::string(counters::speedup_vs(p).name())), 0u) << name(p);
+}
+
+TEST(LabelledCase, IsTheDefaultCaseWithItsLabel) {
+  const GemmShape s{64, 32, 16};
+  const GemmCase c = labelled_case("SIMT FFMA")(P::fp32, s);
+  const GemmCase d = default_case(P::fp32, s);
+  EXPECT_EQ(c.label, "SIMT FFMA");
+  EXPECT_TRUE(same_problem(c.spec.problem, d.spec.problem));
+  EXPECT_EQ(c.spec.a_type, d.spec.a_type);
+  EXPECT_EQ(c.precision, P::fp32);
 }
 
 }  // namespace

@@ -114,10 +114,10 @@ TEST(GemmPrediction, RatesAndTypesFromTcbenchsTables) {
   EXPECT_EQ(tcbench::gpu_rates(a100(), Precision::fp8).flops_per_s, 0.0);  // no FP8 path
   EXPECT_THROW(tcbench::predict_on(a100(), Precision::fp8, {4096, 32, 4096}, {128, 64}),
                tcbench::InvalidArgument);
-  EXPECT_EQ(tn::element_bytes(tcbench::model_element_type(CUDA_R_32I)), 4);
-  EXPECT_EQ(tn::element_bytes(tcbench::model_element_type(CUDA_R_8F_E4M3)), 1);
-  EXPECT_EQ(tcbench::model_element_type(CUDA_R_16BF), tn::ElementType::bf16);
-  EXPECT_THROW(tcbench::model_element_type(CUDA_C_32F), tcbench::InvalidArgument);
+  EXPECT_EQ(tn::element_bytes(tcbench::element_of(CUDA_R_32I)), 4);
+  EXPECT_EQ(tn::element_bytes(tcbench::element_of(CUDA_R_8F_E4M3)), 1);
+  EXPECT_EQ(tcbench::element_of(CUDA_R_16BF), tn::Element::bf16);
+  EXPECT_THROW(tcbench::element_of(CUDA_C_32F), tcbench::InvalidArgument);
   // The quantization bound the benchmark evaluates with cuBLASLt's tile (model_tflops): the
   // guide's A100 example, N = 1536 of M = 2304, K = 4096 with 256x128 tiles, is one full wave.
   const auto q = tcbench::predict_on(a100(), Precision::fp16, {2304, 1536, 4096}, {256, 128});

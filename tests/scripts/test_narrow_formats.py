@@ -1,6 +1,8 @@
 """tcbench's narrow-format C++ against independent references, through the tcbench_formats tool
 (tests/tools/tcbench_formats.cpp), so that what is compared is the C++ itself:
 
+- every row of the element table (numerics/element.hpp: max, min normal, min subnormal,
+  epsilon, unit roundoff, emax, bits) equals ml_dtypes' or numpy's finfo/iinfo;
 - every code of E4M3, E5M2, E3M2, E2M3, E2M1, E8M0 and UE4M3 decodes to ml_dtypes' value;
 - encoding equals ml_dtypes' round-to-nearest-even on every FP16 value, on every value of the
   format and on every midpoint between two of them and its float neighbours (E8M0, which CUDA
@@ -71,6 +73,53 @@ def cpp_encode(fmt: str, x: np.ndarray, rounding: str = "rz") -> np.ndarray:
 
 def same_floats(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+# ---- the element table ---------------------------------------------------------------------
+
+# Each row's independent reference: ml_dtypes' and numpy's finfo (UE4M3 is E4M3 without its sign,
+# so E4M3FN's positive limits; TF32 has no dtype anywhere: FP32 with 10 mantissa bits, its
+# values written from the definition), iinfo for the integers (min normal, min subnormal and
+# epsilon 1, unit roundoff 0: exact arithmetic).
+FINFO = {"fp64": np.float64, "fp32": np.float32, "fp16": np.float16, "bf16": ml_dtypes.bfloat16,
+         "e4m3": ML["e4m3"], "e5m2": ML["e5m2"], "e3m2": ML["e3m2"], "e2m3": ML["e2m3"],
+         "e2m1": ML["e2m1"], "ue8m0": ML["e8m0"], "ue4m3": ML["e4m3"]}
+IINFO = {"int8": np.int8, "int32": np.int32}
+TF32 = (2.0 - 2.0 ** -10) * 2.0 ** 127, 2.0 ** -126, 2.0 ** -136, 2.0 ** -10
+
+
+def cpp_table() -> dict[str, dict]:
+    rows = {}
+    for line in run("table").splitlines():
+        name, bits, emax, *limits, integer = line.split()
+        rows[name] = dict(zip(("max", "min_normal", "min_subnormal", "epsilon", "unit_roundoff"),
+                              (float.fromhex(v) for v in limits)),
+                          bits=int(bits), emax=int(emax), integer=integer == "1")
+    return rows
+
+
+def test_element_table_equals_ml_dtypes_and_numpy():
+    rows = cpp_table()
+    assert set(rows) == set(FINFO) | set(IINFO) | {"tf32"}
+    for name, t in FINFO.items():
+        fi = ml_dtypes.finfo(t) if t not in (np.float64, np.float32, np.float16) else np.finfo(t)
+        r = rows[name]
+        want = (float(fi.max), float(fi.smallest_normal), float(fi.smallest_subnormal),
+                float(fi.eps))
+        assert (r["max"], r["min_normal"], r["min_subnormal"], r["epsilon"]) == want, name
+        assert r["unit_roundoff"] == float(fi.eps) / 2, name
+        assert r["emax"] == fi.maxexp - 1, name
+        assert r["bits"] == fi.bits, name
+        assert not r["integer"]
+    for name, t in IINFO.items():
+        r = rows[name]
+        ii = np.iinfo(t)
+        assert (r["max"], r["min_normal"], r["min_subnormal"], r["epsilon"]) == (ii.max, 1, 1, 1)
+        assert r["unit_roundoff"] == 0 and r["integer"] and r["bits"] == ii.bits
+        assert r["emax"] == int(ii.max).bit_length() - 1
+    tf32 = rows["tf32"]
+    assert (tf32["max"], tf32["min_normal"], tf32["min_subnormal"], tf32["epsilon"]) == TF32
+    assert tf32["bits"] == 32 and tf32["emax"] == 127 and tf32["unit_roundoff"] == 2.0 ** -11
 
 
 # ---- conversions ---------------------------------------------------------------------------

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import base64
+import copy
 import re
 
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from conftest import PNG_SIGNATURE, fixture, table_rows
+from conftest import PNG_SIGNATURE, fixture, load_doc, table_rows, write
 from tcbench_tools.results import load
 from tcbench_tools.sections import overview
 
@@ -35,7 +36,7 @@ def test_topic_table_has_best_result_pct_speedup_and_benchmark_per_gpu(three_gpu
     out, stdout, err = three_gpus
     assert err == ""
     md = (out / "report.md").read_text()
-    rows = table_rows(md, "## Topic: fp16_vs_fp32")
+    rows = table_rows(md, "### Topic: fp16_vs_fp32")
     # A row per precision and GPU: best, % peak, x FP32, the benchmark. Best of the 1024..4096
     # sweep = the 4096 point: 80 % of each card's fixture peak.
     fp32, fp16 = by_gpu(rows, "fp32"), by_gpu(rows, "fp16")
@@ -49,10 +50,36 @@ def test_topic_table_has_best_result_pct_speedup_and_benchmark_per_gpu(three_gpu
         '"fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn")')
     # GPU C lacks tf32 (its peak_tf32 is 0): "n/a", not a zero and not a missing result.
     assert by_gpu(rows, "tf32")["Fixture GPU C"] == ["n/a"] * 4
-    int8 = by_gpu(table_rows(md, "## Topic: int8_gemm"), "int8")
-    assert int8["Fixture GPU A"] == ["448", "70.0", "-", "cublaslt 4096\u00b3 tn"]  # no FP32 here
-    fp8 = by_gpu(table_rows(md, "## Topic: fp8"), "fp8")
-    assert fp8["Fixture GPU A"] == ["n/a"] * 4 and fp8["Fixture GPU B"][:2] == ["1200", "60.0"]
+    int8 = by_gpu(table_rows(md, "### Topic: int8_gemm"), "int8")
+    # No FP32 row in this topic: no baseline, so no x column (it said "x FP32" over nothing).
+    assert int8["Fixture GPU A"] == ["448", "70.0", "cublaslt 4096\u00b3 tn"]
+    headers = md.split("### Topic: int8_gemm", 1)[1].split("\n| precision |", 1)[1]
+    assert headers.startswith(" unit | GPU | best | % peak | benchmark |")
+    fp8 = by_gpu(table_rows(md, "### Topic: fp8"), "fp8")
+    assert fp8["Fixture GPU A"] == ["n/a"] * 3 and fp8["Fixture GPU B"][:2] == ["1200", "60.0"]
+
+
+def test_the_tensor_util_table_names_its_fp32_baseline(cli, tmp_path):
+    """Issue 36 (D7): FP16 at 42.7x "FP32" divided by tcbench's SIMT kernel at 30 % of its
+    peak; the column says so, and a cuBLASLt FP32 row gets a column of its own."""
+    doc = load_doc("tensor_util.json")
+    simt = next(r for r in doc["benchmarks"] if r["run_name"].startswith("tensor_util/simt/fp32"))
+    lib = copy.deepcopy(simt)
+    for key in ("name", "run_name"):
+        lib[key] = lib[key].replace("/simt/", "/cublaslt/")
+    lib["tflops"] = simt["tflops"] * 2.5
+    doc["benchmarks"].append(lib)
+    code, _, err = cli("report", write(tmp_path, "tu.json", doc), "--out", tmp_path / "rep")
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    part = md.split("### Topic: tensor_util", 1)[1].split("\n### ", 1)[0]
+    header = next(line for line in part.splitlines() if line.startswith("| precision |"))
+    assert header == ("| precision | unit | GPU | best | % peak | x cuBLASLt FP32 | "
+                      "x SIMT FP32 kernel | benchmark |")
+    fp16 = next(r for r in table_rows(md, "### Topic: tensor_util") if r[0] == "fp16")
+    best = float(fp16[3])
+    assert float(fp16[6]) == pytest.approx(best / simt["tflops"], abs=0.01)  # 37.81
+    assert float(fp16[6]) == pytest.approx(2.5 * float(fp16[5]), rel=0.01)
 
 
 def test_peak_vs_achieved_table(three_gpus):
@@ -108,15 +135,22 @@ def test_html_is_self_contained(three_gpus):
     # A best result links to its sweep's heading, its full name in the title.
     link = re.search(r'<a href="#(sweep-\d+)" title="fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/'
                      r'k:4096/layout:nn">cublaslt 4096\u00b3 nn</a>', html)
-    assert link and f'<h3 id="{link.group(1)}">fp16_vs_fp32/cublaslt/fp16' in html
+    assert link and f'<h4 id="{link.group(1)}">fp16_vs_fp32/cublaslt/fp16' in html
 
 
 def test_skips_and_failures_are_listed(three_gpus):
     out, _, _ = three_gpus
     md = (out / "report.md").read_text()
-    section = md.split("## Skipped and failed")[1]
-    assert "skipped (3): tf32 is not supported on compute capability 7.5" in section
-    assert "FAILED `tensor_util/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn`" in section
+    section = md.split("## Skipped and failed")[1].split("\n## ")[0]
+    # Each skip reason once, with the GPUs it applies to and how many benchmarks each.
+    assert "| tf32 is not supported on compute capability 7.5 | Fixture GPU C (3) |" in section
+    assert ("| Fixture GPU A | FAILED | tensor_util/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn | "
+            "error: cublasLtMatmul failed: CUBLAS_STATUS_") in section
+    # The first screen's health line of each GPU links to its entry.
+    html = (out / "report.html").read_text()
+    assert '<span id="problems-01">Fixture GPU A</span>' in html
+    glance = html.split('<table class="compact glance">', 1)[1].split("</table>", 1)[0]
+    assert 'href="#problems-01"' in glance and "1 FAILED" in glance
 
 
 def test_sweep_detection():

@@ -47,9 +47,9 @@ def test_two_runs_of_one_gpu_both_named_results_json_keep_their_own_labels(cli, 
     code, _, err = cli("report", a / "results.json", b, "--out", tmp_path / "rep")
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert gpus_in(md, "## Topic: fp16_vs_fp32") == ["Fixture GPU A (2026-01-05)",
+    assert gpus_in(md, "### Topic: fp16_vs_fp32") == ["Fixture GPU A (2026-01-05)",
                                                       "Fixture GPU A (2026-01-06)"]
-    fp16 = {r[2]: r[3] for r in table_rows(md, "## Topic: fp16_vs_fp32") if r[0] == "fp16"}
+    fp16 = {r[2]: r[3] for r in table_rows(md, "### Topic: fp16_vs_fp32") if r[0] == "fp16"}
     # Each run's own best, none merged away.
     assert fp16 == {"Fixture GPU A (2026-01-05)": "256", "Fixture GPU A (2026-01-06)": "128"}
 
@@ -59,7 +59,7 @@ def test_labels_given_on_the_command_line(cli, tmp_path):
                      "--label", "before", "--label", "after", "--out", tmp_path / "rep")
     assert code == 0
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert gpus_in(md, "## Topic: int8_gemm") == ["before", "after"]
+    assert gpus_in(md, "### Topic: int8_gemm") == ["before", "after"]
     code, _, err = cli("report", fixture("gpu_a.json"), fixture("gpu_b.json"), "--label", "x",
                        "--out", tmp_path / "rep")
     assert code == 2 and "--label was given 1 time(s) for 2 file(s)" in err
@@ -76,9 +76,9 @@ def test_a_nan_throughput_in_the_first_row_does_not_hide_the_best(cli, tmp_path)
     code, _, err = cli("report", write(tmp_path, "nan.json", doc), "--out", tmp_path / "rep")
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
-    fp16 = next(r for r in table_rows(md, "## Topic: fp16_vs_fp32") if r[0] == "fp16")
+    fp16 = next(r for r in table_rows(md, "### Topic: fp16_vs_fp32") if r[0] == "fp16")
     assert fp16[3] == "256"
-    assert f"INVALID `{FP16_1024}`: tflops of repetition 0 is NaN (left out)" in md
+    assert f"| INVALID | {FP16_1024} | tflops of repetition 0 is NaN (left out) |" in md
 
 
 def test_a_physically_impossible_counter_is_invalid_like_a_nan(cli, tmp_path):
@@ -92,8 +92,8 @@ def test_a_physically_impossible_counter_is_invalid_like_a_nan(cli, tmp_path):
     code, _, err = cli("report", bad, "--out", tmp_path / "rep")
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert (f"INVALID `{FP16_1024}`: tflops of repetition 2 is -3, outside its physical range "
-            "(> 0) (left out)") in md
+    assert (f"| INVALID | {FP16_1024} | tflops of repetition 2 is -3, outside its physical range "
+            "(> 0) (left out) |") in md
     code, out, err = cli("compare", fixture("gpu_a.json"), bad, "--normalize-peak")
     assert code == 2 and "pct_of_peak of repetition 2 is 250, outside its physical range " \
                          "(> 0 and <= 200)" in out
@@ -108,7 +108,7 @@ def test_the_alignment_section_leaves_out_a_point_that_is_not_a_number(cli, tmp_
     code, _, err = cli("report", write(tmp_path, "nan.json", doc), "--out", tmp_path / "rep")
     assert code == 0, err  # it crashed (exit 70) before sections/_common.value
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert f"INVALID `{name}`" in md
+    assert f"| INVALID | {name} |" in md
     pairs = [line for line in md.split("### Pairs")[1].splitlines()
              if line.startswith("| Fixture GPU H | fp16 | 32 / 33 |")]
     assert pairs and pairs[0].split("|")[5].strip() == "-"  # no odd-size throughput invented
@@ -202,7 +202,7 @@ def test_each_sweep_title_appears_once(three_gpu_report):
 
 def test_the_gpus_table_fits_the_page(three_gpu_report):
     page = (three_gpu_report / "report.html").read_text()
-    gpus_table = page.split("<h2>GPUs</h2>", 1)[1].split("</table>", 1)[0]
+    gpus_table = page.split("<h2 id=\"gpus\">GPUs</h2>", 1)[1].split("</table>", 1)[0]
     header = re.search(r"<thead><tr>(.*?)</tr></thead>", gpus_table).group(1)
     # One row per GPU, a column per property: more GPUs make the table longer, not wider.
     assert header.count("<th") == 7

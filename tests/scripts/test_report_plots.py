@@ -248,3 +248,40 @@ def test_one_synthetic_file_among_real_ones_marks_the_whole_report(cli, tmp_path
     banner = md.splitlines()[2]
     assert "SYNTHETIC DATA: 1 of the input files (gpu_b.json)" in banner
     assert "/fixtures/" not in banner  # file names; the full paths are in the Runs table
+
+
+# ---------------------------------------------------------------------------------------------
+# The palette: distinct by CIEDE2000 (issue 36)
+
+
+def test_coloraide_reproduces_the_published_ciede2000_test_pairs():
+    from palette_check import SHARMA_2005, delta_e_lab
+
+    assert len(SHARMA_2005) == 34
+    for i, (lab1, lab2, want) in enumerate(SHARMA_2005, 1):
+        assert delta_e_lab(lab1, lab2) == pytest.approx(want, abs=6e-5), i
+        assert delta_e_lab(lab2, lab1) == pytest.approx(want, abs=6e-5), i  # symmetric
+
+
+def test_any_two_palette_colours_are_far_apart_and_far_from_the_references():
+    from palette_check import closest_pair, delta_e
+
+    assert len(plot_style.PALETTE) == 20
+    distance, a, b = closest_pair(plot_style.PALETTE)
+    assert distance >= plot_style.MIN_DELTA_E, (a, b, distance)
+    assert distance == pytest.approx(15.0, abs=0.05)  # Tol's wine and purple: the closest pair
+    for color in plot_style.PALETTE:  # never read as a reference line or the synthetic mark
+        for reference in ("black", "white", "0.5", plot_style.MARK_COLOR):
+            assert delta_e(color, reference) >= 15, (color, reference)
+
+
+def test_colours_are_assigned_per_plot():
+    """Issue 36: a 4-GPU plot of GPUs 02, 05, 08 and 11 used their indices among 12 GPUs, so
+    GPU 02 and GPU 11 shared a colour; per plot they get the palette's first four."""
+    styles = plot_style.styles_for(["GPU 02", "GPU 05", "GPU 08", "GPU 11"])
+    assert [s.color for s in styles.values()] == list(plot_style.PALETTE[:4])
+    many = [plot_style.series_style(i) for i in range(180)]
+    assert len({(s.color, s.marker, s.linestyle) for s in many}) == 180
+    for i in range(40):  # two series with one colour differ in marker
+        if many[i].color == many[i + 20].color:
+            assert many[i].marker != many[i + 20].marker

@@ -11,7 +11,9 @@ from tcbench_tools.sections import block_scaling, modules
 
 
 def section(md: str) -> str:
-    return md.split("## " + block_scaling.TITLE + "\n", 1)[1].split("\n## ", 1)[0]
+    """The section and the GPUs' own block-scaling tables (in Per-GPU detail, issue 36)."""
+    return (md.split("## " + block_scaling.TITLE + "\n", 1)[1].split("\n## ", 1)[0] +
+            md.split("\n## Per-GPU detail\n", 1)[1])
 
 
 def rows_after(text: str, heading: str) -> list[list[str]]:

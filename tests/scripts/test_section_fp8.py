@@ -12,7 +12,10 @@ from tcbench_tools.sections import fp8, modules
 
 
 def section(md: str) -> str:
-    return md.split("## " + fp8.TITLE + "\n", 1)[1].split("\n## ", 1)[0]
+    """The section and the GPUs' own FP8 tables (in Per-GPU detail, issue 36)."""
+    detail = md.split("\n## Per-GPU detail\n", 1)
+    return (md.split("## " + fp8.TITLE + "\n", 1)[1].split("\n## ", 1)[0] +
+            (detail[1] if len(detail) > 1 else ""))
 
 
 def rows_after(text: str, heading: str) -> list[list[str]]:

@@ -11,6 +11,15 @@ from tcbench_tools.results import load
 from tcbench_tools.sections import modules, tensor_util
 
 
+def render_all(doc, sets, labels, out_dir):
+    """The section's comparison, then each GPU's own part (Per-GPU detail in the report)."""
+    images = tensor_util.render(doc, sets, labels, out_dir)
+    for rs, label in zip(sets, labels):
+        images += tensor_util.render_gpu(doc, rs, label, out_dir)
+    return images
+
+
+
 @pytest.fixture
 def h_gpu():
     return load(str(fixture("tensor_util.json")))
@@ -49,7 +58,7 @@ def test_summary_line_reads_cublaslt_against_the_ceiling(h_gpu):
 
 def test_render_writes_the_png_tables_and_the_line(h_gpu, tmp_path):
     doc = Doc()
-    images = tensor_util.render(doc, [h_gpu], ["Fixture GPU H"], tmp_path)
+    images = render_all(doc, [h_gpu], ["Fixture GPU H"], tmp_path)
     assert [p.name for p in images] == ["section_tensor_util_fixture_gpu_h.png"]
     assert images[0].stat().st_size > 10_000
     md = doc.markdown()
@@ -65,7 +74,7 @@ def test_render_writes_the_png_tables_and_the_line(h_gpu, tmp_path):
 def test_refused_counters_are_reported_once_and_throughput_still_shown(tmp_path):
     rs = load(str(fixture("tensor_util_nocounters.json")))
     doc = Doc()
-    images = tensor_util.render(doc, [rs], ["Fixture GPU R"], tmp_path)
+    images = render_all(doc, [rs], ["Fixture GPU R"], tmp_path)
     md = doc.markdown()
     assert md.count("Counters were not collected:") == 1
     assert "NVreg_RestrictProfilingToAdminUsers=0. Throughput was still measured." in md

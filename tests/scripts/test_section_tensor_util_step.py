@@ -16,6 +16,15 @@ from tcbench_tools.results import load, parse_doc
 from tcbench_tools.sections import tensor_util
 
 
+def render_all(doc, sets, labels, out_dir):
+    """The section's comparison, then each GPU's own part (Per-GPU detail in the report)."""
+    images = tensor_util.render(doc, sets, labels, out_dir)
+    for rs, label in zip(sets, labels):
+        images += tensor_util.render_gpu(doc, rs, label, out_dir)
+    return images
+
+
+
 @pytest.fixture
 def h_gpu():
     return load(str(fixture("tensor_util_step_h.json")))
@@ -48,7 +57,7 @@ def test_the_stacked_contributions_are_the_benchmarks_mix(h_gpu):
 def test_render_draws_one_stacked_bar_image_per_gpu_and_labels_synthetic_data(tmp_path):
     sets = [load(str(fixture(f"tensor_util_step_{k}.json"))) for k in ("h", "a")]
     doc = Doc()
-    images = tensor_util.render(doc, sets, [s.label for s in sets], tmp_path)
+    images = render_all(doc, sets, [s.label for s in sets], tmp_path)
     steps = [p.name for p in images if "_steps_" in p.name]
     assert steps == ["section_tensor_util_steps_fixture_gpu_h_training_step.png",
                      "section_tensor_util_steps_fixture_gpu_a_training_step.png"]
@@ -74,7 +83,7 @@ def test_rows_without_counters_still_plot_their_time(h_gpu, tmp_path):
     rows = tensor_util.step_rows(rs)
     assert len(rows) == 8 and rows[0].phase_pct == {} and rows[0].tensor_active is None
     doc = Doc()
-    images = tensor_util.render(doc, [rs], ["no counters"], tmp_path)
+    images = render_all(doc, [rs], ["no counters"], tmp_path)
     assert any("_steps_" in p.name for p in images)
     assert "| fp16 h4096 t4096 | 480.00 | - | - | - | - | - | - | - | 31.0 |" in doc.markdown()
 
@@ -91,9 +100,9 @@ def test_a_real_result_file_is_not_called_synthetic(tmp_path):
     doc = Doc()
     real = load_doc("tensor_util.json")
     del real["context"]["tcbench_synthetic"]  # as a run writes it: every fixture carries the key
-    tensor_util.render(doc, [parse_doc(real)], ["Fixture GPU H"], tmp_path)
+    render_all(doc, [parse_doc(real)], ["Fixture GPU H"], tmp_path)
     assert "synthetic test data" not in doc.markdown()
-    tensor_util.render(doc, [load(str(fixture("tensor_util.json")))], ["Fixture GPU H"], tmp_path)
+    render_all(doc, [load(str(fixture("tensor_util.json")))], ["Fixture GPU H"], tmp_path)
     assert "synthetic test data" in doc.markdown()
 
 

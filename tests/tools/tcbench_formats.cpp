@@ -11,9 +11,14 @@
 //                                               cuBLASLt scale tensor (hex bytes)
 //   tcbench_formats layout MODE OUTER INNER     MODE vec16|vec32|vec128|blk128: the offset of each
 //                                               logical scale, row-major over its index space
+//   tcbench_formats table                       the element table (numerics/element.hpp), one
+//                                               row a line: name bits emax max min_normal
+//                                               min_subnormal epsilon unit_roundoff integer
+//                                               (the doubles as C99 hex floats, exact)
 // FMT: e4m3 e5m2 e3m2 e2m3 e2m1 e8m0 ue4m3. G: tensor row 1x128 128x128 mx nvfp4.
 // Exit codes: 0 ok, 2 usage or input error.
 #include "tcbench/numerics/block_quantize.hpp"
+#include "tcbench/numerics/element.hpp"
 #include "tcbench/numerics/narrow_formats.hpp"
 #include "tcbench/numerics/scale_layout.hpp"
 
@@ -73,7 +78,7 @@ Fmt parse_format(std::string_view s) {
   } else if (s == "ue4m3") {
     f.ue4m3 = true;
   } else {
-    f.element = tn::parse_in(tn::kElementNames, s);
+    f.element = tn::parse_view(tn::kElementFormats, s);
     if (!f.element) usage("unknown format '" + std::string(s) + "'");
   }
   return f;
@@ -170,17 +175,27 @@ int layout(int argc, char** argv) {
   return 0;
 }
 
+int table() {
+  for (int i = 0; i < tn::kElementCount; ++i) {
+    const tn::ElementInfo r = tn::element_info(static_cast<tn::Element>(i));
+    std::printf("%s %d %d %a %a %a %a %a %d\n", std::string(r.name).c_str(), r.bits, r.emax, r.max,
+                r.min_normal, r.min_subnormal, r.epsilon, r.unit_roundoff, r.integer ? 1 : 0);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    if (argc < 2) usage("decode|encode|quantize|layout ...");
+    if (argc < 2) usage("decode|encode|quantize|layout|table ...");
     const std::string_view cmd = argv[1];
     if (cmd == "decode" && argc == 3) return decode(parse_format(argv[2]));
     if (cmd == "encode" && (argc == 3 || argc == 4))
       return encode(parse_format(argv[2]), argc == 4 ? argv[3] : "rz");
     if (cmd == "quantize") return quantize(argc, argv);
     if (cmd == "layout") return layout(argc, argv);
+    if (cmd == "table" && argc == 2) return table();
     usage("unknown command line; see the header of tests/tools/tcbench_formats.cpp");
   } catch (const std::exception& e) {
     usage(e.what());

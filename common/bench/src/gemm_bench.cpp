@@ -192,8 +192,7 @@ GemmResult time_and_report(benchmark::State& state, const Env& env, const GemmCa
     const GemmCase b = baseline_case(gemm, base);
     const GpuSpec& gpu = env.device().spec;
     if (b.spec.why_invalid(gpu.cc_major, gpu.cc_minor)) continue;  // no such path here
-    set_counter(state, counters::speedup_vs(base),
-                baseline_median_seconds(env, b) / r.seconds.median);
+    report_speedup(state, base, baseline_median_seconds(env, b), r.seconds.median);
   }
   if (gemm.after_timing) gemm.after_timing(state, run);
   return r;
@@ -315,8 +314,22 @@ double baseline_seconds(const Env& env, const GemmCase& c, Precision base) {
   return baseline_median_seconds(env, baseline_case(c, base));
 }
 
+void report_speedup(benchmark::State& state, Precision base, double base_seconds, double seconds) {
+  const bool timed =
+      base_seconds > 0 && seconds > 0 && std::isfinite(base_seconds) && std::isfinite(seconds);
+  if (timed) set_counter(state, counters::speedup_vs(base), base_seconds / seconds);
+}
+
 GemmCase default_case(Precision p, const GemmShape& s) {
   return GemmCase::for_precision(p, s.m, s.n, s.k);
+}
+
+MakeCase labelled_case(std::string label) {
+  return [label = std::move(label)](Precision p, const GemmShape& s) {
+    GemmCase c = default_case(p, s);
+    c.label = label;
+    return c;
+  };
 }
 
 GemmResult run_cublaslt(benchmark::State& state, const Env& env, const GemmCase& gemm) {

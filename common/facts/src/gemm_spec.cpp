@@ -15,37 +15,15 @@ namespace tcbench {
 // ---------------------------------------------------------------------------------------------
 // Names
 
+numerics::Element element_of(cudaDataType_t t) {
+  if (const auto e = numerics::find_element(t)) return *e;
+  throw InvalidArgument("tcbench has no element row for " + data_type_name(t));
+}
+
 std::string data_type_name(cudaDataType_t t) {
-  switch (t) {
-    case CUDA_R_16F:
-      return "CUDA_R_16F";
-    case CUDA_R_16BF:
-      return "CUDA_R_16BF";
-    case CUDA_R_32F:
-      return "CUDA_R_32F";
-    case CUDA_R_64F:
-      return "CUDA_R_64F";
-    case CUDA_R_8I:
-      return "CUDA_R_8I";
-    case CUDA_R_8U:
-      return "CUDA_R_8U";
-    case CUDA_R_32I:
-      return "CUDA_R_32I";
-    case CUDA_R_8F_E4M3:
-      return "CUDA_R_8F_E4M3";
-    case CUDA_R_8F_E5M2:
-      return "CUDA_R_8F_E5M2";
-    case CUDA_R_8F_UE8M0:
-      return "CUDA_R_8F_UE8M0";
-    case CUDA_R_4F_E2M1:
-      return "CUDA_R_4F_E2M1";
-    case CUDA_R_6F_E2M3:
-      return "CUDA_R_6F_E2M3";
-    case CUDA_R_6F_E3M2:
-      return "CUDA_R_6F_E3M2";
-    default:
-      return "cudaDataType_t(" + std::to_string(static_cast<int>(t)) + ")";
-  }
+  if (const auto e = numerics::find_element(t))
+    return std::string(numerics::element_info(*e).cuda_name);
+  return "cudaDataType_t(" + std::to_string(static_cast<int>(t)) + ")";
 }
 
 std::string compute_type_name(cublasComputeType_t t) {
@@ -77,48 +55,38 @@ std::string compute_type_name(cublasComputeType_t t) {
   }
 }
 
-std::size_t data_type_bytes(cudaDataType_t t) {
-  switch (t) {
-    case CUDA_R_8I:
-    case CUDA_R_8U:
-    case CUDA_R_8F_E4M3:
-    case CUDA_R_8F_E5M2:
-    case CUDA_R_8F_UE8M0:
-      return 1;
-    case CUDA_R_16F:
-    case CUDA_R_16BF:
-      return 2;
-    case CUDA_R_32F:
-    case CUDA_R_32I:
-      return 4;
-    case CUDA_R_64F:
-      return 8;
-    default:
-      return 0;
-  }
+std::size_t data_type_bits(cudaDataType_t t) {
+  const auto e = numerics::find_element(t);
+  return e ? static_cast<std::size_t>(numerics::element_info(*e).bits) : 0;
 }
 
-std::size_t data_type_bits(cudaDataType_t t) {
-  if (is_fp4_type(t)) return 4;
-  if (is_fp6_type(t)) return 6;
-  return 8 * data_type_bytes(t);
+std::size_t data_type_bytes(cudaDataType_t t) {
+  return data_type_bits(t) % 8 == 0 ? data_type_bits(t) / 8 : 0;
 }
 
 std::string cc_string(int cc_major, int cc_minor) {
   return std::to_string(cc_major) + "." + std::to_string(cc_minor);
 }
 
+namespace {
+// The row's family, false for a type without a row.
+bool in_family(cudaDataType_t t, bool (*family)(numerics::Element)) {
+  const auto e = numerics::find_element(t);
+  return e && family(*e);
+}
+}  // namespace
+
 bool is_fp8_type(cudaDataType_t t) {
-  return t == CUDA_R_8F_E4M3 || t == CUDA_R_8F_E5M2;
+  return in_family(t, numerics::is_fp8);
 }
 bool is_fp4_type(cudaDataType_t t) {
-  return t == CUDA_R_4F_E2M1;
+  return in_family(t, numerics::is_fp4);
 }
 bool is_fp6_type(cudaDataType_t t) {
-  return t == CUDA_R_6F_E2M3 || t == CUDA_R_6F_E3M2;
+  return in_family(t, numerics::is_fp6);
 }
 bool is_narrow_type(cudaDataType_t t) {
-  return is_fp8_type(t) || is_fp4_type(t) || is_fp6_type(t);
+  return in_family(t, numerics::is_narrow);
 }
 
 namespace {

@@ -22,11 +22,11 @@ namespace tk = tcbench::kernels;
 
 constexpr std::uint64_t kInputSeed = 0xF8B0;
 
-const LayerOption kOptions[] = {{Precision::bf16, ""},
-                                {Precision::fp16, ""},
-                                {Precision::fp8, "delayed", true},
-                                {Precision::fp8, "current", true},
-                                {Precision::fp8, "delayed_split", false}};
+const LayerOption kOptions[] = {{Precision::bf16, std::nullopt},
+                                {Precision::fp16, std::nullopt},
+                                {Precision::fp8, tn::Fp8Recipe::delayed},
+                                {Precision::fp8, tn::Fp8Recipe::current},
+                                {Precision::fp8, tn::Fp8Recipe::delayed_split}};
 
 std::uint64_t weight_seed(std::size_t layer) {
   return 0xB10C0 + layer;
@@ -138,7 +138,7 @@ struct Fp8BlockStudy::Impl {
       GemmSpec spec = tn_spec(Precision::fp8, l, CUDA_R_32F);
       spec.a_scale = w.w8_scale.scale_inv.ptr();
       spec.b_scale = scale.scale_inv.ptr();
-      spec.fast_accum = o.fast_accum;
+      spec.fast_accum = o.fast_accum();
       run_gemm(spec, w.w8.get(), x8.get(), dd.get());
     }
     return dd.download(stream);
@@ -213,12 +213,12 @@ BlockSelection Fp8BlockStudy::select(const std::function<double(std::size_t, std
     lm.layer = layers_[li].name;
     for (std::size_t oi = 0; oi < std::size(kOptions); ++oi)
       lm.options.push_back(
-          {kOptions[oi].precision, kOptions[oi].variant, seconds(li, oi), errors_[li][oi]});
+          {kOptions[oi].precision, kOptions[oi].recipe, seconds(li, oi), errors_[li][oi]});
     r.layers.push_back(std::move(lm));
   }
   r.selected = select_precisions(r.layers, budget);
-  r.all_bf16 = uniform_selection(r.layers, Precision::bf16, "", budget);
-  r.all_fp8 = uniform_selection(r.layers, Precision::fp8, "delayed", budget);
+  r.all_bf16 = uniform_selection(r.layers, Precision::bf16, std::nullopt, budget);
+  r.all_fp8 = uniform_selection(r.layers, Precision::fp8, tn::Fp8Recipe::delayed, budget);
   const auto chain = [this](const Selection& sel) {
     std::vector<std::size_t> options;
     for (const LayerChoice& c : sel.layers) options.push_back(c.option);

@@ -80,19 +80,11 @@ T to_storage(float v) {
 }
 
 cudaDataType_t storage_type(TrainingMode mode) {
-  switch (storage_of(mode)) {
-    case numerics::Storage::fp16:
-      return CUDA_R_16F;
-    case numerics::Storage::bf16:
-      return CUDA_R_16BF;
-    case numerics::Storage::fp32:
-      break;
-  }
-  return CUDA_R_32F;
+  return numerics::element_info(storage_of(mode)).cuda;
 }
 
 std::size_t storage_bytes(TrainingMode mode) {
-  return storage_of(mode) == numerics::Storage::fp32 ? 4 : 2;
+  return static_cast<std::size_t>(numerics::element_bytes(numerics::element(storage_of(mode))));
 }
 
 void check_math(TrainingMode mode, GpuMath math) {

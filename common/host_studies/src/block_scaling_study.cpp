@@ -1,11 +1,11 @@
 #include "tcbench/studies/block_scaling_study.hpp"
 
 #include "tcbench/numerics/formats.hpp"
+#include "tcbench/numerics/random.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <numbers>
 #include <optional>
 #include <stdexcept>
 
@@ -16,31 +16,12 @@ namespace tn = tcbench::numerics;
 using tn::ElementFormat;
 using tn::Granularity;
 
-// splitmix64 (Steele, Lea, Flood 2014): the same stream on every platform.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53; }  // (0, 1)
-  double normal() {                                                                 // Box-Muller
-    return std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
-  }
-
- private:
-  std::uint64_t state_;
-};
-
 struct Data {
   std::vector<float> x, x_prev, w, g, g_prev;
 };
 
 std::vector<float> activations(const ScalingStudyConfig& c, std::uint64_t seed) {
-  Rng rng(seed);
+  tn::RandomStream rng(seed);
   std::vector<float> x(static_cast<std::size_t>(c.tokens * c.hidden));
   for (float& v : x) v = static_cast<float>(rng.normal());
   // Outlier channels spread over the hidden dimension (every 1x128 tile sees at most one).
@@ -53,9 +34,12 @@ std::vector<float> activations(const ScalingStudyConfig& c, std::uint64_t seed) 
 }
 
 std::vector<float> gradients(const ScalingStudyConfig& c, std::uint64_t seed) {
-  Rng rng(seed);
+  tn::RandomStream rng(seed);
   std::vector<float> g(static_cast<std::size_t>(c.tokens * c.hidden));
-  for (float& v : g) v = static_cast<float>(rng.normal() * std::exp(2.0 * rng.normal()) * 1e-6);
+  for (float& v : g) {  // two draws in a fixed order (operands of * are unsequenced)
+    const double sign_and_size = rng.normal(), log_spread = rng.normal();
+    v = static_cast<float>(sign_and_size * std::exp(2.0 * log_spread) * 1e-6);
+  }
   return g;
 }
 
@@ -65,7 +49,10 @@ Data make_data(const ScalingStudyConfig& c) {
   d.x_prev = activations(c, c.seed + 1);
   d.g = gradients(c, c.seed + 2);
   d.g_prev = gradients(c, c.seed + 3);
-  Rng rng(c.seed + 4);
+  // Last step's tensors: other draws, 1 / growth the size (the amax a delayed recipe scales by).
+  for (std::vector<float>* prev : {&d.x_prev, &d.g_prev})
+    for (float& v : *prev) v /= c.growth;
+  tn::RandomStream rng(c.seed + 4);
   d.w.resize(static_cast<std::size_t>(c.out * c.hidden));
   const double sd = 1.0 / std::sqrt(static_cast<double>(c.hidden));
   for (float& v : d.w) v = static_cast<float>(rng.normal() * sd);

@@ -11,7 +11,7 @@ CastStats cast_stats(std::span<const float> xs, float scale, Fp8Format f) {
   CastStats s;
   s.elements = xs.size();
   const double max = fp8_max(f);
-  const float min_normal = limits(as_format(f)).min_normal;
+  const float min_normal = limits(f).min_normal;
   double err2 = 0, ref2 = 0, amax_finite = 0;
   for (float x : xs) {
     if (!is_finite(x)) {

@@ -1,10 +1,11 @@
 #include "tcbench/studies/mixed_precision_training.hpp"
 
+#include "tcbench/numerics/random.hpp"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <stdexcept>
 
 namespace tcbench::studies {
@@ -18,6 +19,10 @@ Storage storage_of(TrainingMode m) {
     default:
       return Storage::fp16;
   }
+}
+
+Precision precision_of(TrainingMode m) {
+  return *parse_precision(name(storage_of(m)));
 }
 
 void TrainingConfig::validate() const {
@@ -76,12 +81,10 @@ std::optional<std::string> unusable_scale_reason(float scale, int step) {
 
 namespace {
 
-// Uniform in [-a, a) from a fixed-width generator (std::uniform_real_distribution is
-// implementation-defined; this is not).
-std::vector<float> uniform(std::size_t n, float a, std::mt19937_64& rng) {
+// n draws uniform in [-a, a) from tcbench's one random source (numerics/random.hpp).
+std::vector<float> uniform(std::size_t n, float a, RandomStream& rng) {
   std::vector<float> v(n);
-  for (float& x : v)
-    x = static_cast<float>((static_cast<double>(rng() >> 11) * 0x1p-53 * 2 - 1) * a);
+  for (float& x : v) x = rng.uniform(-a, a);
   return v;
 }
 
@@ -224,7 +227,7 @@ bool ModeScaler::skip(bool found_inf) {
 
 RegressionData make_regression_data(const TrainingConfig& cfg) {
   cfg.validate();
-  std::mt19937_64 rng(cfg.seed);
+  RandomStream rng(cfg.seed);
   const auto b = static_cast<std::size_t>(cfg.batch), in = static_cast<std::size_t>(cfg.inputs),
              hid = static_cast<std::size_t>(cfg.hidden),
              out = static_cast<std::size_t>(cfg.outputs);

@@ -2,38 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <stdexcept>
 #include <string>
 
 #include "tcbench/numerics/quantization.hpp"
+#include "tcbench/numerics/random.hpp"
 
 namespace tcbench::studies {
 namespace {
-
-// splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", 2014):
-// the same stream on every platform, unlike std::normal_distribution.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }  // [0, 1)
-  double normal() {  // Box-Muller; 1 - u keeps the log finite
-    const double r = std::sqrt(-2.0 * std::log(1.0 - uniform()));
-    return r * std::cos(2.0 * std::numbers::pi * uniform());
-  }
-  std::size_t below(std::size_t n) {
-    return static_cast<std::size_t>(uniform() * static_cast<double>(n));
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 // Dot product with four partial sums: a single running sum is bound by the add latency, and
 // this loop is most of the training time. The order is fixed, so results stay deterministic.
@@ -73,14 +49,14 @@ Dataset make_outlier_dataset(const OutlierDataSpec& spec, std::uint64_t split_se
         "channels (" +
         std::to_string(spec.outlier_channels) + ") than features (" +
         std::to_string(spec.features) + ")");
-  Rng task(spec.seed);
+  RandomStream task(spec.seed);
   const std::size_t informative = spec.features - spec.outlier_channels;
   std::vector<float> centroids(spec.classes * informative);
   for (float& c : centroids) c = static_cast<float>(task.normal() * spec.centroid_spread);
 
   Dataset d{spec.features, spec.classes, std::vector<float>(samples * spec.features),
             std::vector<int>(samples)};
-  Rng rng(split_seed ^ (spec.seed * 0x2545f4914f6cdd1dull));
+  RandomStream rng(split_seed ^ (spec.seed * 0x2545f4914f6cdd1dull));
   for (std::size_t s = 0; s < samples; ++s) {
     const std::size_t c = rng.below(spec.classes);
     d.y[s] = static_cast<int>(c);
@@ -101,7 +77,7 @@ Dataset make_outlier_dataset(const OutlierDataSpec& spec, std::uint64_t split_se
 
 Mlp make_mlp(std::span<const std::size_t> widths, std::uint64_t seed) {
   if (widths.size() < 2) throw std::invalid_argument("make_mlp: need at least two widths");
-  Rng rng(seed);
+  RandomStream rng(seed);
   Mlp m;
   for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
     DenseLayer layer{widths[l], widths[l + 1], std::vector<float>(widths[l] * widths[l + 1]),
@@ -153,7 +129,7 @@ double train(Mlp& model, const Dataset& data, const TrainOptions& opt) {
   }
   std::vector<std::size_t> order(data.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  Rng shuffle(opt.shuffle_seed);
+  RandomStream shuffle(opt.shuffle_seed);
 
   // Per-sample buffers: the input each layer saw (fake-quantized under QAT), its pre-activation.
   std::vector<std::vector<float>> in(L), pre(L), wq(L);

@@ -80,7 +80,7 @@ LayerChoice choose(const LayerMeasurements& layer, double budget) {
 
 std::string PrecisionOption::label() const {
   std::string s(name(precision));
-  if (!variant.empty()) s += "/" + variant;
+  if (recipe) s += "/" + std::string(name(*recipe));
   return s;
 }
 
@@ -105,27 +105,32 @@ Selection select_precisions(std::span<const LayerMeasurements> layers, double bu
   return sel;
 }
 
+const PrecisionOption* LayerMeasurements::fastest(Precision precision,
+                                                  std::optional<Fp8Recipe> recipe) const {
+  const PrecisionOption* best = nullptr;
+  for (const PrecisionOption& o : options) {
+    if (o.precision != precision || (recipe && o.recipe != recipe)) continue;
+    if (!best || o.seconds < best->seconds) best = &o;
+  }
+  return best;
+}
+
 Selection uniform_selection(std::span<const LayerMeasurements> layers, Precision precision,
-                            const std::string& variant, double budget) {
+                            std::optional<Fp8Recipe> recipe, double budget) {
   check_budget(budget);
   Selection sel;
   sel.budget = budget;
   for (const LayerMeasurements& layer : layers) {
     check_layer(layer);
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < layer.options.size(); ++i) {
-      const PrecisionOption& o = layer.options[i];
-      if (o.precision != precision || (!variant.empty() && o.variant != variant)) continue;
-      if (!best || o.seconds < layer.options[*best].seconds) best = i;
-    }
+    const PrecisionOption* best = layer.fastest(precision, recipe);
     if (!best)
       throw std::invalid_argument(
           "uniform_selection: layer '" + layer.layer + "' has no " + std::string(name(precision)) +
-          (variant.empty() ? std::string() : "/" + variant) + " measurement");
+          (recipe ? "/" + std::string(name(*recipe)) : std::string()) + " measurement");
     LayerChoice c;
     c.layer = layer.layer;
-    c.option = *best;
-    c.chosen = layer.options[*best];
+    c.option = static_cast<std::size_t>(best - layer.options.data());
+    c.chosen = *best;
     c.within_budget = eligible(c.chosen, budget);
     c.reason = "every layer in " + c.chosen.label() + " (" + percent(c.chosen.rel_error) +
                " error" + (c.within_budget ? "" : ", over the " + percent(budget) + " budget") +

@@ -154,7 +154,7 @@ void alignment_study(Rows& out) {
     set(row, counters::tile_m, static_cast<double>(t.tile.m));
     set(row, counters::tile_n, static_cast<double>(t.tile.n));
     set(row, counters::split_k, t.split_k);
-    set(row, counters::align_n_bytes, tn::alignment_bytes(n, model_element_type(spec.b_type)));
+    set(row, counters::align_n_bytes, tn::alignment_bytes(n, element_of(spec.b_type)));
   };
   for (const ts::ModelGpu& g : ts::model_gpus())
     for (Precision p :

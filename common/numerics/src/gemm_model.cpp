@@ -6,31 +6,13 @@
 
 namespace tcbench::numerics {
 
-int element_bytes(ElementType t) {
-  switch (t) {
-    case ElementType::fp64:
-      return 8;
-    case ElementType::fp32:
-    case ElementType::tf32:
-      return 4;
-    case ElementType::fp16:
-    case ElementType::bf16:
-      return 2;
-    case ElementType::int8:
-    case ElementType::fp8_e4m3:
-    case ElementType::fp8_e5m2:
-      return 1;
-  }
-  throw std::invalid_argument("element_bytes: unknown element type");
-}
-
-AlignmentClass classify_alignment(std::int64_t dim, ElementType t) {
+AlignmentClass classify_alignment(std::int64_t dim, Element t) {
   const std::int64_t bytes = dim * element_bytes(t);
   return AlignmentClass{bytes % 16 == 0, bytes % 128 == 0, dim % 8 == 0,
                         dim % 16 == 0,   dim % 64 == 0,    dim % 128 == 0};
 }
 
-int alignment_bytes(std::int64_t dim, ElementType t) {
+int alignment_bytes(std::int64_t dim, Element t) {
   if (dim <= 0)
     throw std::invalid_argument("alignment_bytes: the dimension must be positive, got " +
                                 std::to_string(dim));
@@ -40,10 +22,10 @@ int alignment_bytes(std::int64_t dim, ElementType t) {
   return a;
 }
 
-int efficient_multiple(ElementType t) {
+int efficient_multiple(Element t) {
   return 16 / element_bytes(t);
 }
-int a100_efficient_multiple(ElementType t) {
+int a100_efficient_multiple(Element t) {
   return 128 / element_bytes(t);
 }
 

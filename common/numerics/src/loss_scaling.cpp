@@ -1,9 +1,9 @@
 #include "tcbench/numerics/loss_scaling.hpp"
 
+#include "tcbench/numerics/random.hpp"
+
 #include <array>
 #include <cmath>
-#include <numbers>
-#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -68,14 +68,12 @@ LandingCounts count_landings(std::span<const float> grads, float scale, Format f
 
 std::vector<float> lognormal_gradients(std::size_t count, std::uint64_t seed, double mean_log10,
                                        double sd_log10) {
-  std::mt19937_64 rng(seed);
-  // 53 random bits -> a double in (0, 1): never 0, so the logarithm below is finite.
-  auto unit = [&rng] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };
+  RandomStream rng(seed);
   std::vector<float> g(count);
   for (std::size_t i = 0; i < count; ++i) {
-    const double z = std::sqrt(-2.0 * std::log(unit())) * std::cos(2.0 * std::numbers::pi * unit());
+    const double z = rng.normal();
     const double magnitude = std::pow(10.0, mean_log10 + sd_log10 * z);
-    g[i] = static_cast<float>((rng() & 1) ? magnitude : -magnitude);
+    g[i] = static_cast<float>(rng.uniform() < 0.5f ? magnitude : -magnitude);
   }
   return g;
 }

@@ -56,7 +56,7 @@ double accumulator_roundoff(cublasComputeType_t compute, cudaDataType_t input) {
       // FP8 tensor cores accumulate in about 14 bits, not FP32 (DeepSeek-V3 technical report,
       // arXiv:2412.19437, section 3.3.2: "limited to retaining around 14 bits"). No source
       // states the block-scaled FP4/FP6 accumulator's width, so they get the same model.
-      return is_narrow_type(input) ? 0x1p-14 : unit_roundoff(CUDA_R_32F);
+      return is_narrow_type(input) ? 0x1p-14 : unit_roundoff(CUDA_R_32F);  // not a format limit
   }
 }
 
@@ -64,7 +64,8 @@ double accumulator_roundoff(cublasComputeType_t compute, cudaDataType_t input) {
 double input_roundoff(cublasComputeType_t compute) {
   switch (compute) {
     case CUBLAS_COMPUTE_32F_FAST_TF32:
-      return 0x1p-10;  // a 10-bit mantissa, rounded or truncated (2^-11 or 2^-10)
+      // A 10-bit mantissa, rounded or truncated: TF32's epsilon, not its unit roundoff.
+      return numerics::element_info(numerics::Element::tf32).epsilon;
     case CUBLAS_COMPUTE_32F_FAST_16F:
       return unit_roundoff(CUDA_R_16F);
     case CUBLAS_COMPUTE_32F_FAST_16BF:
@@ -117,28 +118,9 @@ ErrorModel error_model(Precision p, std::int64_t k, std::optional<cudaDataType_t
 }
 
 double unit_roundoff(cudaDataType_t t) {
-  switch (t) {
-    case CUDA_R_32F:
-      return 0x1p-24;
-    case CUDA_R_16F:
-      return 0x1p-11;
-    case CUDA_R_16BF:
-      return 0x1p-8;
-    case CUDA_R_8F_E4M3:
-      return 0x1p-4;
-    case CUDA_R_8F_E5M2:
-      return 0x1p-3;
-    case CUDA_R_6F_E2M3:
-      return 0x1p-4;
-    case CUDA_R_6F_E3M2:
-      return 0x1p-3;
-    case CUDA_R_4F_E2M1:
-      return 0x1p-2;
-    case CUDA_R_64F:
-      return 0x1p-53;
-    default:
-      return 0.0;  // integers: exact, or saturated, which the caller's model must say
-  }
+  // Integers: 0, exact or saturated, which the caller's model must say.
+  const auto e = numerics::find_element(t);
+  return e ? numerics::element_info(*e).unit_roundoff : 0.0;
 }
 
 double tolerance(Precision p, std::int64_t k) {

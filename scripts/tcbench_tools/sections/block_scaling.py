@@ -13,10 +13,12 @@ Benchmark names it reads (``block_scaling/<variant>/<precision>/m:M/n:N/k:K/layo
   operand's codes and scales (in cuBLASLt's layout): ``gbps``, ``pct_of_peak`` (of DRAM), and in
   the report its time as a share of the same granularity's GEMM at n = k = K.
 
-Two plots: error vs the FP32 originals against bytes per element, one point per granularity and
-GPU, the Pareto front (no other point both smaller and more accurate) joined and ringed; and
-TFLOP/s per granularity per GPU at the largest measured size. A result set whose context says
-``tcbench_synthetic: true`` is labelled as synthetic test data.
+The comparison (``render``), two plots: error vs the FP32 originals against bytes per element,
+one point per granularity and GPU, the Pareto front (no other point both smaller and more
+accurate) joined and ringed; and TFLOP/s per granularity per GPU at the largest measured size, a
+panel per granularity, all on one axis. Per GPU (``render_gpu``): the granularities' table and
+the quantize kernels' table. A result set whose context says ``tcbench_synthetic: true`` is
+labelled as synthetic test data there.
 """
 
 from __future__ import annotations
@@ -147,13 +149,13 @@ def pareto(points: list[tuple[float, float]]) -> list[int]:
     return sorted(front, key=lambda i: points[i][0])
 
 
-def _accuracy_plot(series, out_dir: Path, labels: list[str]):
+def _accuracy_plot(series, out_dir: Path):
     points = [(gpu, name, bpe, err) for gpu, rows in series.items() for name, bpe, err, _ in rows
               if bpe is not None and err is not None and err > 0]
     if not points:
         return None
-    styles = plot_style.styles_for(labels)
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    styles = plot_style.styles_for(list(series))
+    fig, ax = plt.subplots(figsize=(7.5, 4.0))
     for gpu in series:
         mine = [(b, e, n) for g, n, b, e in points if g == gpu]
         ax.scatter([b for b, _, _ in mine], [e for _, e, _ in mine], marker=styles[gpu].marker,
@@ -166,9 +168,14 @@ def _accuracy_plot(series, out_dir: Path, labels: list[str]):
             label="Pareto front", zorder=2)
     ax.scatter([xy[i][0] for i in front], [xy[i][1] for i in front], s=160, facecolors="none",
                edgecolors="k", zorder=4)
+    ax.margins(x=0.25, y=0.12)  # the granularities' names stay inside the panel
     ax.set_xlabel("bytes per element (A and B, scales included)")
-    ax.set_ylabel("relative error vs FP32 originals")
-    ax.set_yscale("log")
+    errors = [e for _, _, _, e in points]
+    if max(errors) >= 10 * min(errors):  # a log axis only where the errors span a decade
+        ax.set_ylabel(plots.log_label("relative error vs FP32 originals"))
+        ax.set_yscale("log")
+    else:
+        ax.set_ylabel("relative error vs FP32 originals")
     ax.grid(True, which="both", alpha=0.3)
     plots.legend_outside(ax)
     ax.set_title("Accuracy vs storage per granularity")
@@ -176,7 +183,8 @@ def _accuracy_plot(series, out_dir: Path, labels: list[str]):
 
 
 def _speed_plot(series, out_dir: Path, labels: list[str]):
-    """A panel per granularity, a bar per GPU (GPUs as rows), TFLOP/s at the largest size."""
+    """A panel per granularity, a bar per GPU (GPUs as rows), TFLOP/s at the largest size, every
+    panel on the same axis (the granularities are compared with each other)."""
     names = [n for n in FORMAT.values() if any(n == r[0] for rows in series.values() for r in rows)]
     if not names:
         return None
@@ -191,39 +199,51 @@ def _speed_plot(series, out_dir: Path, labels: list[str]):
     notes = {k: plots.value_label(v) for k, v in values.items()}
     fig = plots.bar_panels_figure("Speed per granularity (largest measured size)", names,
                                   [g for g in labels if g in series], values, "TFLOP/s",
-                                  notes=notes, missing=missing,
-                                  styles=plot_style.styles_for(labels))
+                                  notes=notes, missing=missing, shared=True)
     return save(fig, out_dir / f"section_{TOPIC}_speed.png")
+
+
+def _series(rows) -> list:
+    return [(_label(b), b.center(schema.BYTES_PER_ELEMENT), b.center(schema.REL_ERROR_UNQUANTIZED),
+             b.center(schema.TFLOPS)) for b in _largest(rows) if b.ok]
 
 
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     doc.para("cuBLASLt GEMMs of one TN problem at every scaling granularity the GPU and cuBLASLt "
              "accept: per tensor, per row, 1x128 tiles, 128x128 blocks (Hopper), MXFP8 and NVFP4 "
              "(Blackwell), beside BF16. Errors are measured before timing against the dequantized "
-             "operands (the GEMM's own) and against the FP32 originals (what a user gets). See "
-             "docs/concepts/fp8-scaling.md for the host study to compare with.")
-    series = {}
+             "operands (the GEMM's own) and against the FP32 originals (what a user gets); each "
+             "GPU's tables are in its part of Per-GPU detail. See docs/concepts/fp8-scaling.md "
+             "for the host study to compare with.")
+    series, without = {}, {}
     for rs, label in zip(sets, labels):
         rows = _rows(rs)
         if not rows:
             continue
-        if _is_synthetic(rs):
-            doc.para(Strong(label), " is synthetic test data (context tcbench_synthetic), not a "
-                     "measurement.")
         if not any(b.ok for b in rows):
-            reasons = sorted({b.skip_reason or (b.error or "") for b in rows})
-            doc.para(Strong(label), f": no block-scaling result: {'; '.join(reasons)}")
+            reasons = "; ".join(sorted({b.skip_reason or (b.error or "") for b in rows}))
+            without.setdefault(reasons, []).append(label)
             continue
-        _table(doc, rows, label)
-        _quantize_table(doc, rs, label)
-        series[label] = [(_label(b), b.center(schema.BYTES_PER_ELEMENT),
-                          b.center(schema.REL_ERROR_UNQUANTIZED), b.center(schema.TFLOPS))
-                         for b in _largest(rows) if b.ok]
+        series[label] = _series(rows)
+    for reasons, where in without.items():
+        doc.para(f"No block-scaling result on {', '.join(where)}: {reasons}")
     images = []
-    for plot, alt in ((_accuracy_plot(series, out_dir, labels),
+    for plot, alt in ((_accuracy_plot(series, out_dir),
                        "error vs bytes per element, Pareto front"),
                       (_speed_plot(series, out_dir, labels), "TFLOP/s per granularity per GPU")):
         if plot is not None:
             doc.image(plot, alt)
             images.append(plot)
     return images
+
+
+def render_gpu(doc, rs, label, out_dir: Path) -> list[Path]:
+    rows = _rows(rs)
+    if not rows or not any(b.ok for b in rows):
+        return []
+    if _is_synthetic(rs):
+        doc.para(Strong(label), " is synthetic test data (context tcbench_synthetic), not a "
+                 "measurement.")
+    _table(doc, rows, label)
+    _quantize_table(doc, rs, label)
+    return []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tcbench_tools.doc import prose
 from tcbench_tools.results import ResultSet
 from tcbench_tools.sections import _api_pairs
 
@@ -23,10 +24,12 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
         doc.prose("No `cublas` rows in these results (bench_fp16_vs_fp32 runs them since tcbench "
                  "issue 25): nothing to set beside cuBLASLt.")
         return []
-    doc.prose("Each GEMM through cuBLASLt (`cublasLtMatmul`, the heuristic's first algorithm) and "
-             "through cuBLAS (`cublasGemmEx`), same operands and layout, in TFLOP/s; "
-             "`vs_cublaslt` is cuBLASLt's time over cuBLAS's on that problem, measured by the "
-             "binary (> 1: cuBLAS faster). The labels say what ran: cuBLASLt's kernel class, "
-             "cuBLAS's math mode (cuBLAS does not report its kernel).")
-    doc.table(_api_pairs.headers(), table, _api_pairs.RIGHT)
+    doc.collapsed_table(
+        "cuBLAS beside cuBLASLt", _api_pairs.headers(), table, _api_pairs.RIGHT,
+        intro=prose("Each GEMM through cuBLASLt (`cublasLtMatmul`, the heuristic's first "
+                    "algorithm) and through cuBLAS (`cublasGemmEx`), same operands and layout, in "
+                    "TFLOP/s; `vs_cublaslt` is cuBLASLt's time over cuBLAS's on that problem, "
+                    "measured by the binary (> 1: cuBLAS faster). The labels say what ran: "
+                    "cuBLASLt's kernel class, cuBLAS's math mode (cuBLAS does not report its "
+                    "kernel)."))
     return []

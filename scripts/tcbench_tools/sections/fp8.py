@@ -221,15 +221,14 @@ def _speedup_plot(series, out_dir: Path, labels: list[str]) -> Path | None:
     lines = {g: pts for g, pts in lines.items() if pts}
     if not lines:
         return None
-    styles = plot_style.styles_for(labels)
+    styles = plot_style.styles_for([g for g in labels if g in lines])
     fig, ax = plt.subplots(figsize=(6.5, 4.0))
     for gpu, pts in lines.items():
         ax.plot([x for x, _ in pts], [y for _, y in pts], label=gpu, **styles[gpu].line_kwargs())
-    plots.set_size_axis(ax, sorted({x for pts in lines.values() for x, _ in pts}))
+    plots.set_size_axis(ax, sorted({x for pts in lines.values() for x, _ in pts}), "m = n = k")
     ax.axhline(2.0, color="grey", linestyle="--", linewidth=1, label="datasheet ratio (2x)")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("m = n = k")
     ax.set_ylabel("FP8 / BF16 throughput")
     ax.set_title("FP8 (E4M3, fast accumulation) speed-up over BF16, square GEMMs",
                  fontsize="medium")
@@ -239,24 +238,43 @@ def _speedup_plot(series, out_dir: Path, labels: list[str]) -> Path | None:
     return save(fig, out_dir / "section_fp8_speedup.png")
 
 
+def _speedups(rs) -> dict:
+    """{(m, n, k, layer): FP8 x BF16} of the headline FP8 GEMM, without writing a table."""
+    from tcbench_tools.doc import Doc
+
+    return _gemm_table(Doc(), rs, "")
+
+
 def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     doc.para("FP8 GEMMs (cuBLASLt, per-tensor scales) beside BF16 and FP16 on the same shapes, "
              "the cost of computing the scales (delayed: one pass; current: two), and the "
-             "precision a selector picks per transformer layer within an error budget. See "
-             "docs/concepts/fp8-scaling.md for the predictions to compare with.")
-    images, series = [], {}
+             "precision a selector picks per transformer layer within an error budget; each "
+             "GPU's tables are in its part of Per-GPU detail. See docs/concepts/fp8-scaling.md "
+             "for the predictions to compare with.")
+    images, series, without = [], {}, {}
     for rs, label in zip(sets, labels):
         rows = _fp8_rows(rs)
         if rows and not any(b.ok for b in rows):
-            reasons = sorted({b.skip_reason or (b.error or "") for b in rows})
-            doc.para(Strong(label), f": no FP8 result: {'; '.join(reasons)}")
+            reasons = "; ".join(sorted({b.skip_reason or (b.error or "") for b in rows}))
+            without.setdefault(reasons, []).append(label)
             continue
-        series[label] = _gemm_table(doc, rs, label)
-        _variant_table(doc, rs, label)
-        _recipe_tables(doc, rs, label)
-        _selection_tables(doc, rs, label)
+        series[label] = _speedups(rs)
+    for reasons, where in without.items():
+        doc.para(*[part for i, g in enumerate(where) for part in ((", " if i else ""), Strong(g))
+                   if part], f": no FP8 result: {reasons}")
     plot = _speedup_plot(series, out_dir, labels)
     if plot is not None:
         doc.image(plot, "FP8 speed-up over BF16 per square size")
         images.append(plot)
     return images
+
+
+def render_gpu(doc, rs, label, out_dir: Path) -> list[Path]:
+    rows = _fp8_rows(rs)
+    if not rows or not any(b.ok for b in rows):
+        return []
+    _gemm_table(doc, rs, label)
+    _variant_table(doc, rs, label)
+    _recipe_tables(doc, rs, label)
+    _selection_tables(doc, rs, label)
+    return []

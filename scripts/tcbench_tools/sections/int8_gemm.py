@@ -97,8 +97,7 @@ def _plot_many(bars_by_gpu: dict[str, tuple[int, list]], path: Path, labels: lis
     gpus = [g for g in labels if g in bars_by_gpu]
     fig = plots.bar_panels_figure(
         "Speed-up over FP32 of the MLP's three layer GEMMs, per path and GPU (accuracy: the "
-        "table above)", panels, gpus, values, "x FP32", notes=notes,
-        styles=plot_style.styles_for(labels))
+        "deployment table)", panels, gpus, values, "x FP32", notes=notes, shared=True)
     return save(fig, path)
 
 
@@ -176,14 +175,14 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                 rows.append([gpu, str(tokens), name, f"{speed:.2f}",
                              f"{acc:.2f}" if acc is not None else "-",
                              f"{agree:.2f}" if agree is not None else "-"])
-        doc.heading(3, "Deployment: speed-up vs FP32 and accuracy")
-        doc.table(["GPU", "tokens", "variant", "x FP32", "accuracy %", "agreement %"], rows,
-                  {1, 3, 4, 5})
         path = out_dir / f"section_{TOPIC}_speedup_accuracy.png"
         path = (_plot(bars_by_gpu, path) if len(bars_by_gpu) <= MAX_SIDE_BY_SIDE
                 else _plot_many(bars_by_gpu, path, labels))
         images.append(path)
         doc.image(path, "Speed-up over FP32 per deployment variant, with accuracy beside each bar")
+        doc.collapsed_table("Deployment: speed-up vs FP32 and accuracy",
+                            ["GPU", "tokens", "variant", "x FP32", "accuracy %", "agreement %"],
+                            rows, {1, 3, 4, 5})
 
     # Every batch size: MLP speed-ups of INT8 over FP32 and FP16.
     rows = []
@@ -194,10 +193,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                          fmt_num(microseconds(bench.center("time"))),
                          fmt_num(bench.center(speedup_vs("fp32"))),
                          fmt_num(bench.center(speedup_vs("fp16")))])
-    if rows:
-        doc.heading(3, "MLP layers per batch size")
-        doc.table(["GPU", "tokens", "precision", "time (us)", "x FP32", "x FP16"], rows,
-                  {1, 3, 4, 5})
+    doc.collapsed_table("MLP layers per batch size",
+                        ["GPU", "tokens", "precision", "time (us)", "x FP32", "x FP16"], rows,
+                        {1, 3, 4, 5})
 
     # Single GEMMs: IMMA through cuBLASLt and our kernel.
     rows = []
@@ -211,10 +209,9 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                          fmt_num(bench.center(PCT_OF_PEAK)),
                          fmt_num(bench.center(speedup_vs("fp16"))),
                          fmt_num(bench.center(speedup_vs("fp32")))])
-    if rows:
-        doc.heading(3, "INT8 GEMMs")
-        doc.table(["GPU", "variant", "m x n x k", "TOP/s", "% peak", "x FP16", "x FP32"], rows,
-                  {3, 4, 5, 6})
+    doc.collapsed_table("INT8 GEMMs",
+                        ["GPU", "variant", "m x n x k", "TOP/s", "% peak", "x FP16", "x FP32"],
+                        rows, {3, 4, 5, 6})
 
     # The cost of getting into INT8: the quantization kernels.
     rows = []
@@ -223,7 +220,6 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                             key=lambda b: b.name):
             rows.append([label, bench.parsed.variant, bench.parsed.args.get("elements", "-"),
                          fmt_num(bench.center(GBPS)), fmt_num(bench.center(PCT_OF_PEAK))])
-    if rows:
-        doc.heading(3, "Quantization kernels (DRAM bandwidth)")
-        doc.table(["GPU", "kernel", "elements", "GB/s", "% peak"], rows, {2, 3, 4})
+    doc.collapsed_table("Quantization kernels (DRAM bandwidth)",
+                        ["GPU", "kernel", "elements", "GB/s", "% peak"], rows, {2, 3, 4})
     return images

@@ -18,9 +18,10 @@ What the benchmark writes, and what this section reads:
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from tcbench_tools import plot_style
+from tcbench_tools import plot_style, plots
 from tcbench_tools.names import prefix
 from tcbench_tools.schema import (
     FINAL_LOSS,
@@ -37,7 +38,7 @@ from tcbench_tools.schema import (
     loss_at,
     scale_at,
 )
-from tcbench_tools.sections._common import first_row, plt, save, slug
+from tcbench_tools.sections._common import first_row, plt, save
 
 TOPIC = "loss_scaling"
 TITLE = "Loss scaling: where FP16 gradients land, training with and without scaling"
@@ -90,21 +91,29 @@ def _fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
+# Lost (solid, round markers) and underflow only (dashed, hollow triangles, drawn on top): four
+# palette colours, a darker and a lighter one per precision, so that where the two lines of one
+# precision coincide (nothing overflows) the dashed one still shows.
+LANDING_STYLE = {("fp16", "lost"): plot_style.PALETTE[6], ("fp16", "under"): plot_style.PALETTE[7],
+                 ("bf16", "lost"): plot_style.PALETTE[0], ("bf16", "under"): plot_style.PALETTE[1]}
+
+
 def plot_landing(points, label: str, path: Path) -> Path:
     sources = sorted({s for s, _ in points})
-    fig, axes = plt.subplots(1, len(sources), figsize=(5.2 * len(sources), 4.0), squeeze=False)
-    style = {"fp16": (plot_style.PALETTE[6], "FP16"), "bf16": (plot_style.PALETTE[0], "BF16")}
+    fig, axes = plt.subplots(1, len(sources), figsize=(5.0 * len(sources) + 2.6, 3.4),
+                             squeeze=False, sharey=True)
     for ax, source in zip(axes[0], sources):
-        for prec in ("fp16", "bf16"):
+        for prec, name in (("fp16", "FP16"), ("bf16", "BF16")):
             pts = points.get((source, prec))
             if not pts:
                 continue
-            color, name = style[prec]
             xs = [k for k, _, _ in pts]
-            ax.plot(xs, [lost for _, lost, _ in pts], marker="o", color=color,
+            ax.plot(xs, [lost for _, lost, _ in pts], marker="o", ms=5, lw=1.6, zorder=2,
+                    color=LANDING_STYLE[(prec, "lost")],
                     label=f"{name}: lost (underflow + overflow)")
-            ax.plot(xs, [u for _, _, u in pts], linestyle="--", color=color, alpha=0.6,
-                    label=f"{name}: underflow only")
+            ax.plot(xs, [u for _, _, u in pts], linestyle=(0, (4, 2)), marker="v", ms=6,
+                    markerfacecolor="white", lw=1.3, zorder=3,
+                    color=LANDING_STYLE[(prec, "under")], label=f"{name}: underflow only")
         ax.set_xticks(sorted({k for prec in ("fp16", "bf16")
                               for k, _, _ in points.get((source, prec), [])}))
         ax.axvline(GRADSCALER_DEFAULT_LOG2, color="gray", linestyle=":")
@@ -116,30 +125,42 @@ def plot_landing(points, label: str, path: Path) -> Path:
         ax.set_title("log-normal model" if source == "lognormal"
                      else source.upper() + " backward pass")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="x-small")
-    fig.suptitle(f"Where scaled gradients land ({label})", fontsize="medium")
+    plots.legend_outside(axes[0][-1], handles=axes[0][0].get_legend_handles_labels()[0])
+    fig.suptitle(f"Where scaled gradients land ({label}); where a dashed line lies on its solid "
+                 "one, nothing overflows", fontsize="medium")
     fig.tight_layout()
     return save(fig, path)
 
 
-def plot_curves(runs: dict[str, dict], label: str, path: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(6.8, 4.2))
-    for i, mode in enumerate([m for m in MODES if m in runs] + sorted(set(runs) - set(MODES))):
-        curve = runs[mode]["curve"]
-        if not curve:
-            continue
-        # FP32 is the reference the others should track: dashed black, drawn on top, so it
-        # stays visible where a scaled run lies exactly on it.
-        style = (dict(color="black", linestyle="--", linewidth=1.2, zorder=3) if mode == "fp32"
-                 else dict(color=plot_style.series_style(i).color,
-                           marker=plot_style.series_style(i).marker, markersize=3))
-        ax.plot([s for s, _ in curve], [v for _, v in curve], label=mode, **style)
-    ax.set_yscale("log")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("loss (MSE), log scale")
-    ax.set_title(f"Training loss per mode ({label})")
-    ax.grid(which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+def plot_curves(runs_by_gpu: dict[str, dict[str, dict]], path: Path) -> Path:
+    """Every GPU's training runs: a panel per mode (all on the same axes, log loss), a line per
+    GPU, so that the modes compare across panels and the GPUs within one."""
+    modes = [m for m in MODES if any(m in r for r in runs_by_gpu.values())]
+    modes += sorted({m for r in runs_by_gpu.values() for m in r} - set(MODES))
+    styles = plot_style.styles_for(list(runs_by_gpu))
+    cols = min(len(modes), 3)
+    rows = math.ceil(len(modes) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 2.4, 2.2 * rows + 0.7),
+                             squeeze=False, sharex=True, sharey=True)
+    for index, mode in enumerate(modes):
+        ax = axes[index // cols][index % cols]
+        for gpu, runs in runs_by_gpu.items():
+            curve = runs.get(mode, {}).get("curve")
+            if curve:
+                ax.plot([s for s, _ in curve], [v for _, v in curve], label=gpu, lw=1.2, ms=3,
+                        **styles[gpu].line_kwargs(len(curve)))
+        ax.set_yscale("log")
+        ax.set_title(mode, fontsize="medium")
+        ax.set_xlabel("training step", fontsize="small")
+        ax.grid(which="both", alpha=0.3)
+    for index in range(len(modes), rows * cols):
+        axes[index // cols][index % cols].set_visible(False)
+    for r in range(rows):
+        axes[r][0].set_ylabel("loss (MSE), log scale")
+    handles = {h.get_label(): h for ax in axes.flat for h in ax.get_legend_handles_labels()[0]}
+    plots.legend_outside(axes[0][min(cols, len(modes)) - 1], handles=list(handles.values()))
+    fig.suptitle("Training loss per mode, a line per GPU (FP32 is the reference the others "
+                 "should track)", fontsize="medium")
     fig.tight_layout()
     return save(fig, path)
 
@@ -163,7 +184,6 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     # 2. Training runs, per GPU.
     per_gpu = [training_runs(rs) for rs in sets]
     if any(per_gpu):
-        doc.heading(3, "Training with and without loss scaling")
         rows = []
         modes = [m for m in MODES if any(m in r for r in per_gpu)]
         for mode in modes:
@@ -182,21 +202,23 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                              _fmt(bench.center(UNDERFLOW_PCT), ".1f"),
                              _fmt(bench.center(SKIPPED_STEPS), ".0f"),
                              _fmt(step_us / 1e3 if step_us is not None else None, ".3f")])
-        doc.table(["mode", "GPU", "final loss", "x FP32", "lost %", "skipped", "ms/step"], rows,
-                  {2, 3, 4, 5, 6})
-        for runs, label in zip(per_gpu, labels):
-            if any(r["curve"] for r in runs.values()):
-                path = plot_curves(runs, label,
-                                   out_dir / f"section_loss_scaling_curves_{slug(label)}.png")
-                images.append(path)
-                doc.image(path, f"Loss curves of the five modes on {label}")
+        with_curves = {label: runs for runs, label in zip(per_gpu, labels)
+                       if any(r["curve"] for r in runs.values())}
+        if with_curves:
+            path = plot_curves(with_curves, out_dir / "section_loss_scaling_curves.png")
+            images.append(path)
+            doc.heading(3, "Loss curves per mode")
+            doc.image(path, "Loss curves of the five modes, a panel per mode, a line per GPU",
+                      caption=False)
+        doc.collapsed_table("Training with and without loss scaling",
+                            ["mode", "GPU", "final loss", "x FP32", "lost %", "skipped",
+                             "ms/step"], rows, {2, 3, 4, 5, 6})
 
     # 3. The cost of scaling.
     unscale = [{int(p.numeric_args()["elements"]): b for b, p in _ok(rs, "unscale")
                 if "elements" in p.numeric_args()} for rs in sets]
     sizes = sorted({n for u in unscale for n in u})
     if sizes:
-        doc.heading(3, "Cost of the fused check-and-unscale")
         rows = []
         for n in sizes:
             for u, label in zip(unscale, labels):
@@ -206,6 +228,7 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
                 rows.append([f"{n:,}", label, _fmt(b.center(GBPS) if b else None, ".0f"),
                              _fmt(b.center(PCT_OF_PEAK) if b else None, ".1f"),
                              _fmt(b.center(UNSCALE_PCT_OF_STEP) if b else None, ".2f")])
-        doc.table(["elements", "GPU", "GB/s", "% of DRAM peak", "% of a step's GEMMs"], rows,
-                  {0, 2, 3, 4})
+        doc.collapsed_table("Cost of the fused check-and-unscale",
+                            ["elements", "GPU", "GB/s", "% of DRAM peak", "% of a step's GEMMs"],
+                            rows, {0, 2, 3, 4})
     return images

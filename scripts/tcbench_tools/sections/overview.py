@@ -20,12 +20,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcbench_tools import plot_style, plots, power, power_report, schema, summary, synthetic
-from tcbench_tools.doc import Cell, Code, Strong
+from tcbench_tools import plots, power, power_report, schema, summary, synthetic
+from tcbench_tools.doc import Cell
 from tcbench_tools.names import precision_order, short, short_path
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet, pct_of_peak
 from tcbench_tools.schema import GBPS, TFLOPS, TOPS
-from tcbench_tools.sections._common import percentiles, slug
+from tcbench_tools.sections._common import percentiles, save, slug
 from tcbench_tools.summary import Best
 from tcbench_tools.tables import fmt_num
 
@@ -49,16 +49,6 @@ def render_title(doc, synthetic_paths: list[str]) -> None:
     doc.heading(1, "tcbench report")
     if synthetic_paths:
         doc.banner(synthetic.banner(synthetic_paths))
-
-
-def render_intro(doc, sets: list[ResultSet]) -> None:
-    doc.prose(f"{len(sets)} result file(s). Throughput is the median over repetitions of the best "
-             "benchmark per topic and precision (the benchmark column names it and links to its "
-             "sweep); % of peak is relative to each card's own peak (`peaks from` says whether "
-             "it is the datasheet figure or the max-clock one); x FP32 is the speed-up over the "
-             "best FP32 result of the same topic on the same card; n/a: the card does not "
-             "support that precision (its peak is 0). Error bars in the plots span the 10th to "
-             "the 90th percentile of the repetitions.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,7 +116,7 @@ def render_gpus(doc, sets: list[ResultSet], labels: list[str]) -> None:
         row = [label, *([str(rs.context.get("gpu_name", "-"))] if named else [])]
         row += [str(rs.context.get(key, "-")) for _, key in GPU_COLUMNS]
         rows.append(row)
-    doc.table(headers, rows, set())
+    doc.table(headers, rows, set(), cls="compact")
     doc.heading(3, "Runs")
     doc.para("Per GPU: when it ran (Google Benchmark's date), on which host, the quick or full "
              "suite, the repetitions per benchmark, the tcbench version and commit, and the SM "
@@ -136,7 +126,7 @@ def render_gpus(doc, sets: list[ResultSet], labels: list[str]) -> None:
              repetitions(rs), _tcbench(rs.context), measured_clock(rs), _file_cell(rs)]
             for rs, label in zip(sets, labels)]
     doc.table(["GPU", "host", "run date", "mode", "repetitions", "tcbench", "SM clock (measured)",
-               "file"], rows, {4})
+               "file"], rows, {4}, cls="compact")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,49 +286,89 @@ def render_peak_vs_achieved(doc, sets: list[ResultSet], labels: list[str], best:
                 continue
             pk, got = peak.get((label, prec)), achieved.get((label, prec))
             if got is None:
-                missing[(label, prec)] = "n/a" if rs.lacks(prec) else "-"
+                missing[(label, prec)] = "not supported" if rs.lacks(prec) else "no data"
                 rows.append([prec, label, "n/a" if rs.lacks(prec) else fmt_num(pk)] +
                             ["n/a" if rs.lacks(prec) else "-"] * 3)
                 continue
             rows.append([prec, label, fmt_num(pk), fmt_num(got.value),
                          _pct(pct_of_peak(got.value, pk)), sweeps.cell(label, got.benchmark)])
-    doc.table(["precision", "GPU", "peak", "best", "% of peak", "benchmark"], rows, {2, 3, 4})
     path = plots.peak_vs_achieved(shown, [g for g in labels if g in with_gemms], peak,
                                   {k: v.value for k, v in achieved.items()},
-                                  out_dir / "peak_vs_achieved.png", missing,
-                                  plot_style.styles_for(labels))
+                                  out_dir / "peak_vs_achieved.png", missing)
     doc.image(path, "Best achieved (solid) inside the peak (outline), one panel per precision, "
                     "a bar per GPU")
+    doc.collapsed_table("Peak vs best achieved: the numbers",
+                        ["precision", "GPU", "peak", "best", "% of peak", "benchmark"], rows,
+                        {2, 3, 4})
     return [path]
+
+
+def baseline_name(variant: str) -> str:
+    """What an FP32 speed-up is over: the library (cuBLASLt, cuBLAS) or tcbench's own kernel
+    ("SIMT FP32 kernel"): FP16 at 42.7x a SIMT kernel at 30 % of its peak is not a hardware
+    ratio, so the column says which it is."""
+    if variant == "cublaslt":
+        return "cuBLASLt FP32"
+    if variant == "cublas":
+        return "cuBLAS FP32"
+    return f"{variant.upper() if variant == 'simt' else variant} FP32 kernel"
+
+
+def fp32_baselines(rs: ResultSet, topic: str) -> dict[str, float]:
+    """The best FP32 TFLOP/s of the topic's GEMMs per baseline (baseline_name), library first
+    (a whole training step is no baseline)."""
+    out: dict[str, float] = {}
+    for bench in rs.find(topic, precision="fp32", ran=True,
+                         where=lambda p: {"m", "n", "k"} <= p.args.keys()):
+        value = bench.center(TFLOPS) if bench.throughput_metric() == TFLOPS else None
+        if value is None or value <= 0 or bench.impossible() is not None:
+            continue
+        name = baseline_name(bench.parsed.variant)
+        out[name] = max(out.get(name, 0.0), value)
+    return dict(sorted(out.items(), key=lambda kv: (not kv[0].startswith("cuBLAS"), kv[0])))
 
 
 def render_topic_tables(doc, sets: list[ResultSet], labels: list[str], best: list[BestBy],
                         sweeps: SweepIndex) -> None:
-    """Per topic, a row per precision and GPU: best, % of peak, x FP32, the benchmark."""
+    """Per topic, a row per precision and GPU: best, % of peak, the speed-up over each FP32
+    baseline the topic ran (named: cuBLASLt FP32, SIMT FP32 kernel), the benchmark; each topic's
+    table collapsed under its heading."""
+    topics = sorted({k[0] for b in best for k in b})
+    if not topics:
+        return
+    doc.heading(2, "Best result per topic and precision")
+    doc.prose("Throughput is the median over repetitions of the best benchmark per topic and "
+              "precision (the benchmark column names it and links to its sweep); % of peak is "
+              "relative to each card's own peak (`peaks from` in the GPUs table says whether it "
+              "is the datasheet figure or the max-clock one); an `x` column (`x cuBLASLt FP32`, "
+              "`x SIMT FP32 kernel`) is the speed-up over the best FP32 result of the baseline it "
+              "names, in the same topic on the same card (the library's, or tcbench's own SIMT "
+              "kernel, which is no hardware ratio); n/a: "
+              "the card does not support that precision (its peak is 0).")
     ran = [{bench.parsed.topic for bench in rs.benchmarks.values()} for rs in sets]
-    for topic in sorted({k[0] for b in best for k in b}):
-        doc.heading(2, f"Topic: {topic}")
+    for topic in topics:
         keys = sorted({(k[1], k[2]) for b in best for k in b if k[0] == topic},
                       key=lambda pm: (precision_order(pm[0]), pm[1]))
+        bases = [fp32_baselines(rs, topic) for rs in sets]
+        names = list(dict.fromkeys(n for b in bases for n in b))
         rows = []
         for prec, metric in keys:
-            for rs, label, b, topics in zip(sets, labels, best, ran):
-                if topic not in topics:
+            for rs, label, b, topics_ran, base in zip(sets, labels, best, ran, bases):
+                if topic not in topics_ran:
                     continue  # the GPU did not run this topic: no row, rather than dashes
                 item = b.get((topic, prec, metric))
                 head = [prec, THROUGHPUT_UNITS[metric], label]
                 if item is None:
-                    rows.append(head + ["n/a" if rs.lacks(prec) else "-"] * 4)
+                    rows.append(head + ["n/a" if rs.lacks(prec) else "-"] * (3 + len(names)))
                     continue
-                base = b.get((topic, "fp32", TFLOPS))
-                speedup = "-"
-                if base is not None and metric in _GEMM_METRICS:
-                    speedup = f"{item.value / base.value:.2f}"
+                speedups = [f"{item.value / base[n]:.2f}" if n in base and metric in
+                            _GEMM_METRICS else "-" for n in names]
                 rows.append(head + [fmt_num(item.value) + power_report.mark(rs, item.benchmark),
-                                    _pct(item.pct_of_peak), speedup,
+                                    _pct(item.pct_of_peak), *speedups,
                                     sweeps.cell(label, item.benchmark)])
-        doc.table(["precision", "unit", "GPU", "best", "% peak", "x FP32", "benchmark"], rows,
-                  {3, 4, 5})
+        doc.collapsed_table(f"Topic: {topic}", ["precision", "unit", "GPU", "best", "% peak",
+                                                *(f"x {n}" for n in names), "benchmark"],
+                            rows, set(range(3, 5 + len(names))))
 
 
 def _peaks_for(sweep: Sweep, sets: list[ResultSet], labels: list[str]) -> dict[str, float]:
@@ -353,33 +383,61 @@ def _peaks_for(sweep: Sweep, sets: list[ResultSet], labels: list[str]) -> dict[s
 
 def render_sweeps(doc, sets: list[ResultSet], labels: list[str], out_dir: Path,
                   sweeps: SweepIndex) -> list[Path]:
+    """Every sweep, a line per GPU, grouped by topic, each topic's group collapsed (a best
+    result's link opens its sweep); the topic sections above draw each topic's comparison."""
     if not sweeps.sweeps:
         return []
     doc.heading(2, "Sweeps")
-    styles = plot_style.styles_for(labels)
+    doc.para("Each point is the median over repetitions, its error bar the 10th to the 90th "
+             "percentile of the repetitions; a line per GPU, and beside it the same lines as % of "
+             "each GPU's own peak. One collapsed group per topic.")
     images = []
+    by_topic: dict[str, list[Sweep]] = defaultdict(list)
     for sw in sweeps.sweeps:
-        path = plots.sweep(sw.title, sw.axis, THROUGHPUT_UNITS[sw.metric], sw.lines,
-                           out_dir / sw.file, styles, _peaks_for(sw, sets, labels))
-        images.append(path)
-        doc.heading(3, sw.title, anchor=sw.anchor)
-        doc.image(path, sw.title, caption=False)
+        by_topic[sw.topic].append(sw)
+    for topic, group in by_topic.items():
+        with doc.details(f"Sweeps: {topic}", level=3, anchor=f"sweeps-{slug(topic)}",
+                         note=f"{len(group)} plot{'s' if len(group) != 1 else ''}") as inner:
+            for sw in group:
+                fig = plots.sweep_figure(sw.title, sw.axis, THROUGHPUT_UNITS[sw.metric],
+                                         sw.lines, peaks=_peaks_for(sw, sets, labels),
+                                         titled=False)
+                note = fig.caption_note
+                path = save(fig, out_dir / sw.file)
+                images.append(path)
+                inner.heading(4, sw.title, anchor=sw.anchor)
+                inner.image(path, sw.title, caption=False)
+                if note:
+                    inner.para(note)
     return images
 
 
 def render_problems(doc, sets: list[ResultSet], labels: list[str]) -> None:
-    doc.heading(2, "Skipped and failed")
-    any_problem = False
-    for rs, label in zip(sets, labels):
-        errors, skips = summary.problems(rs)
-        items = [f"skipped ({n}): {reason}" for reason, n in skips.most_common()]
-        items += [("FAILED ", Code(name), f": {msg}") for name, msg in errors]
-        items += [("INVALID ", Code(name), f": {why} (left out)")
-                  for name, why in summary.invalid(rs)]
-        if items:
-            any_problem = True
-            doc.para(Strong(label))
-            doc.bullets(items)
-    if not any_problem:
-        doc.para("Every benchmark ran on every GPU.")
+    """What did not run: the skip reasons once each, with the GPUs they apply to; every failure
+    and impossible value with its GPU (the first row of each GPU is where its health line in the
+    first screen links to)."""
+    from tcbench_tools.sections._glance import problems_anchor
 
+    doc.heading(2, "Skipped and failed")
+    skipped: dict[str, list[str]] = defaultdict(list)
+    failed = []
+    for i, (rs, label) in enumerate(zip(sets, labels)):
+        errors, skips = summary.problems(rs)
+        for reason, n in skips.most_common():
+            skipped[reason].append(f"{label} ({n})")
+        mine = [("FAILED", name, msg) for name, msg in errors]
+        mine += [("INVALID", name, f"{why} (left out)") for name, why in summary.invalid(rs)]
+        for k, (what, name, msg) in enumerate(mine):
+            first = Cell(label, ident=problems_anchor(i)) if k == 0 else label
+            failed.append([first, what, name, msg])
+    if not skipped and not failed:
+        doc.para("Every benchmark ran on every GPU." if sets else "No benchmark ran.")
+        return
+    if failed:
+        doc.heading(3, "Failed", anchor="failed")
+        doc.table(["GPU", "", "benchmark", "why"], failed, set(), cls="compact")
+    if skipped:
+        doc.heading(3, "Skipped", anchor="skipped")
+        doc.table(["reason", "GPUs (benchmarks skipped)"],
+                  [[reason, ", ".join(where)] for reason, where in
+                   sorted(skipped.items(), key=lambda kv: (-len(kv[1]), kv[0]))], set())

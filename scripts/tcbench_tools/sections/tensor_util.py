@@ -48,7 +48,7 @@ from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save, slug
 
 TOPIC = "tensor_util"
-TITLE = "Tensor-pipe utilization and the instructions' ceiling"
+TITLE = "Tensor pipe: utilization and the instructions' ceiling"
 PEAK_TOPIC = "tensor_peak"
 
 COUNTERS_SKIPPED = re.compile(r"counters skipped: (.*)$")
@@ -194,7 +194,7 @@ def scatter(label: str, pts: list[Point], path: Path) -> Path:
                         ha="right" if right_side else "left",
                         arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5})
     ax.set_xlim(0, 105)
-    ax.set_ylim(-3, 105)
+    ax.set_ylim(-8, 108)  # room for the label of a point at 0 inside the panel
     ax.set_xlabel("pct_of_peak: achieved TFLOP/s as % of the precision's dense peak")
     ax.set_ylabel("tensor_active_pct (sm__pipe_tensor_cycles_active, %)")
     ax.set_title(f"{label}: tensor-pipe activity vs share of peak", fontsize="medium")
@@ -314,63 +314,87 @@ def _step_section(doc, rs: ResultSet, label: str, out_dir: Path) -> list[Path]:
 
 
 def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list[Path]:
-    images = []
+    """The comparison: a row per GPU with what cuBLASLt reached of the instructions' ceiling and
+    whether the tensor-pipe counters were read; each GPU's scatter, tables and training steps are
+    in its part of Per-GPU detail (``render_gpu``)."""
     doc.prose("`tensor_active_pct` is `sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_"
-             "active`, read in-process with CUPTI's range profiler around the GEMM after it was "
-             "timed. Points near the diagonal: the tensor pipe is busy about as often as the "
-             "GEMM reaches its peak. Far above it: the pipe is occupied but the work is not "
-             "(stalls, or an instruction the metric weighs differently). See "
-             "docs/concepts/tensor-util.md.")
+              "active`, read in-process with CUPTI's range profiler around the GEMM after it was "
+              "timed. Points near the diagonal: the tensor pipe is busy about as often as the "
+              "GEMM reaches its peak. Far above it: the pipe is occupied but the work is not "
+              "(stalls, or an instruction the metric weighs differently). Each GPU's scatter and "
+              "tables are in its part of Per-GPU detail. See docs/concepts/tensor-util.md.")
+    rows, refused = [], {}
     for rs, label in zip(sets, labels):
-        benches = rs.find(TOPIC)
-        if not benches:
+        if not rs.find(TOPIC) and not rs.find(PEAK_TOPIC):
             continue
-        doc.heading(3, label)
-        if is_synthetic(rs):
-            doc.para(Strong(label), " is synthetic test data (context tcbench_synthetic), not a "
-                     "measurement.")
-        for reason in sorted(counters_skipped(rs)):
-            doc.para(f"Counters were not collected: {reason}. Throughput was still measured.")
-        pts = points(rs)
-        if pts:
-            path = scatter(label, pts, out_dir / f"section_{TOPIC}_{slug(label)}.png")
-            images.append(path)
-            doc.image(path, f"{label}: tensor_active_pct vs pct_of_peak")
-        present = [c for c in PROFILE_COUNTERS if any(b.has(c) for b in benches)]
-        rows = []
-        for b in sorted(benches, key=lambda b: b.name):
-            if not b.ok:
-                # Nothing measured: dashes in the number columns, the reason in its own column
-                # (the error message sat in the throughput column before).
-                rows.append([_short(b), "skipped" if b.skipped else "FAILED"] +
-                            ["-"] * (1 + len(present)) + [b.error or "-"])
-                continue
-            got = _throughput(b)
-            rows.append([_short(b), f"{got[1]:.1f} {got[0]}" if got else "-",
-                         _fmt(b.center(PCT_OF_PEAK))] +
-                        [_fmt(b.center(c)) for c in present] + [""])
-        doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present, "note"], rows,
-                  set(range(1, 3 + len(present))))
+        skipped = "; ".join(sorted(counters_skipped(rs)))
+        if skipped:
+            refused.setdefault(skipped, []).append(label)
+        shares = sorted(cublaslt_share(rs), key=lambda s: (s[0] != "fp16", precision_order(s[0])))
+        best = ([f"{100 * lt / peak:.0f}% ({prec}: {lt:.0f} of {peak:.0f}, {instr})"
+                 for prec, lt, peak, instr, _ in shares[:1]] or ["-"])[0]
+        rows.append([label, best, "not collected" if skipped else
+                     f"read ({len(points(rs))} rows)" if points(rs) else "-"])
+    if rows:
+        doc.table(["GPU", "cuBLASLt of the instructions' ceiling", "tensor-pipe counters"],
+                  rows, set(), cls="compact")
+    for reason, where in refused.items():
+        doc.para(f"Counters not collected on {', '.join(where)}: {reason}. Throughput was still "
+                 "measured.")
+    return []
 
-        peak_rows = []
-        for b in sorted(rs.find(PEAK_TOPIC, ran=True), key=lambda b: b.name):
-            got = _throughput(b)
-            peak_rows.append([f"{b.parsed.variant}/{b.parsed.precision}",
-                              f"{got[1]:.1f} {got[0]}" if got else "-",
-                              _fmt(b.center(PCT_OF_CLOCK_MODEL)),
-                              _fmt(b.center(PCT_OF_MAX_CLOCK_MODEL)),
-                              _fmt(b.center(PCT_OF_DATASHEET)),
-                              _fmt(b.center(CLOCK_MHZ_MEASURED), 0),
-                              _fmt(b.center(CLOCK_MHZ_ATTRIBUTE), 0)])
-        if peak_rows:
-            doc.para("The instructions' ceiling (bench_tensor_peak): own kernels issuing only "
-                     "tensor instructions, against SMs x clock x ops/clock at the clock measured "
-                     "in-kernel, at the device's maximum clock, and against the datasheet.")
-            doc.table(["instruction/precision", "throughput", "% of measured-clock model",
-                       "% of max-clock model", "% of datasheet", "clock MHz (in-kernel)",
-                       "clock MHz (attribute)"], peak_rows, {1, 2, 3, 4, 5, 6})
-        line = summary_line(rs)
-        if line:
-            doc.para(Strong(line))
-        images += _step_section(doc, rs, label, out_dir)
+
+def render_gpu(doc, rs: ResultSet, label: str, out_dir: Path) -> list[Path]:
+    images: list[Path] = []
+    benches = rs.find(TOPIC)
+    if not benches:
+        return images
+    doc.heading(3, f"{label}: tensor-pipe utilization")
+    if is_synthetic(rs):
+        doc.para(Strong(label), " is synthetic test data (context tcbench_synthetic), not a "
+                 "measurement.")
+    for reason in sorted(counters_skipped(rs)):
+        doc.para(f"Counters were not collected: {reason}. Throughput was still measured.")
+    pts = points(rs)
+    if pts:
+        path = scatter(label, pts, out_dir / f"section_{TOPIC}_{slug(label)}.png")
+        images.append(path)
+        doc.image(path, f"{label}: tensor_active_pct vs pct_of_peak")
+    present = [c for c in PROFILE_COUNTERS if any(b.has(c) for b in benches)]
+    rows = []
+    for b in sorted(benches, key=lambda b: b.name):
+        if not b.ok:
+            # Nothing measured: dashes in the number columns, the reason in its own column
+            # (the error message sat in the throughput column before).
+            rows.append([_short(b), "skipped" if b.skipped else "FAILED"] +
+                        ["-"] * (1 + len(present)) + [b.error or "-"])
+            continue
+        got = _throughput(b)
+        rows.append([_short(b), f"{got[1]:.1f} {got[0]}" if got else "-",
+                     _fmt(b.center(PCT_OF_PEAK))] +
+                    [_fmt(b.center(c)) for c in present] + [""])
+    doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present, "note"], rows,
+              set(range(1, 3 + len(present))))
+
+    peak_rows = []
+    for b in sorted(rs.find(PEAK_TOPIC, ran=True), key=lambda b: b.name):
+        got = _throughput(b)
+        peak_rows.append([f"{b.parsed.variant}/{b.parsed.precision}",
+                          f"{got[1]:.1f} {got[0]}" if got else "-",
+                          _fmt(b.center(PCT_OF_CLOCK_MODEL)),
+                          _fmt(b.center(PCT_OF_MAX_CLOCK_MODEL)),
+                          _fmt(b.center(PCT_OF_DATASHEET)),
+                          _fmt(b.center(CLOCK_MHZ_MEASURED), 0),
+                          _fmt(b.center(CLOCK_MHZ_ATTRIBUTE), 0)])
+    if peak_rows:
+        doc.para("The instructions' ceiling (bench_tensor_peak): own kernels issuing only "
+                 "tensor instructions, against SMs x clock x ops/clock at the clock measured "
+                 "in-kernel, at the device's maximum clock, and against the datasheet.")
+        doc.table(["instruction/precision", "throughput", "% of measured-clock model",
+                   "% of max-clock model", "% of datasheet", "clock MHz (in-kernel)",
+                   "clock MHz (attribute)"], peak_rows, {1, 2, 3, 4, 5, 6})
+    line = summary_line(rs)
+    if line:
+        doc.para(Strong(line))
+    images += _step_section(doc, rs, label, out_dir)
     return images

@@ -160,22 +160,22 @@ TEST(RefFormat, DecodesPublishedValues) {
 }
 
 TEST(Limits, ConstantsMatchPublishedValues) {
-  EXPECT_EQ(tn::kE4m3Limits.max, 448.0f);
-  EXPECT_EQ(tn::kE4m3Limits.min_normal, std::ldexp(1.0f, -6));
-  EXPECT_EQ(tn::kE4m3Limits.min_subnormal, std::ldexp(1.0f, -9));
-  EXPECT_EQ(tn::kE4m3Limits.epsilon, 0.125f);
-  EXPECT_EQ(tn::kE5m2Limits.max, 57344.0f);
-  EXPECT_EQ(tn::kE5m2Limits.min_normal, std::ldexp(1.0f, -14));
-  EXPECT_EQ(tn::kE5m2Limits.min_subnormal, std::ldexp(1.0f, -16));
-  EXPECT_EQ(tn::kE5m2Limits.epsilon, 0.25f);
-  EXPECT_EQ(tn::kFp16Limits.max, 65504.0f);
-  EXPECT_EQ(tn::kFp16Limits.min_normal, std::ldexp(1.0f, -14));
-  EXPECT_EQ(tn::kFp16Limits.min_subnormal, std::ldexp(1.0f, -24));
-  EXPECT_EQ(tn::kFp16Limits.epsilon, std::ldexp(1.0f, -10));
-  EXPECT_EQ(tn::kBf16Limits.max, 3.38953139e38f);
-  EXPECT_EQ(tn::kBf16Limits.min_normal, FLT_MIN);  // BF16 shares FP32's exponent range
-  EXPECT_EQ(tn::kBf16Limits.min_subnormal, std::ldexp(1.0f, -133));
-  EXPECT_EQ(tn::kBf16Limits.epsilon, std::ldexp(1.0f, -7));
+  EXPECT_EQ(tn::limits(tn::Format::e4m3).max, 448.0f);
+  EXPECT_EQ(tn::limits(tn::Format::e4m3).min_normal, std::ldexp(1.0f, -6));
+  EXPECT_EQ(tn::limits(tn::Format::e4m3).min_subnormal, std::ldexp(1.0f, -9));
+  EXPECT_EQ(tn::limits(tn::Format::e4m3).epsilon, 0.125f);
+  EXPECT_EQ(tn::limits(tn::Format::e5m2).max, 57344.0f);
+  EXPECT_EQ(tn::limits(tn::Format::e5m2).min_normal, std::ldexp(1.0f, -14));
+  EXPECT_EQ(tn::limits(tn::Format::e5m2).min_subnormal, std::ldexp(1.0f, -16));
+  EXPECT_EQ(tn::limits(tn::Format::e5m2).epsilon, 0.25f);
+  EXPECT_EQ(tn::limits(tn::Format::fp16).max, 65504.0f);
+  EXPECT_EQ(tn::limits(tn::Format::fp16).min_normal, std::ldexp(1.0f, -14));
+  EXPECT_EQ(tn::limits(tn::Format::fp16).min_subnormal, std::ldexp(1.0f, -24));
+  EXPECT_EQ(tn::limits(tn::Format::fp16).epsilon, std::ldexp(1.0f, -10));
+  EXPECT_EQ(tn::limits(tn::Format::bf16).max, 3.38953139e38f);
+  EXPECT_EQ(tn::limits(tn::Format::bf16).min_normal, FLT_MIN);  // BF16 shares FP32's exponent range
+  EXPECT_EQ(tn::limits(tn::Format::bf16).min_subnormal, std::ldexp(1.0f, -133));
+  EXPECT_EQ(tn::limits(tn::Format::bf16).epsilon, std::ldexp(1.0f, -7));
 }
 
 // Each constant is the value CUDA decodes from the corresponding bit pattern.
@@ -192,25 +192,25 @@ TEST(Limits, ConstantsMatchCudaDecoding) {
   auto bf = [](unsigned b) {
     return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(b)));
   };
-  EXPECT_EQ(e4(0x7E), tn::kE4m3Limits.max);
+  EXPECT_EQ(e4(0x7E), tn::limits(tn::Format::e4m3).max);
   EXPECT_TRUE(std::isnan(e4(0x7F)));  // the code after max is NaN: no Inf in E4M3FN
-  EXPECT_EQ(e4(0x08), tn::kE4m3Limits.min_normal);
-  EXPECT_EQ(e4(0x01), tn::kE4m3Limits.min_subnormal);
-  EXPECT_EQ(e4(0x39) - e4(0x38), tn::kE4m3Limits.epsilon);
+  EXPECT_EQ(e4(0x08), tn::limits(tn::Format::e4m3).min_normal);
+  EXPECT_EQ(e4(0x01), tn::limits(tn::Format::e4m3).min_subnormal);
+  EXPECT_EQ(e4(0x39) - e4(0x38), tn::limits(tn::Format::e4m3).epsilon);
   EXPECT_EQ(e4(0x38), 1.0f);
-  EXPECT_EQ(e5(0x7B), tn::kE5m2Limits.max);
+  EXPECT_EQ(e5(0x7B), tn::limits(tn::Format::e5m2).max);
   EXPECT_TRUE(std::isinf(e5(0x7C)));
-  EXPECT_EQ(e5(0x04), tn::kE5m2Limits.min_normal);
-  EXPECT_EQ(e5(0x01), tn::kE5m2Limits.min_subnormal);
-  EXPECT_EQ(e5(0x3D) - e5(0x3C), tn::kE5m2Limits.epsilon);
-  EXPECT_EQ(h(0x7BFF), tn::kFp16Limits.max);
-  EXPECT_EQ(h(0x0400), tn::kFp16Limits.min_normal);
-  EXPECT_EQ(h(0x0001), tn::kFp16Limits.min_subnormal);
-  EXPECT_EQ(h(0x3C01) - h(0x3C00), tn::kFp16Limits.epsilon);
-  EXPECT_EQ(bf(0x7F7F), tn::kBf16Limits.max);
-  EXPECT_EQ(bf(0x0080), tn::kBf16Limits.min_normal);
-  EXPECT_EQ(bf(0x0001), tn::kBf16Limits.min_subnormal);
-  EXPECT_EQ(bf(0x3F81) - bf(0x3F80), tn::kBf16Limits.epsilon);
+  EXPECT_EQ(e5(0x04), tn::limits(tn::Format::e5m2).min_normal);
+  EXPECT_EQ(e5(0x01), tn::limits(tn::Format::e5m2).min_subnormal);
+  EXPECT_EQ(e5(0x3D) - e5(0x3C), tn::limits(tn::Format::e5m2).epsilon);
+  EXPECT_EQ(h(0x7BFF), tn::limits(tn::Format::fp16).max);
+  EXPECT_EQ(h(0x0400), tn::limits(tn::Format::fp16).min_normal);
+  EXPECT_EQ(h(0x0001), tn::limits(tn::Format::fp16).min_subnormal);
+  EXPECT_EQ(h(0x3C01) - h(0x3C00), tn::limits(tn::Format::fp16).epsilon);
+  EXPECT_EQ(bf(0x7F7F), tn::limits(tn::Format::bf16).max);
+  EXPECT_EQ(bf(0x0080), tn::limits(tn::Format::bf16).min_normal);
+  EXPECT_EQ(bf(0x0001), tn::limits(tn::Format::bf16).min_subnormal);
+  EXPECT_EQ(bf(0x3F81) - bf(0x3F80), tn::limits(tn::Format::bf16).epsilon);
   EXPECT_EQ(tn::fp8_max(tn::Fp8Format::e4m3), 448.0f);
   EXPECT_EQ(tn::fp8_max(tn::Fp8Format::e5m2), 57344.0f);
 }
@@ -307,7 +307,7 @@ TEST(ScaledCast, PowerOfTwoScalesAreExact) {
         ASSERT_TRUE(
             same(expected(x * scale, ref, f == tn::Fp8Format::e4m3, true), tn::fp8_to_float(v, f)))
             << x << " scale " << scale;
-        const tn::FormatLimits lim = tn::limits(tn::as_format(f));
+        const tn::FormatLimits lim = tn::limits(f);
         const float xs = std::fabs(x * scale);
         if (xs >= lim.min_normal && xs <= lim.max) {
           const float back = tn::scaled_decode_fp8(v, 1.0f / scale, f);
@@ -329,7 +329,7 @@ TEST(ScaledCast, ArbitraryScaleRoundTripsWithinHalfUlp) {
     const float back = tn::scaled_decode_fp8(tn::scaled_cast_fp8(x, scale, tn::Fp8Format::e4m3),
                                              1.0f / scale, tn::Fp8Format::e4m3);
     // Half an ulp of the format plus a few float ulps for the scale's own rounding.
-    if (std::fabs(x * scale) >= tn::kE4m3Limits.min_normal) {
+    if (std::fabs(x * scale) >= tn::limits(tn::Format::e4m3).min_normal) {
       EXPECT_LE(std::fabs(back - x), (0.0625f + 1e-6f) * std::fabs(x)) << x;
     }
   }

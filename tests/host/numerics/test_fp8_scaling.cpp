@@ -43,6 +43,21 @@ TEST(Fp8Recipe, HybridUsesE4m3ForwardE5m2Backward) {
   EXPECT_EQ(fwd.config().format, RecipeFormat::hybrid);
 }
 
+// The recipes a layer runs with, by name (the benchmark names' recipe:<name> and the selector's
+// labels), and the scaling rule and accumulation each stands for.
+TEST(Fp8Recipe, NamesRulesAndAccumulation) {
+  using tn::Fp8Recipe;
+  EXPECT_EQ(tn::name(Fp8Recipe::delayed), "delayed");
+  EXPECT_EQ(tn::name(Fp8Recipe::current), "current");
+  EXPECT_EQ(tn::name(Fp8Recipe::delayed_split), "delayed_split");
+  EXPECT_EQ(tn::name(tn::ScaleRule::current), "current");
+  EXPECT_EQ(tn::scale_rule(Fp8Recipe::delayed_split), tn::ScaleRule::delayed);
+  EXPECT_EQ(tn::scale_rule(Fp8Recipe::current), tn::ScaleRule::current);
+  EXPECT_TRUE(tn::fast_accumulation(Fp8Recipe::delayed));
+  EXPECT_TRUE(tn::fast_accumulation(Fp8Recipe::current));
+  EXPECT_FALSE(tn::fast_accumulation(Fp8Recipe::delayed_split));
+}
+
 TEST(DelayedScaleFromAmax, FormulaMarginAndSpecialAmax) {
   EXPECT_EQ(tn::delayed_scale_from_amax(1.0f, 448.0f, 0, 7.0f), 448.0f);
   EXPECT_EQ(tn::delayed_scale_from_amax(448.0f, 448.0f, 0, 7.0f), 1.0f);

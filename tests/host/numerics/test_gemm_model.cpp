@@ -19,7 +19,7 @@ constexpr tn::TileShape kTile256x128{256, 128};
 constexpr tn::GpuShape kA100{108, 1};
 
 tn::GemmEfficiency a100(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return tn::model_gemm({m, n, k, tn::ElementType::fp16}, kTile256x128, kA100);
+  return tn::model_gemm({m, n, k, tn::Element::fp16}, kTile256x128, kA100);
 }
 
 TEST(GemmModel, GuideWaveExampleOneFullWave) {
@@ -84,8 +84,8 @@ TEST(GemmModel, TileQuantization) {
   // One row past a tile boundary launches a whole extra row of tiles: 256 x 256 with 128 x 128
   // tiles is 4 tiles, 257 x 256 is 6, with 257 * 256 / (384 * 256) of their work useful.
   const tn::GpuShape big{1000, 1};
-  const auto a = tn::model_gemm({256, 256, 64, tn::ElementType::fp16}, {128, 128}, big);
-  const auto b = tn::model_gemm({257, 256, 64, tn::ElementType::fp16}, {128, 128}, big);
+  const auto a = tn::model_gemm({256, 256, 64, tn::Element::fp16}, {128, 128}, big);
+  const auto b = tn::model_gemm({257, 256, 64, tn::Element::fp16}, {128, 128}, big);
   EXPECT_EQ(a.tiles, 4);
   EXPECT_EQ(b.tiles, 6);
   EXPECT_DOUBLE_EQ(a.tile_efficiency, 1.0);
@@ -97,8 +97,8 @@ TEST(GemmModel, ThirtyTwoVersusThirtyThree) {
   // the tile work for 3% more useful work, and 33 * 2 bytes = 66 breaks the 16-byte rule.
   const tn::TileShape tile{128, 32};
   const tn::GpuShape h100{132, 1};
-  const auto a = tn::model_gemm({4096, 32, 4096, tn::ElementType::fp16}, tile, h100);
-  const auto b = tn::model_gemm({4096, 33, 4096, tn::ElementType::fp16}, tile, h100);
+  const auto a = tn::model_gemm({4096, 32, 4096, tn::Element::fp16}, tile, h100);
+  const auto b = tn::model_gemm({4096, 33, 4096, tn::Element::fp16}, tile, h100);
   EXPECT_EQ(a.tiles_n, 1);
   EXPECT_EQ(b.tiles_n, 2);
   EXPECT_DOUBLE_EQ(a.tile_efficiency, 1.0);
@@ -111,15 +111,15 @@ TEST(GemmModel, ThirtyTwoVersusThirtyThree) {
   EXPECT_FALSE(b.align_n.mult8);
   EXPECT_TRUE(a.align_m.bytes128 && a.align_m.mult128);
   // Weight gradient: the batch is K, and K = 33 breaks the K-contiguous rule the same way.
-  EXPECT_FALSE(tn::model_gemm({4096, 4096, 33, tn::ElementType::fp16}, tile, h100).align_k.bytes16);
+  EXPECT_FALSE(tn::model_gemm({4096, 4096, 33, tn::Element::fp16}, tile, h100).align_k.bytes16);
 }
 
 TEST(Alignment, ClassesPerElementType) {
-  using T = tn::ElementType;
+  using T = tn::Element;
   EXPECT_TRUE(tn::classify_alignment(8, T::fp16).bytes16);
   EXPECT_FALSE(tn::classify_alignment(8, T::int8).bytes16);  // INT8 needs 16 elements
   EXPECT_TRUE(tn::classify_alignment(16, T::int8).bytes16);
-  EXPECT_TRUE(tn::classify_alignment(16, T::fp8_e4m3).bytes16);
+  EXPECT_TRUE(tn::classify_alignment(16, T::e4m3).bytes16);
   EXPECT_TRUE(tn::classify_alignment(4, T::tf32).bytes16);
   EXPECT_FALSE(tn::classify_alignment(4, T::fp16).bytes16);
   EXPECT_TRUE(tn::classify_alignment(2, T::fp64).bytes16);
@@ -131,11 +131,11 @@ TEST(Alignment, ClassesPerElementType) {
   const auto padded = tn::classify_alignment(50304, T::fp16);
   EXPECT_TRUE(padded.bytes16 && padded.bytes128 && padded.mult64 && padded.mult128);
   EXPECT_EQ(tn::element_bytes(T::tf32), 4);
-  EXPECT_EQ(tn::element_bytes(T::fp8_e5m2), 1);
+  EXPECT_EQ(tn::element_bytes(T::e5m2), 1);
 }
 
 TEST(Alignment, BytesClass) {
-  using T = tn::ElementType;
+  using T = tn::Element;
   EXPECT_EQ(tn::alignment_bytes(33, T::fp16), 2);  // 66 bytes
   EXPECT_EQ(tn::alignment_bytes(32, T::fp16), 64);
   EXPECT_EQ(tn::alignment_bytes(40, T::fp16), 16);  // 80 bytes: the 16-byte rule, no more
@@ -144,7 +144,7 @@ TEST(Alignment, BytesClass) {
   EXPECT_EQ(tn::alignment_bytes(4092, T::fp16), 8);
   EXPECT_EQ(tn::alignment_bytes(4095, T::int8), 1);
   EXPECT_EQ(tn::alignment_bytes(4092, T::tf32), 16);
-  EXPECT_EQ(tn::alignment_bytes(33, T::fp8_e4m3), 1);
+  EXPECT_EQ(tn::alignment_bytes(33, T::e4m3), 1);
   // Consistent with the classes: >= 16 exactly when bytes16, 128 exactly when bytes128.
   for (std::int64_t d = 1; d <= 300; ++d) {
     for (T t : {T::fp16, T::int8, T::tf32, T::fp64}) {
@@ -157,7 +157,7 @@ TEST(Alignment, BytesClass) {
 }
 
 TEST(Alignment, GuideTable1Multiples) {
-  using T = tn::ElementType;
+  using T = tn::Element;
   EXPECT_EQ(tn::efficient_multiple(T::int8), 16);
   EXPECT_EQ(tn::efficient_multiple(T::fp16), 8);
   EXPECT_EQ(tn::efficient_multiple(T::tf32), 4);
@@ -182,7 +182,7 @@ TEST(GemmModel, EfficiencyIsOneExactlyWhenEverythingDivides) {
       m = (m / t.m + 1) * t.m;
       n = (n / t.n + 1) * t.n;
     }
-    const auto e = tn::model_gemm({m, n, 64, tn::ElementType::bf16}, t, g);
+    const auto e = tn::model_gemm({m, n, 64, tn::Element::bf16}, t, g);
     ASSERT_GT(e.predicted_relative_throughput, 0.0);
     ASSERT_LE(e.tile_efficiency, 1.0);
     ASSERT_LE(e.wave_efficiency, 1.0);
@@ -194,7 +194,7 @@ TEST(GemmModel, EfficiencyIsOneExactlyWhenEverythingDivides) {
   }
   // A constructed case that fills whole waves: 132 SMs x 2 CTAs = 264 = 12 x 22 tiles.
   const auto full =
-      tn::model_gemm({12 * 128, 22 * 128, 64, tn::ElementType::fp16}, {128, 128}, {132, 2});
+      tn::model_gemm({12 * 128, 22 * 128, 64, tn::Element::fp16}, {128, 128}, {132, 2});
   EXPECT_EQ(full.tiles, 264);
   EXPECT_EQ(full.waves, 1);
   EXPECT_DOUBLE_EQ(full.predicted_relative_throughput, 1.0);
@@ -206,7 +206,7 @@ TEST(GemmModel, EfficiencyIsOneExactlyWhenEverythingDivides) {
 TEST(GemmModel, BatchIsAThirdGridDimension) {
   const tn::TileShape t{128, 64};
   const auto heads = [&](std::int64_t batch, int sms, int split = 1) {
-    return tn::model_gemm({128, 128, 64, tn::ElementType::fp16, batch}, t, {sms, 1}, split);
+    return tn::model_gemm({128, 128, 64, tn::Element::fp16, batch}, t, {sms, 1}, split);
   };
   const auto h32 = heads(32, 132);
   EXPECT_EQ(h32.tiles, 2);  // per matrix
@@ -226,7 +226,7 @@ TEST(GemmModel, BatchIsAThirdGridDimension) {
   EXPECT_DOUBLE_EQ(heads(65, 108).wave_efficiency, 130.0 / 216.0);
   // The batch does not change a matrix's tile quantization: head dim 65 as N is 65 of 128
   // columns of its two tiles, whatever the batch.
-  const auto n65 = tn::model_gemm({128, 65, 128, tn::ElementType::fp16, 33}, t, {132, 1});
+  const auto n65 = tn::model_gemm({128, 65, 128, tn::Element::fp16, 33}, t, {132, 1});
   EXPECT_DOUBLE_EQ(n65.tile_efficiency, 65.0 / 128.0);
   EXPECT_EQ(n65.ctas, 66);
   EXPECT_THROW(heads(0, 132), std::invalid_argument);
@@ -240,7 +240,7 @@ TEST(GemmModel, ABatchIsTheStackedMatrixWhenTheTilesDivide) {
   for (int i = 0; i < 500; ++i) {
     const std::int64_t m = 128 * tiles_m(rng), n = dim(rng), k = dim(rng), b = batch(rng);
     const auto stacked = tn::model_gemm({m * b, n, k}, {128, 64}, {132, 1});
-    const auto batched = tn::model_gemm({m, n, k, tn::ElementType::fp16, b}, {128, 64}, {132, 1});
+    const auto batched = tn::model_gemm({m, n, k, tn::Element::fp16, b}, {128, 64}, {132, 1});
     EXPECT_EQ(batched.ctas, stacked.ctas) << m << " " << n << " " << b;
     EXPECT_DOUBLE_EQ(batched.waves_exact, stacked.waves_exact);
     EXPECT_DOUBLE_EQ(batched.predicted_relative_throughput, stacked.predicted_relative_throughput);
@@ -249,8 +249,8 @@ TEST(GemmModel, ABatchIsTheStackedMatrixWhenTheTilesDivide) {
 
 TEST(GemmModel, ABatchMovesBatchTimesTheBytesAndFlops) {
   // One head: A 128 x 64 and B 64 x 128 in FP16 (16384 B each), D 128 x 128 in FP16 (32768 B).
-  const tn::GemmShape one{128, 128, 64, tn::ElementType::fp16};
-  const tn::GemmShape heads{128, 128, 64, tn::ElementType::fp16, 32};
+  const tn::GemmShape one{128, 128, 64, tn::Element::fp16};
+  const tn::GemmShape heads{128, 128, 64, tn::Element::fp16, 32};
   EXPECT_DOUBLE_EQ(tn::gemm_min_bytes(one, 2), 65536.0);
   EXPECT_DOUBLE_EQ(tn::gemm_min_bytes(heads, 2), 32 * 65536.0);
   const tn::GpuRates h100{989.4e12, 3352.3e9};
@@ -277,9 +277,9 @@ TEST(GemmModel, GuideArithmeticIntensityExamples) {
   // The guide's Sec. 2 arithmetic intensity for FP16 (2MNK FLOP over 2(MK + NK + MN) bytes):
   // 8192 x 128 x 8192 -> 124.1 FLOP/B (below V100's 138.9 ops:byte, memory limited), and
   // 8192^3 -> 2730.7 FLOP/B. gemm_min_bytes counts exactly those bytes.
-  const tn::GemmShape skinny{8192, 128, 8192, tn::ElementType::fp16};
+  const tn::GemmShape skinny{8192, 128, 8192, tn::Element::fp16};
   EXPECT_NEAR(2.0 * 8192 * 128 * 8192 / tn::gemm_min_bytes(skinny, 2), 124.1, 0.05);
-  const tn::GemmShape cube{8192, 8192, 8192, tn::ElementType::fp16};
+  const tn::GemmShape cube{8192, 8192, 8192, tn::Element::fp16};
   EXPECT_NEAR(2.0 * 8192 * 8192 * 8192 / tn::gemm_min_bytes(cube, 2), 2730.7, 0.05);
   // So on a GPU whose ops:byte ratio is 138.9 (V100: 125 TFLOP/s over 900 GB/s) the first is
   // memory bound and the second compute bound. (64 SMs, so that 128x128 tiles fill whole waves

@@ -14,7 +14,7 @@ namespace {
 constexpr tn::GpuRates kH100{989.4e12, 3.35e12};
 constexpr tn::GpuShape kH100Sms{132, 1};
 constexpr tn::TileShape kTile128x64{128, 64};
-constexpr tn::GemmShape kLayer33{4096, 33, 4096, tn::ElementType::fp16};
+constexpr tn::GemmShape kLayer33{4096, 33, 4096, tn::Element::fp16};
 
 TEST(Padding, RoundUp) {
   EXPECT_EQ(tn::round_up(33, 8), 40);
@@ -48,7 +48,7 @@ TEST(Padding, ThirtyThreeAsFortyAndFortyEight) {
 
 TEST(Padding, WhichOperandsACopyTouches) {
   // K pads both A (M x K) and B (K x N); M pads A only. INT8: one byte per element.
-  const tn::GemmShape s{100, 20, 30, tn::ElementType::int8};
+  const tn::GemmShape s{100, 20, 30, tn::Element::int8};
   const auto k = tn::padding_cost(s, tn::GemmDim::k, 32);
   EXPECT_DOUBLE_EQ(k.copy_read_bytes, 100.0 * 30 + 30.0 * 20);
   EXPECT_DOUBLE_EQ(k.copy_write_bytes, 100.0 * 32 + 32.0 * 20);
@@ -75,7 +75,7 @@ TEST(Roofline, SkinnyLayerIsMemoryBound) {
   EXPECT_NEAR(p.flops_per_s, 1107296256.0 / 10.1776e-6, 1e-4 * p.flops_per_s);
   // 4096^3 is compute bound with every tile full; 32 x 64 = 2048 tiles = 15.5 waves of 132.
   const auto big =
-      tn::predict_gemm({4096, 4096, 4096, tn::ElementType::fp16}, kTile128x64, kH100Sms, kH100, 2);
+      tn::predict_gemm({4096, 4096, 4096, tn::Element::fp16}, kTile128x64, kH100Sms, kH100, 2);
   EXPECT_FALSE(big.memory_bound);
   EXPECT_DOUBLE_EQ(big.efficiency.wave_efficiency, 2048.0 / (16.0 * 132.0));
   EXPECT_DOUBLE_EQ(big.relative_to_peak, 2048.0 / (16.0 * 132.0));
@@ -112,7 +112,7 @@ TEST(Padding, BreakEvenWhenComputeBound) {
   // 4096 x 4095 x 4096 with 128x128 tiles on 132 SMs: 32 x 32 = 1024 tiles either way, so
   // padding N to 4096 costs no GEMM time in the model (the last tile column already computes
   // the zero column), only the copy of B: read 4096*4095*2, write 4096*4096*2 bytes.
-  const tn::GemmShape s{4096, 4095, 4096, tn::ElementType::fp16};
+  const tn::GemmShape s{4096, 4095, 4096, tn::Element::fp16};
   const auto p = tn::predict_padding(s, tn::GemmDim::n, 4096, {128, 128}, kH100Sms, kH100, 2);
   EXPECT_FALSE(p.unpadded.memory_bound);
   EXPECT_DOUBLE_EQ(p.padded.seconds, p.unpadded.seconds);

@@ -1,8 +1,8 @@
-// The narrow formats' table (numerics/narrow_formats.hpp) against CUDA's own decoding of the bit
-// patterns: max, min normal, min subnormal and epsilon of every element format follow from its
-// codes, encode and decode are inverse on every code, and E8M0 and UE4M3 behave as cuda_fp8.h and
-// the cuBLAS documentation say. tests/scripts/test_narrow_formats.py compares every code with
-// ml_dtypes.
+// The narrow formats' rows of the element table (numerics/element.hpp) against CUDA's own decoding
+// of the bit patterns: max, min normal, min subnormal and epsilon of every element format follow
+// from its codes, encode and decode are inverse on every code, and E8M0 and UE4M3 behave as
+// cuda_fp8.h and the cuBLAS documentation say. tests/scripts/test_narrow_formats.py compares every
+// code with ml_dtypes.
 #include "tcbench/numerics/narrow_formats.hpp"
 
 #include <gtest/gtest.h>
@@ -19,9 +19,9 @@ class Element : public ::testing::TestWithParam<ElementFormat> {};
 
 TEST_P(Element, TableMatchesTheDecodedCodes) {
   const ElementFormat f = GetParam();
-  const tn::ElementInfo& info = tn::element_info(f);
+  const tn::FormatLimits info = tn::limits(f);
   float max = 0, min_sub = INFINITY;
-  const int sign_bit = 1 << (info.bits - 1);
+  const int sign_bit = 1 << (tn::element_info(f).bits - 1);
   for (int c = 0; c < sign_bit; ++c) {
     const float v = tn::decode(static_cast<std::uint8_t>(c), f);
     if (!std::isfinite(v)) continue;
@@ -37,7 +37,7 @@ TEST_P(Element, TableMatchesTheDecodedCodes) {
   EXPECT_EQ(tn::round_trip(info.min_normal * (1 + info.epsilon / 2), f), info.min_normal);
   EXPECT_EQ(tn::round_trip(1.0f + info.epsilon, f), 1.0f + info.epsilon);
   EXPECT_EQ(tn::round_trip(1.0f + info.epsilon / 2, f), 1.0f);  // a tie: to even
-  EXPECT_EQ(std::ilogb(info.max), info.emax);
+  EXPECT_EQ(std::ilogb(info.max), tn::element_info(f).emax);
 }
 
 TEST_P(Element, EncodeInvertsDecodeOnEveryFiniteCode) {
@@ -55,8 +55,8 @@ TEST_P(Element, EncodeInvertsDecodeOnEveryFiniteCode) {
 
 TEST_P(Element, OutOfRangeSaturates) {
   const ElementFormat f = GetParam();
-  EXPECT_EQ(tn::round_trip(1e30f, f), tn::element_info(f).max);
-  EXPECT_EQ(tn::round_trip(-1e30f, f), -tn::element_info(f).max);
+  EXPECT_EQ(tn::round_trip(1e30f, f), tn::limits(f).max);
+  EXPECT_EQ(tn::round_trip(-1e30f, f), -tn::limits(f).max);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Element,

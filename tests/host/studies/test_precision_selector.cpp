@@ -16,20 +16,22 @@ using tcbench::Precision;
 
 namespace {
 
-tn::PrecisionOption fp8(double s, double e, const char* recipe = "delayed") {
+using tcbench::numerics::Fp8Recipe;
+
+tn::PrecisionOption fp8(double s, double e, Fp8Recipe recipe = Fp8Recipe::delayed) {
   return {Precision::fp8, recipe, s, e};
 }
 tn::PrecisionOption bf16(double s, double e) {
-  return {Precision::bf16, "", s, e};
+  return {Precision::bf16, std::nullopt, s, e};
 }
 tn::PrecisionOption fp16(double s, double e) {
-  return {Precision::fp16, "", s, e};
+  return {Precision::fp16, std::nullopt, s, e};
 }
 
 TEST(PrecisionSelector, PicksTheFastestWithinBudgetPerLayer) {
   const std::vector<tn::LayerMeasurements> block = {
       {"qkv", {bf16(2.0, 0.003), fp16(2.0, 0.0005), fp8(1.1, 0.035)}},
-      {"mlp_down", {bf16(4.0, 0.003), fp16(4.1, 0.0005), fp8(2.2, 0.04, "current")}},
+      {"mlp_down", {bf16(4.0, 0.003), fp16(4.1, 0.0005), fp8(2.2, 0.04, Fp8Recipe::current)}},
   };
   const tn::Selection sel = tn::select_precisions(block, 0.05);
   ASSERT_EQ(sel.layers.size(), 2u);
@@ -84,7 +86,7 @@ TEST(PrecisionSelector, NanErrorNeverPasses) {
   EXPECT_EQ(sel.layers[0].chosen.precision, Precision::bf16);
   // Even as the only option it is over budget, and the fallback prefers any number to NaN.
   const std::vector<tn::LayerMeasurements> only_nan = {
-      {"l", {fp8(0.5, std::nan("")), fp8(0.6, 0.9, "current")}}};
+      {"l", {fp8(0.5, std::nan("")), fp8(0.6, 0.9, Fp8Recipe::current)}}};
   const tn::Selection fb = tn::select_precisions(only_nan, 0.05);
   EXPECT_FALSE(fb.within_budget());
   EXPECT_EQ(fb.layers[0].chosen.label(), "fp8/current");
@@ -109,8 +111,8 @@ TEST(PrecisionSelector, AllLayersOverBudgetFallBackToTheMostAccurate) {
 
 TEST(PrecisionSelector, UniformSelectionsForComparison) {
   const std::vector<tn::LayerMeasurements> block = {
-      {"qkv", {bf16(2.0, 0.003), fp8(1.2, 0.03), fp8(1.1, 0.03, "current")}},
-      {"mlp_down", {bf16(4.0, 0.003), fp8(2.0, 0.12), fp8(2.1, 0.11, "current")}},
+      {"qkv", {bf16(2.0, 0.003), fp8(1.2, 0.03), fp8(1.1, 0.03, Fp8Recipe::current)}},
+      {"mlp_down", {bf16(4.0, 0.003), fp8(2.0, 0.12), fp8(2.1, 0.11, Fp8Recipe::current)}},
   };
   const tn::Selection all_bf16 = tn::uniform_selection(block, Precision::bf16);
   EXPECT_DOUBLE_EQ(all_bf16.total_seconds, 6.0);
@@ -118,11 +120,16 @@ TEST(PrecisionSelector, UniformSelectionsForComparison) {
   const tn::Selection all_fp8 = tn::uniform_selection(block, Precision::fp8);
   EXPECT_DOUBLE_EQ(all_fp8.total_seconds, 1.1 + 2.0);  // fastest recipe per layer
   EXPECT_EQ(all_fp8.over_budget_count(), 1u);
-  const tn::Selection delayed = tn::uniform_selection(block, Precision::fp8, "delayed");
+  const tn::Selection delayed = tn::uniform_selection(block, Precision::fp8, Fp8Recipe::delayed);
   EXPECT_DOUBLE_EQ(delayed.total_seconds, 1.2 + 2.0);
   EXPECT_THROW((void)tn::uniform_selection(block, Precision::fp16), std::invalid_argument);
   const tn::Selection mix = tn::select_precisions(block);
   EXPECT_DOUBLE_EQ(mix.total_seconds, 1.1 + 4.0);
+  // A layer's option by precision (and recipe), not by its place in the list.
+  EXPECT_DOUBLE_EQ(block[0].fastest(Precision::bf16)->seconds, 2.0);
+  EXPECT_DOUBLE_EQ(block[0].fastest(Precision::fp8, Fp8Recipe::delayed)->seconds, 1.2);
+  EXPECT_EQ(block[0].fastest(Precision::fp16), nullptr);
+  EXPECT_EQ(block[1].fastest(Precision::fp8)->label(), "fp8/delayed");
 }
 
 TEST(PrecisionSelector, RejectsBadInputWithASentence) {

@@ -1,5 +1,6 @@
 // The GEMM efficiency models fed from what tcbench actually runs: the element sizes of the
-// cuBLASLt data types, the GPU's rates from the peak table, and a tile.
+// cuBLASLt data types (element_of, gemm_spec.hpp: the element table's rows), the GPU's rates from
+// the peak table, and a tile.
 //
 // Two models live here. predict_on() is the first one (numerics/gemm_model.hpp): tile and wave
 // quantization for a given tile under a roofline, which bench_alignment evaluates with the tile
@@ -25,10 +26,6 @@
 #include <string_view>
 
 namespace tcbench {
-
-// The model's element type for a cuBLASLt data type (FP32 data counts as tf32's 4 bytes too).
-// Throws InvalidArgument for types tcbench never runs.
-numerics::ElementType model_element_type(cudaDataType_t t);
 
 // The GPU's dense rate for `p` (pct_of_peak's denominator: the datasheet figure for known
 // products, else the max-clock model) and its DRAM bandwidth. flops_per_s is 0 where the GPU

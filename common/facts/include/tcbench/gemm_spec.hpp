@@ -8,6 +8,7 @@
 #pragma once
 
 #include "tcbench/gemm_problem.hpp"
+#include "tcbench/numerics/element.hpp"
 #include "tcbench/precision.hpp"
 #include "tcbench/scale_modes.hpp"
 
@@ -22,10 +23,13 @@
 
 namespace tcbench {
 
+// The element table's row of a cudaDataType_t (numerics/element.hpp; CUDA_R_32F is FP32);
+// throws InvalidArgument for a type tcbench has no row for.
+numerics::Element element_of(cudaDataType_t t);
+// Lookups in that row ("cudaDataType_t(N)" and 0 for a type without one):
 std::string data_type_name(cudaDataType_t t);          // "CUDA_R_8F_E4M3"
 std::string compute_type_name(cublasComputeType_t t);  // "CUBLAS_COMPUTE_32F"
-std::size_t data_type_bytes(cudaDataType_t t);         // 0 for types tcbench never uses
-                                                       // and for sub-byte FP4
+std::size_t data_type_bytes(cudaDataType_t t);         // 0 for the sub-byte FP6 and FP4 too
 std::size_t data_type_bits(cudaDataType_t t);          // 4 for FP4, 6 for FP6, 8 * bytes else
 std::string cc_string(int cc_major, int cc_minor);     // "9.0": the one cc formatter
 // 90 for 9.0: the one number compute capabilities are compared by.

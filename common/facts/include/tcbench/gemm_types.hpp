@@ -8,6 +8,7 @@
 #pragma once
 
 #include "tcbench/error.hpp"
+#include "tcbench/numerics/element.hpp"
 #include "tcbench/precision.hpp"
 
 #include <cuda_bf16.h>
@@ -17,11 +18,22 @@
 #include <cuda_fp8.h>
 #include <library_types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
 
 namespace tcbench {
+
+// A storage type holds its element table row's bits (numerics/element.hpp): one element in
+// sizeof(T) bytes, or, for a sub-byte format, one byte per storage unit (an FP6 element kept one
+// to a byte, a pair of FP4 elements).
+constexpr bool storage_holds_row(cudaDataType_t v, std::size_t bytes) {
+  const auto e = numerics::find_element(v);
+  if (!e) return false;
+  const auto bits = static_cast<std::size_t>(numerics::element_info(*e).bits);
+  return bits % 8 == 0 ? 8 * bytes == bits : bytes == 1;
+}
 
 // The one compile-time type map, both ways: StorageOf<cudaDataType_t>::type is the storage
 // type of a cuBLASLt data type, CudaDataType<T>::value the data type of a storage type.
@@ -33,14 +45,15 @@ template <typename T>
 struct CudaDataType {
   static_assert(!std::is_same_v<T, T>, "CudaDataType: no cudaDataType_t for this element type");
 };
-#define TCB_STORAGE_TYPE_(V, T)                \
-  template <>                                  \
-  struct StorageOf<V> {                        \
-    using type = T;                            \
-  };                                           \
-  template <>                                  \
-  struct CudaDataType<T> {                     \
-    static constexpr cudaDataType_t value = V; \
+#define TCB_STORAGE_TYPE_(V, T)                                                         \
+  static_assert(storage_holds_row(V, sizeof(T)), #T " does not hold a " #V " element"); \
+  template <>                                                                           \
+  struct StorageOf<V> {                                                                 \
+    using type = T;                                                                     \
+  };                                                                                    \
+  template <>                                                                           \
+  struct CudaDataType<T> {                                                              \
+    static constexpr cudaDataType_t value = V;                                          \
   };
 TCB_STORAGE_TYPE_(CUDA_R_64F, double)
 TCB_STORAGE_TYPE_(CUDA_R_32F, float)

@@ -67,10 +67,9 @@ struct ErrorModel {
 // accumulation or not. Every unit roundoff follows from the row's types.
 ErrorModel error_model(Precision p, std::int64_t k, std::optional<cudaDataType_t> d_type = {},
                        bool fast_accum = false);
-// The unit roundoff of an output format (2^-24 for FP32, 2^-11 FP16, 2^-8 BF16, 2^-4 E4M3 and
-// E2M3, 2^-3 E5M2 and E3M2, 2^-2 E2M1, 0 for integers and FP64 beyond tcbench's interest): for
-// outputs other than the precision's default (FP8 GEMMs writing E4M3, INT8 GEMMs requantizing to
-// INT8).
+// The unit roundoff of an output format, its element table row's (numerics/element.hpp; 0 for
+// integers and for a type without a row): for outputs other than the precision's default (FP8
+// GEMMs writing E4M3, INT8 GEMMs requantizing to INT8).
 double unit_roundoff(cudaDataType_t t);
 
 // The largest relative Frobenius error accepted for a GEMM of depth k in precision p:

@@ -50,7 +50,7 @@ void scaled_cast_record_amax(const __nv_bfloat16* x, std::size_t n, const float*
                              numerics::Fp8Format f, __nv_fp8_storage_t* out, unsigned* amax_bits,
                              cudaStream_t stream);
 
-enum class ScaleRule { delayed, current };
+using numerics::ScaleRule;
 
 // One thread: amax = amax_from_bits(*amax_bits);
 //   delayed: *scale = delayed_scale_from_amax(amax, fp8_max, margin, *scale)  (TE: keeps the

@@ -159,6 +159,11 @@ double baseline_median_seconds(const Env& env, const GemmCase& gemm);
 GemmCase baseline_case(const GemmCase& c, Precision base);
 // baseline_median_seconds(env, baseline_case(c, base)).
 double baseline_seconds(const Env& env, const GemmCase& c, Precision base);
+// The speedup_vs_<base> counter: `base_seconds` (the same work in precision `base`) over
+// `seconds`. The one writer of a speed-up: GemmCase::speedup_vs goes through it, and so do the
+// ratios a topic measures itself (the sum of a model's layer GEMMs, a study's per-layer times),
+// which name their baseline by precision. Not written unless both times are positive and finite.
+void report_speedup(benchmark::State& state, Precision base, double base_seconds, double seconds);
 
 // Declarative registration: one benchmark per precision and shape, named from the case itself
 // (topic/variant/<p>/m/n/k/layout, BenchName), whose body runs `run` on make_case(p, shape).
@@ -170,6 +175,8 @@ using MakeCase = std::function<GemmCase(Precision, const GemmShape&)>;
 using RunGemm = std::function<GemmResult(benchmark::State&, const Env&, const GemmCase&)>;
 // The default case: GemmCase::for_precision(p, m, n, k).
 GemmCase default_case(Precision p, const GemmShape& s);
+// The default case with `label`: what an own kernel is ("SIMT FFMA", "WMMA (HMMA) fp32 acc").
+MakeCase labelled_case(std::string label);
 // cuBLASLt (run_cublaslt_gemm), the default runner.
 GemmResult run_cublaslt(benchmark::State& state, const Env& env, const GemmCase& gemm);
 // cuBLAS (run_cublas_gemm).

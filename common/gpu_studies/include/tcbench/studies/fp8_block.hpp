@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,13 +33,13 @@ struct LayerShape {
 };
 std::vector<LayerShape> block_layers(std::int64_t hidden);
 
-// The ways a layer can run. FP8 with Transformer Engine's forward default (fast accumulation)
-// and each recipe, plus delayed scaling with split accumulation.
+// The ways a layer can run: BF16, FP16, and FP8 with each recipe (numerics/fp8_scaling.hpp:
+// delayed and current scaling with Transformer Engine's forward default, fast accumulation,
+// and delayed scaling with split accumulation).
 struct LayerOption {
   Precision precision;
-  std::string variant;  // the FP8 recipe: "delayed", "current", "delayed_split"
-  bool fast_accum = true;
-  bool delayed() const { return variant == "delayed" || variant == "delayed_split"; }
+  std::optional<numerics::Fp8Recipe> recipe;  // FP8 options only
+  bool fast_accum() const { return !recipe || numerics::fast_accumulation(*recipe); }
 };
 std::span<const LayerOption> layer_options();
 

@@ -1,11 +1,12 @@
 // What each scaling granularity buys in accuracy and costs in bytes, on the host (no GPU): the
 // table of docs/concepts/fp8-scaling.md, "Block scaling: what you should see".
 //
-// The data are what a transformer layer's GEMMs see (deterministic, splitmix64 + Box-Muller):
+// The data are what a transformer layer's GEMMs see (deterministic: numerics/random.hpp):
 //   activations X (tokens x hidden): N(0, 1) with a few outlier channels 100x the rest, as LLM
 //                activations have them (the channels are K: they sit inside every token's row);
 //   weights W (out x hidden): N(0, 1 / hidden);
-//   gradients G (tokens x hidden): N(0, 1) x exp(2 N(0, 1)) x 1e-6, a wide dynamic range.
+//   gradients G (tokens x hidden): N(0, 1) x exp(2 N(0, 1)) x 1e-6, a wide dynamic range;
+//   last step's X and G (what delayed scaling's amax comes from): other draws, 1 / growth the size.
 // Each option quantizes them (numerics/block_quantize.hpp) and is measured against FP32: the
 // relative Frobenius error ||q - x|| / ||x|| and the worst element max|q - x| / max|x|, of each
 // tensor and of the layer's product X W^T (accumulated in FP64, so only the inputs' rounding is
@@ -51,6 +52,10 @@ struct ScalingStudyConfig {
   std::int64_t tokens = 128, hidden = 2048, out = 1024;
   int outlier_channels = 8;
   float outlier_scale = 100.0f;
+  // This step's activations and gradients over last step's, whose amax delayed scaling uses: a
+  // tensor that grows, as delayed scaling's failure needs. With growth 1 (other draws of the same
+  // distribution) whether the stale amax clips was a coin flip of the seed.
+  float growth = 1.5f;
   std::uint64_t seed = 0x5CA1E;
 };
 

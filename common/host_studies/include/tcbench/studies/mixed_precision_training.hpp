@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "tcbench/numerics/loss_scaling.hpp"
+#include "tcbench/precision.hpp"
 #include "tcbench/numerics/training_math.hpp"
 
 namespace tcbench::numerics {}  // namespace tcbench::numerics
@@ -61,8 +62,10 @@ constexpr std::string_view name(TrainingMode m) {
   return numerics::name_in(kTrainingModeNames, m);
 }
 
-// Where a mode stores activations and gradients.
+// Where a mode stores activations and gradients, and the GEMM precision of the same name
+// (fp32, fp16, bf16) that its benchmarks and study rows are named after.
 numerics::Storage storage_of(TrainingMode m);
+Precision precision_of(TrainingMode m);
 
 // Configuration and results ------------------------------------------------------------------
 

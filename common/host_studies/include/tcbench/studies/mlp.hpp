@@ -21,12 +21,15 @@ using namespace tcbench::numerics;
 // Gaussian class clusters in `features` dimensions, plus `outlier_channels` channels that carry
 // no class information but rare, huge spikes (probability spike_rate per value, magnitude
 // spike_min..spike_max): the "activation outliers" that ruin a max-calibrated per-tensor scale.
+// Spikes are 4 / 64 x 0.1 % = 0.00625 % of the values, fewer than the 0.01 % a p99.99 calibrator
+// clips: at 0.2 % (0.0125 %, more than it clips) p99.99 landed among the spikes on most seeds, and
+// the study's verdict depended on its seed.
 struct OutlierDataSpec {
   std::size_t features = 64;
   std::size_t classes = 16;
   std::size_t outlier_channels = 4;
   float centroid_spread = 0.55f;  // std of the class centroids; the noise std is 1
-  float spike_rate = 0.002f;
+  float spike_rate = 0.001f;
   float spike_min = 60.0f, spike_max = 120.0f;
   std::uint64_t seed = 0x7cbe4c8ull;  // fixes the centroids (the task)
 };

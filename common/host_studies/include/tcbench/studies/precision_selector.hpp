@@ -21,9 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "tcbench/numerics/fp8_scaling.hpp"
 #include "tcbench/precision.hpp"
-
-namespace tcbench::numerics {}  // namespace tcbench::numerics
 
 namespace tcbench::studies {
 
@@ -41,7 +40,7 @@ inline constexpr double kDefaultLayerErrorBudget = 0.05;
 // One measured way to run a layer.
 struct PrecisionOption {
   Precision precision = Precision::bf16;
-  std::string variant;        // what else distinguishes it: the FP8 recipe ("delayed", "current")
+  std::optional<Fp8Recipe> recipe;  // what else distinguishes it (FP8 options only)
   double seconds = 0;         // measured time of the layer's GEMM (plus its scaling work for FP8)
   double rel_error = 0;       // vs the FP32 reference of the unquantized inputs
   std::string label() const;  // "fp8/delayed", "bf16"
@@ -50,6 +49,8 @@ struct PrecisionOption {
 struct LayerMeasurements {
   std::string layer;  // "qkv", "attn_out", "mlp_up", "mlp_down"
   std::vector<PrecisionOption> options;
+  // The fastest option in `precision` (and `recipe`, when given); null when there is none.
+  const PrecisionOption* fastest(Precision precision, std::optional<Fp8Recipe> recipe = {}) const;
 };
 
 struct LayerChoice {
@@ -73,11 +74,11 @@ struct Selection {
 Selection select_precisions(std::span<const LayerMeasurements> layers,
                             double budget = kDefaultLayerErrorBudget);
 
-// The fastest option of `precision` (and `variant` when non-empty) in each layer, as a
-// Selection, for comparing the selected mix with all-BF16 or all-FP8. Layers lacking that
-// precision throw std::invalid_argument. within_budget is set against `budget` as above.
+// The fastest option of `precision` (and `recipe` when given) in each layer, as a Selection, for
+// comparing the selected mix with all-BF16 or all-FP8. Layers lacking that precision throw
+// std::invalid_argument. within_budget is set against `budget` as above.
 Selection uniform_selection(std::span<const LayerMeasurements> layers, Precision precision,
-                            const std::string& variant = "",
+                            std::optional<Fp8Recipe> recipe = {},
                             double budget = kDefaultLayerErrorBudget);
 
 }  // namespace tcbench::studies

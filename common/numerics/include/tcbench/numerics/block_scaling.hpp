@@ -42,7 +42,7 @@ inline constexpr int kTile = 128;       // DeepSeek-V3's 1x128 tiles and 128x128
 // The multiplier that maps a group's amax onto the format's max (1 for an amax of 0, Inf or NaN),
 // and the FP32 dequantizing scale a block-scaled GEMM multiplies by (its inverse).
 TCB_HD inline float group_scale(float amax, ElementFormat f) {
-  return current_scale_from_amax(amax, element_info(f).max);
+  return current_scale_from_amax(amax, limits(f).max);
 }
 TCB_HD inline std::uint8_t group_encode(float x, float scale, ElementFormat f) {
   return encode(x * scale, f);
@@ -55,7 +55,7 @@ TCB_HD inline std::uint8_t mx_scale_code(float amax, ElementFormat f, MxRule rul
   if (is_nan(amax) || !is_finite(amax)) return kE8m0Nan;
   if (rule == MxRule::round_up) {
     if (amax == 0.0f) return 0;
-    return encode_e8m0(amax / element_info(f).max, E8m0Rounding::up);
+    return encode_e8m0(amax / limits(f).max, E8m0Rounding::up);
   }
   if (amax == 0.0f) return 0;  // floor(log2(0)) = -inf: the smallest scale
   const int shared = ilogbf(amax) - element_info(f).emax;
@@ -75,8 +75,9 @@ TCB_HD inline float mx_decode(std::uint8_t code, std::uint8_t scale_code, Elemen
 }
 
 // NVFP4 ---------------------------------------------------------------------------------------
-inline constexpr float kNvfp4Max = 6.0f;      // E2M1
-inline constexpr float kNvfp4ScaleMax = 448;  // E4M3
+inline constexpr float kNvfp4Max = limits(ElementFormat::e2m1).max;  // E2M1's elements
+inline constexpr float kNvfp4ScaleMax =
+    static_cast<float>(element_info(Element::ue4m3).max);  // UE4M3's block scales
 
 // s_enc: 6 * 448 / amax of the tensor; 1 for an amax of 0, Inf or NaN; FLT_MAX if it overflows.
 TCB_HD inline float nvfp4_tensor_scale(float amax) {

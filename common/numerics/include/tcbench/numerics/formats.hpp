@@ -1,14 +1,15 @@
-// The narrow floating-point formats tcbench measures (FP16, BF16, FP8 E4M3FN, FP8 E5M2): their
-// limits, RNE conversion through CUDA's own host/device intrinsics, scaled FP8 casts with and
-// without saturation, amax, and where a float value lands in a format.
+// The narrow floating-point formats tcbench rounds through (FP16, BF16, FP8 E4M3FN, FP8 E5M2),
+// as views of the element table (element.hpp, where their limits are): RNE conversion through
+// CUDA's own host/device intrinsics, scaled FP8 casts with and without saturation, amax, and
+// where a float value lands in a format.
 //
-// Sources: IEEE 754-2008 binary16; bfloat16 = the top 16 bits of binary32; FP8 per Micikevicius
-// et al., "FP8 Formats for Deep Learning", arXiv:2209.05433, Table 1, and the OCP 8-bit FP spec;
-// conversion semantics per the CUDA Math API, cuda_fp8.h (__nv_cvt_float_to_fp8: RNE, __NV_NOSAT
-// turns E4M3 overflow into NaN, __NV_SATFINITE clamps to +-MAXNORM).
+// Sources: the CUDA Math API, cuda_fp8.h (__nv_cvt_float_to_fp8: RNE, __NV_NOSAT turns E4M3
+// overflow into NaN, __NV_SATFINITE clamps to +-MAXNORM).
 #pragma once
 
+#include "tcbench/numerics/element.hpp"
 #include "tcbench/numerics/enum_names.hpp"
+
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -21,50 +22,38 @@
 
 namespace tcbench::numerics {
 
+// The formats tcbench rounds through with CUDA's non-saturating conversions (loss scaling,
+// where a value lands), and the FP8 formats of per-tensor scaling: views of the element table.
 enum class Format : std::uint8_t { fp16, bf16, e4m3, e5m2 };
 enum class Fp8Format : std::uint8_t { e4m3, e5m2 };
 enum class Saturation : std::uint8_t { none, satfinite };
 
-struct FormatLimits {
-  float max;            // largest finite magnitude
-  float min_normal;     // smallest normal magnitude
-  float min_subnormal;  // smallest nonzero magnitude
-  float epsilon;        // distance from 1.0 to the next representable value
-};
-
-// Each value is (mantissa) * 2^exponent from the format's definition; tests check every one
-// against CUDA's conversion of the corresponding bit pattern.
-inline constexpr FormatLimits kFp16Limits{65504.0f, 0x1p-14f, 0x1p-24f, 0x1p-10f};
-inline constexpr FormatLimits kBf16Limits{0x1.FEp127f, 0x1p-126f, 0x1p-133f, 0x1p-7f};
-inline constexpr FormatLimits kE4m3Limits{448.0f, 0x1p-6f, 0x1p-9f, 0x1p-3f};
-inline constexpr FormatLimits kE5m2Limits{57344.0f, 0x1p-14f, 0x1p-16f, 0x1p-2f};
-
-TCB_HD constexpr FormatLimits limits(Format f) {
+TCB_HD constexpr Element element(Format f) {
   switch (f) {
     case Format::fp16:
-      return kFp16Limits;
+      return Element::fp16;
     case Format::bf16:
-      return kBf16Limits;
+      return Element::bf16;
     case Format::e4m3:
-      return kE4m3Limits;
+      return Element::e4m3;
     case Format::e5m2:
-      return kE5m2Limits;
+      return Element::e5m2;
   }
-  return kFp16Limits;
+  return Element::fp16;
 }
+TCB_HD constexpr Element element(Fp8Format f) {
+  return f == Fp8Format::e4m3 ? Element::e4m3 : Element::e5m2;
+}
+inline constexpr Format kFormats[] = {Format::fp16, Format::bf16, Format::e4m3, Format::e5m2};
+inline constexpr Fp8Format kFp8Formats[] = {Fp8Format::e4m3, Fp8Format::e5m2};
+constexpr bool is_rounded_format(Element e) {
+  return e == Element::fp16 || e == Element::bf16 || is_fp8(e);
+}
+static_assert(is_view(kFormats, is_rounded_format));
+static_assert(is_view(kFp8Formats, is_fp8));
 
-TCB_HD constexpr Format as_format(Fp8Format f) {
-  return f == Fp8Format::e4m3 ? Format::e4m3 : Format::e5m2;
-}
 TCB_HD constexpr float fp8_max(Fp8Format f) {
-  return limits(as_format(f)).max;
-}
-
-inline constexpr EnumName<Format> kFormatNames[] = {
-    {Format::fp16, "fp16"}, {Format::bf16, "bf16"}, {Format::e4m3, "e4m3"}, {Format::e5m2, "e5m2"}};
-static_assert(names_every_enumerator(kFormatNames, Format::e5m2));
-constexpr std::string_view name(Format f) {
-  return name_in(kFormatNames, f);
+  return limits(f).max;
 }
 
 // FP8 ---------------------------------------------------------------------------------------

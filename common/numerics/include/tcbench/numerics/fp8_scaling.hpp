@@ -15,12 +15,43 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
+#include "tcbench/numerics/enum_names.hpp"
 #include "tcbench/numerics/formats.hpp"
 #include "tcbench/numerics/host_device.hpp"
 
 namespace tcbench::numerics {
+
+// Per-tensor scaling rules: a scale from past amaxes (DelayedScaling) or from the tensor being
+// cast (Float8CurrentScaling).
+enum class ScaleRule : std::uint8_t { delayed, current };
+inline constexpr EnumName<ScaleRule> kScaleRuleNames[] = {{ScaleRule::delayed, "delayed"},
+                                                          {ScaleRule::current, "current"}};
+static_assert(names_every_enumerator(kScaleRuleNames, ScaleRule::current));
+constexpr std::string_view name(ScaleRule r) {
+  return name_in(kScaleRuleNames, r);
+}
+
+// The FP8 recipes a GEMM layer runs with (the FP8 block study's options): a scaling rule and an
+// accumulation. Transformer Engine's forward default is fast accumulation; delayed_split is
+// delayed scaling with split (promoted) accumulation.
+enum class Fp8Recipe : std::uint8_t { delayed, current, delayed_split };
+inline constexpr EnumName<Fp8Recipe> kFp8RecipeNames[] = {
+    {Fp8Recipe::delayed, "delayed"},
+    {Fp8Recipe::current, "current"},
+    {Fp8Recipe::delayed_split, "delayed_split"}};
+static_assert(names_every_enumerator(kFp8RecipeNames, Fp8Recipe::delayed_split));
+constexpr std::string_view name(Fp8Recipe r) {
+  return name_in(kFp8RecipeNames, r);
+}
+constexpr ScaleRule scale_rule(Fp8Recipe r) {
+  return r == Fp8Recipe::current ? ScaleRule::current : ScaleRule::delayed;
+}
+constexpr bool fast_accumulation(Fp8Recipe r) {
+  return r != Fp8Recipe::delayed_split;
+}
 
 enum class RecipeFormat : std::uint8_t { e4m3, e5m2, hybrid };
 enum class TensorRole : std::uint8_t { forward, backward };  // activations/weights vs gradients

@@ -12,25 +12,11 @@
 // (dimensions and leading dimensions times element size multiples of 16 bytes).
 #pragma once
 
-#include "tcbench/numerics/enum_names.hpp"
+#include "tcbench/numerics/element.hpp"
+
 #include <cstdint>
-#include <string_view>
 
 namespace tcbench::numerics {
-
-enum class ElementType : std::uint8_t { fp64, fp32, tf32, fp16, bf16, int8, fp8_e4m3, fp8_e5m2 };
-
-// Bytes in memory (TF32 is stored as FP32).
-int element_bytes(ElementType t);
-inline constexpr EnumName<ElementType> kElementTypeNames[] = {
-    {ElementType::fp64, "fp64"},         {ElementType::fp32, "fp32"},
-    {ElementType::tf32, "tf32"},         {ElementType::fp16, "fp16"},
-    {ElementType::bf16, "bf16"},         {ElementType::int8, "int8"},
-    {ElementType::fp8_e4m3, "fp8_e4m3"}, {ElementType::fp8_e5m2, "fp8_e5m2"}};
-static_assert(names_every_enumerator(kElementTypeNames, ElementType::fp8_e5m2));
-constexpr std::string_view name(ElementType t) {
-  return name_in(kElementTypeNames, t);
-}
 
 // Which alignment rules one GEMM dimension of `t` elements meets.
 struct AlignmentClass {
@@ -41,16 +27,16 @@ struct AlignmentClass {
   bool mult64;
   bool mult128;
 };
-AlignmentClass classify_alignment(std::int64_t dim, ElementType t);
+AlignmentClass classify_alignment(std::int64_t dim, Element t);
 // The largest power of two, up to 128, that divides dim * sizeof(t) bytes: one number for the
 // class (>= 16: the 16-byte rule holds; 128: the guide's A100 multiple). Throws
 // std::invalid_argument for dim <= 0.
-int alignment_bytes(std::int64_t dim, ElementType t);
+int alignment_bytes(std::int64_t dim, Element t);
 
 // The guide's Table 1 multiples, in elements: 16 bytes' worth (FP16 8, INT8 16, TF32 4, FP64 2)
 // and the A100 figure, 128 bytes' worth (FP16 64, INT8 128, TF32 32, FP64 16).
-int efficient_multiple(ElementType t);
-int a100_efficient_multiple(ElementType t);
+int efficient_multiple(Element t);
+int a100_efficient_multiple(Element t);
 
 struct TileShape {
   std::int64_t m = 256;  // BM: output rows per CTA
@@ -59,7 +45,7 @@ struct TileShape {
 
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
-  ElementType type = ElementType::fp16;
+  Element type = Element::fp16;
   std::int64_t batch = 1;  // matrices of a strided-batched GEMM, each m x n x k
 };
 

@@ -105,10 +105,9 @@ LandingCounts count_landings(std::span<const float> grads, float scale, Format f
 inline constexpr std::array<int, 7> kSweepScaleLog2 = {0, 4, 8, 12, 16, 20, 24};
 
 // A log-normal gradient model: |g| = 10^x with x ~ N(mean_log10, sd_log10), random sign, drawn
-// from std::mt19937_64 with a Box-Muller transform written out here (so every standard library
-// gives the same values). The defaults put +-3 standard deviations at 1e-10 and 1e-1, the spread
-// of gradient magnitudes Micikevicius et al. (arXiv:1710.03740, Fig. 3) show for activation
-// gradients.
+// from tcbench's one random source (numerics/random.hpp: the same values on every platform). The
+// defaults put +-3 standard deviations at 1e-10 and 1e-1, the spread of gradient magnitudes
+// Micikevicius et al. (arXiv:1710.03740, Fig. 3) show for activation gradients.
 std::vector<float> lognormal_gradients(std::size_t count, std::uint64_t seed,
                                        double mean_log10 = -5.5, double sd_log10 = 1.5);
 

@@ -1,9 +1,9 @@
 // The element and scale formats of block-scaled ("microscaling") GEMMs, beside the FP8 formats of
-// formats.hpp: FP8 E4M3/E5M2, FP6 E3M2/E2M3 and FP4 E2M1 as block elements, E8M0 (a power of
-// two) and UE4M3 (E4M3 without its sign) as block scales. Every conversion is CUDA's own
-// host-and-device one (cuda_fp8.h, cuda_fp6.h, cuda_fp4.h), so the host tests, the studies and
-// the kernels round alike, and tests/scripts/test_narrow_formats.py checks every code of every
-// format against ml_dtypes through the tcbench_formats tool.
+// formats.hpp (their limits are rows of element.hpp): FP8 E4M3/E5M2, FP6 E3M2/E2M3 and FP4 E2M1
+// as block elements, E8M0 (a power of two) and UE4M3 (E4M3 without its sign) as block scales. Every
+// conversion is CUDA's own host-and-device one (cuda_fp8.h, cuda_fp6.h, cuda_fp4.h), so the host
+// tests, the studies and the kernels round alike, and tests/scripts/test_narrow_formats.py checks
+// every code of every format against ml_dtypes through the tcbench_formats tool.
 //
 // Sources: OCP Microscaling Formats (MX) Specification v1.0 (2023), section 5 (element formats,
 // their emax, E8M0: bias 127, 0xFF is NaN, no Inf, no zero); CUDA Math API cuda_fp4.h/cuda_fp6.h
@@ -13,7 +13,7 @@
 // Data Types Usage" (CUDA_R_8F_UE4M3 is E4M3 with the sign bit ignored).
 #pragma once
 
-#include "tcbench/numerics/enum_names.hpp"
+#include "tcbench/numerics/element.hpp"
 #include "tcbench/numerics/formats.hpp"
 #include "tcbench/numerics/host_device.hpp"
 
@@ -22,58 +22,33 @@
 #include <cuda_fp8.h>
 
 #include <cstdint>
-#include <string_view>
 
 namespace tcbench::numerics {
 
-// The element formats of OCP MX v1.0 Table 1 (MXFP8, MXFP6, MXFP4) and of NVFP4 (E2M1).
+// The element formats of OCP MX v1.0 Table 1 (MXFP8, MXFP6, MXFP4) and of NVFP4 (E2M1): a view
+// of the element table (element.hpp holds their bits, emax and limits).
 enum class ElementFormat : std::uint8_t { e4m3, e5m2, e3m2, e2m3, e2m1 };
 
-struct ElementInfo {
-  ElementFormat id;
-  std::string_view name;
-  int bits;   // storage bits per element (FP4 packs two per byte)
-  int emax;   // exponent of the largest normal value (OCP MX v1.0 Table 1: emax_elem)
-  float max;  // largest finite magnitude
-  float min_normal;
-  float min_subnormal;
-  float epsilon;  // distance from 1 to the next value: 2^-mantissa_bits
-};
+TCB_HD constexpr Element element(ElementFormat f) {
+  switch (f) {
+    case ElementFormat::e4m3:
+      return Element::e4m3;
+    case ElementFormat::e5m2:
+      return Element::e5m2;
+    case ElementFormat::e3m2:
+      return Element::e3m2;
+    case ElementFormat::e2m3:
+      return Element::e2m3;
+    case ElementFormat::e2m1:
+      return Element::e2m1;
+  }
+  return Element::e4m3;
+}
+inline constexpr ElementFormat kElementFormats[] = {ElementFormat::e4m3, ElementFormat::e5m2,
+                                                    ElementFormat::e3m2, ElementFormat::e2m3,
+                                                    ElementFormat::e2m1};
+static_assert(is_view(kElementFormats, is_narrow));
 
-inline constexpr EnumName<ElementFormat> kElementNames[] = {{ElementFormat::e4m3, "e4m3"},
-                                                            {ElementFormat::e5m2, "e5m2"},
-                                                            {ElementFormat::e3m2, "e3m2"},
-                                                            {ElementFormat::e2m3, "e2m3"},
-                                                            {ElementFormat::e2m1, "e2m1"}};
-static_assert(names_every_enumerator(kElementNames, ElementFormat::e2m1));
-
-// The table is local so that kernels can read it: a namespace-scope constexpr array is host
-// memory to nvcc, a local one folds away where the format is a constant.
-TCB_HD constexpr ElementInfo element_info(ElementFormat f) {
-  // clang-format off
-  constexpr ElementInfo kTable[] = {
-  //  id                  name    bits emax max        min_normal min_subnormal epsilon
-    {ElementFormat::e4m3, "e4m3", 8,   8,   448.0f,    0x1p-6f,   0x1p-9f,      0x1p-3f},
-    {ElementFormat::e5m2, "e5m2", 8,   15,  57344.0f,  0x1p-14f,  0x1p-16f,     0x1p-2f},
-    {ElementFormat::e3m2, "e3m2", 6,   4,   28.0f,     0x1p-2f,   0x1p-4f,      0x1p-2f},
-    {ElementFormat::e2m3, "e2m3", 6,   2,   7.5f,      1.0f,      0x1p-3f,      0x1p-3f},
-    {ElementFormat::e2m1, "e2m1", 4,   2,   6.0f,      1.0f,      0.5f,         0.5f},
-  };
-  // clang-format on
-  return kTable[static_cast<int>(f)];
-}
-constexpr bool element_rows_in_enum_order() {
-  for (int i = 0; i <= static_cast<int>(ElementFormat::e2m1); ++i)
-    if (static_cast<int>(element_info(static_cast<ElementFormat>(i)).id) != i) return false;
-  return true;
-}
-static_assert(element_rows_in_enum_order(), "element_info's rows must follow the enum's order");
-constexpr std::string_view name(ElementFormat f) {
-  return name_in(kElementNames, f);
-}
-TCB_HD constexpr ElementFormat as_element(Fp8Format f) {
-  return f == Fp8Format::e4m3 ? ElementFormat::e4m3 : ElementFormat::e5m2;
-}
 // Codes a format has: 2^bits.
 TCB_HD constexpr int code_count(ElementFormat f) {
   return 1 << element_info(f).bits;

@@ -19,7 +19,7 @@ namespace tcbench::numerics {
 
 inline constexpr int kInt8MaxBound = 127;
 // pytorch-quantization treats amax <= 2^-24 as zero: everything quantizes to 0.
-inline constexpr float kInt8ZeroAmax = 0x1p-24f;
+inline constexpr float kInt8ZeroAmax = 0x1p-24f;  // not a format limit: pytorch's threshold
 
 TCB_HD inline float int8_scale(float amax) {
   return (amax > kInt8ZeroAmax && is_finite(amax)) ? amax / static_cast<float>(kInt8MaxBound)

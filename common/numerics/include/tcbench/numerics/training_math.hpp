@@ -13,8 +13,16 @@
 
 namespace tcbench::numerics {
 
-// Where activations and gradients are stored.
+// Where activations and gradients are stored: a view of the element table.
 enum class Storage : std::uint8_t { fp32, fp16, bf16 };
+TCB_HD constexpr Element element(Storage s) {
+  return s == Storage::fp32 ? Element::fp32 : s == Storage::fp16 ? Element::fp16 : Element::bf16;
+}
+inline constexpr Storage kStorages[] = {Storage::fp32, Storage::fp16, Storage::bf16};
+constexpr bool is_training_storage(Element e) {
+  return e == Element::fp32 || e == Element::fp16 || e == Element::bf16;
+}
+static_assert(is_view(kStorages, is_training_storage));
 
 // Element functions, shared by the host trainer and the GPU kernels ---------------------------
 
