@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tcbench",
         description="Build, test, run and compare the tcbench Tensor Core benchmarks.",
-        epilog="Exit codes: 0 ok; 1 regression or failure; 2 usage or input error; 77 no GPU.")
+        epilog="Exit codes: 0 ok; 1 regression or failure; 2 usage or input error; 77 no GPU; "
+               "70 a bug in the tools (one sentence); 130/143 interrupted by SIGINT/SIGTERM.")
     parser.add_argument("--version", action="version", version=f"tcbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -76,11 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_test)
 
     r = sub.add_parser(
-        "run", help="build (release preset) and run every benchmark binary",
+        "run", help="build (release preset) and run every benchmark binary; without a GPU, the "
+                   "host studies and their answers",
         description="Builds with the release preset, runs each build/<preset>/bin/bench_* in "
                     "turn, writes <out>/<binary>.json and a merged <out>/results.json, and prints "
                     "the best result per topic and precision. Arguments after '--' go to every "
-                    "binary unchanged (Google Benchmark flags).",
+                    "binary unchanged (Google Benchmark flags). Without a GPU (the driver is "
+                    "asked before anything is built) it builds only the studies preset "
+                    "(incrementally), runs the host studies, writes studies.json, answers.md and "
+                    "answers.html, says how to get the GPU halves and exits 77; the options that "
+                    "choose or time GPU benchmarks then do nothing, and it says so.",
         epilog="Exit codes: 0 all ran; 1 a binary or benchmark failed; 2 usage error (also when "
                "a binary rejects the flags after '--'); 77 no CUDA GPU is visible; 130/143 "
                "interrupted by SIGINT/SIGTERM (what finished is merged, marked incomplete).")
@@ -127,7 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 pass; 1 a regression, a newly failing, missing, newly skipped or "
                "not comparable benchmark (the last three unless allowed), an incomplete "
                "candidate run, or nothing compared; 2 usage or input error (including values "
-               "that are not finite numbers). docs/ci.md has the full table.")
+               "that are not finite numbers). docs/ci.md has the full table. Two host-study "
+               "files (studies.json of a run without a GPU) are compared by their values, not "
+               "their CPU time: exit 0 when every value is the same, 1 when one changed; a "
+               "host-study file against a GPU run is refused (exit 2).")
     c.add_argument("baseline", metavar="BASELINE")
     c.add_argument("candidate", metavar="CANDIDATE")
     c.add_argument("--threshold", type=threshold, default=None, metavar="PCT",
@@ -222,8 +231,34 @@ def cmd_test(args: argparse.Namespace, extra: list[str]) -> int:
     return run_tests(args.preset, args.jobs, args.python_only)
 
 
+# The run options that choose or time GPU benchmarks, as the user spells them: without a GPU
+# they do nothing, and the run says so (--bench fp8 --quick used to be ignored in silence).
+GPU_ONLY = (("quick", "--quick"), ("bench", "--bench"), ("filter", "--filter"),
+            ("repetitions", "--repetitions"), ("device", "--device"), ("parallel", "--parallel"),
+            ("clock_policy", "--clock-policy"), ("timeout", "--timeout"))
+
+
+def gpu_only_flags(args: argparse.Namespace, extra: list[str]) -> list[str]:
+    given = []
+    for key, flag in GPU_ONLY:
+        value = getattr(args, key, None)
+        if value in (None, False, []):
+            continue
+        if value is True:
+            given.append(flag)
+        elif isinstance(value, list):
+            given.append(f"{flag} {' '.join(map(str, value))}")
+        else:
+            given.append(f"{flag} {value}")
+    if args.preset != "release":
+        given.append(f"--preset {args.preset}")
+    if extra:
+        given.append(f"the arguments after '--' ({' '.join(extra)})")
+    return given
+
+
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import build, gpu_probe, runner, studies
+    from tcbench_tools import build, gpu_probe, next_steps, runner, studies
 
     repo = build.repo_root()
     # An installed bundle (cmake --install / CPack) has bin/ and no sources: run what it ships.
@@ -241,13 +276,17 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     if probe.state == gpu_probe.NO_GPU:
         print(f"tcbench run: no GPU ({probe.sentence}): running the host studies only; the GPU "
               "halves of the five questions stay 'not measured'.", flush=True)
-        can_build = should_build and (repo / "CMakeLists.txt").exists()
-        if can_build:
+        idle = gpu_only_flags(args, extra)
+        if idle:
+            print(f"tcbench run: without a GPU {' and '.join(idle)} do nothing: they choose and "
+                  "time GPU benchmarks; the host studies run whole.", flush=True)
+        build_now = should_build and studies.is_source_tree(repo)
+        if build_now:
             build.check_preset(studies.PRESET, repo)
-        studies.host_only(repo, out, studies.configure_args() if can_build else None,
-                          [args.bin_dir] if args.bin_dir else [])
+        studies.host_only(repo, out, build_now, [args.bin_dir] if args.bin_dir else [])
         print(f"tcbench: no CUDA GPU is visible ({probe.sentence}): nothing was measured on a "
-              f"GPU; the host studies are in {out}.", file=sys.stderr)
+              f"GPU; the host studies are in {out}.", file=sys.stderr, flush=True)
+        print("\n".join(next_steps.lines(repo)), flush=True)  # the last lines: what to do next
         return EXIT_NO_GPU
     if should_build and (code := runner.build(args.preset, repo)) != EXIT_OK:
         return code
@@ -291,8 +330,28 @@ def _is_step_summary(path: Path) -> bool:
         return False
 
 
+def _compare_studies(args: argparse.Namespace, baseline, candidate) -> int:
+    """compare of two host-study files (study_compare.py); a study file against a GPU run is
+    refused in one sentence."""
+    from tcbench_tools import study_compare
+
+    study_compare.refuse_mixed(baseline, candidate)
+    comp = study_compare.compare(baseline, candidate)
+    print(study_compare.render_text(comp))
+    if args.markdown:
+        try:
+            with open(args.markdown, "a" if _is_step_summary(args.markdown) else "w",
+                      encoding="utf-8") as fh:
+                fh.write(study_compare.render_markdown(comp, args.baseline, args.candidate))
+        except OSError as exc:
+            raise InputError(f"cannot write the Markdown summary {args.markdown}: "
+                             f"{exc.strerror or exc}.") from None
+    return comp.exit_code
+
+
 def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from tcbench_tools import compare
+    from tcbench_tools.answers.evidence import is_host
     from tcbench_tools.results import load
 
     options = compare.Options()
@@ -307,6 +366,8 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         if getattr(args, key):
             setattr(options, key, True)
     baseline, candidate = load(args.baseline), load(args.candidate)
+    if is_host(baseline) or is_host(candidate):  # deterministic studies: values, never CPU time
+        return _compare_studies(args, baseline, candidate)
     comp = compare.compare(baseline, candidate, options)
     for warning in comp.warnings:
         print(printable(f"tcbench compare: warning: {warning}"), file=sys.stderr)
@@ -366,8 +427,9 @@ def cmd_answers(args: argparse.Namespace, extra: list[str]) -> int:
     result = answers.answer_all(answers.load_inputs(files))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "answers.md").write_text(render.markdown(result), encoding="utf-8")
-        (args.out / "answers.html").write_text(render.page_html(result), encoding="utf-8")
+        (args.out / "answers.md").write_text(render.markdown(result, args.out), encoding="utf-8")
+        (args.out / "answers.html").write_text(render.page_html(result, args.out),
+                                               encoding="utf-8")
         (args.out / "answers.json").write_text(render.as_json(result), encoding="utf-8")
     print(render.as_json(result) if args.json else render.console(result), end="" if args.json
           else "\n")

@@ -60,7 +60,7 @@ from pathlib import Path
 
 from scipy import stats
 
-from tcbench_tools import arguments, files, mdtext, power, regex_guard, schema
+from tcbench_tools import arguments, files, mdtext, power, regex_guard, schema, synthetic
 from tcbench_tools.errors import InputError, exit_text
 from tcbench_tools.names import NAMES_V2_SINCE, upgrade_v1
 from tcbench_tools.printable import printable_lines
@@ -142,6 +142,17 @@ class Comparison:
     warnings: list[str]
     metric: str
     problems: list[str] = field(default_factory=list)  # gate failures that are not one row
+    # "baseline (path)" / "candidate (path)" for each input that carries tcbench_synthetic
+    synthetic: list[str] = field(default_factory=list)
+
+    @property
+    def synthetic_banner(self) -> str | None:
+        """The line that opens the output when an input is a test fixture (as report's banner)."""
+        if not self.synthetic:
+            return None
+        return (f"{synthetic.MARK}: {' and '.join(self.synthetic)} carr"
+                f"{'y' if len(self.synthetic) > 1 else 'ies'} the context key {synthetic.KEY}: "
+                "test fixtures, not measurements; no verdict below is about a real GPU.")
 
     def count(self, status: str, failing: bool | None = None) -> int:
         return sum(1 for r in self.rows
@@ -473,6 +484,9 @@ def compare(baseline: ResultSet, candidate: ResultSet, options: Options) -> Comp
             row.status in OPT_OUTS and not options.allows(row.status))
     comp = Comparison(rows, context_warnings(baseline, candidate, options), metric)
     comp.problems = _run_problems(candidate)
+    comp.synthetic = [f"the {side} ({rs.path})" for side, rs in (("baseline", baseline),
+                                                                  ("candidate", candidate))
+                      if synthetic.is_synthetic(rs.context)]
     if not any(r.status in COMPARED for r in rows):
         comp.problems.append(f"no benchmark was compared ({len(baseline.benchmarks)} in the "
                              f"baseline, {len(candidate.benchmarks)} in the candidate, none "
@@ -590,7 +604,8 @@ def _failure_detail(r: Row) -> str:
 
 def render_text(comp: Comparison) -> str:
     headers, rows = _table(comp)
-    out = [text_table(headers, rows, right={1, 2, 3, 4, 5})]
+    out = [comp.synthetic_banner] if comp.synthetic_banner else []
+    out.append(text_table(headers, rows, right={1, 2, 3, 4, 5}))
     if comp.failing or comp.problems:
         out.append("")
         out.append("Regressions and failures:")
@@ -611,6 +626,8 @@ def render_markdown(comp: Comparison, baseline: str, candidate: str) -> str:
              + ("real time per iteration (lower is better)." if comp.metric == "time"
                 else "% of the card's peak (higher is better)."), "",
              f"**{mdtext.text(summary_line(comp), at_line_start=False)}**", ""]
+    if comp.synthetic_banner:
+        lines[2:2] = [f"> **{mdtext.text(comp.synthetic_banner, at_line_start=False)}**", ""]
     for w in comp.warnings:
         lines.append(f"> warning: {mdtext.text(w, at_line_start=False)}")
     if comp.warnings:

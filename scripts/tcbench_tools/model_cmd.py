@@ -35,22 +35,24 @@ PAIR_WITHIN = 1.5  # a pair's predicted slowdown is "right" within this factor o
 
 
 def find_or_build_tool(tool: Path | None = None) -> Path:
-    """An explicit --tool, a built tcbench_model (build/*/bin, an installed bin/), else the
-    studies preset built now (host code only, a minute or two)."""
+    """An explicit --tool; in a source tree the studies preset's tcbench_model, built now
+    (studies.ensure_tools: incremental, so never a tool older than its sources); in an installed
+    bundle (no sources) its bin/tcbench_model."""
     if tool is not None:
         if not (tool.is_file()):
             raise InputError(f"--tool {tool}: no such file.")
         return tool
     repo = build.repo_root()
-    bins = [repo / "build" / p / "bin" for p in ("release", "studies", "dev", "ci")]
-    found = studies.find_tool(repo, bins, name=TOOL)
-    if found is not None:
-        return found
-    studies.build_tool(repo, studies.configure_args())
-    built = repo / "build" / studies.PRESET / "bin" / TOOL
-    if not built.is_file():
-        raise InputError(f"the studies build finished without {built}.")
-    return built
+    if studies.is_source_tree(repo):
+        built = studies.ensure_tools(repo, who="tcbench model", quiet_stdout=True) / TOOL
+        if not built.is_file():
+            raise InputError(f"the studies build finished without {built}.")
+        return built
+    found = studies.find_tool(repo, [repo / "bin"], elsewhere=False, name=TOOL)
+    if found is None:
+        raise InputError(f"no {TOOL} in {repo / 'bin'} and no sources to build it from: give "
+                         "--tool.")
+    return found
 
 
 def run_tool(tool: Path, args: list[str], stdin: str | None = None) -> str:

@@ -10,13 +10,13 @@ GPU), then each GPU's own tables and plots, collapsed (each topic's ``render_gpu
 one row per GPU (or per GPU and precision), so that 20 GPUs make a longer table, not a wider
 one; a long one is collapsed under its heading. A report that reads a synthetic input
 (synthetic.py) says so in a banner and on every plot. They write into the document model of
-doc.py; this module holds the GPU labels, the order of the parts and the writing.
+doc.py; this module holds the order of the parts and the writing (the GPU labels are
+labels.py's, which the answers share).
 """
 
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 from tcbench_tools import power_report, sections, summary, synthetic
@@ -24,52 +24,11 @@ from tcbench_tools.answers import evidence as answers_evidence
 from tcbench_tools.answers import section as answers_section
 from tcbench_tools.doc import Cell, Code, Doc  # noqa: F401 - Cell: what callers import with Doc
 from tcbench_tools.errors import InputError
+from tcbench_tools.labels import unique_labels  # one label per run (answers use it too)
 from tcbench_tools.results import ResultSet, without_invalid
 from tcbench_tools.sections import _glance as glance
 from tcbench_tools.sections import overview
 from tcbench_tools.sections._common import synthetic_marks
-
-# ---------------------------------------------------------------------------------------------
-# Labels: one per result set
-
-
-def _run_name(rs: ResultSet) -> str:
-    """The folder of a run's results.json, else the file (or folder) name."""
-    path = Path(rs.path)
-    return path.parent.name if path.name == "results.json" and path.parent.name else path.name
-
-
-def unique_labels(sets: list[ResultSet], given: list[str] | None = None) -> list[str]:
-    """One distinct label per result set: ``given`` (``--label``), else the GPU name (the file
-    name without one); a name that repeats gets the first qualifier that tells its runs apart:
-    the run's folder or file name, its last two path components, its full path, its date, or
-    finally its position. Tables and plots key on labels, so two runs must never share one."""
-    if given is not None:
-        repeated = sorted({label for label in given if given.count(label) > 1})
-        if repeated:
-            raise InputError(f"--label {repeated[0]!r} is given twice: labels must be unique.")
-        return list(given)
-    labels = [rs.label for rs in sets]
-    qualifiers = [_run_name, lambda rs: "/".join(Path(rs.path).parts[-2:]),
-                  lambda rs: rs.path, lambda rs: str(rs.context.get("date", ""))]
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, label in enumerate(labels):
-        groups[label].append(i)
-    out = list(labels)
-    for label, members in groups.items():
-        if len(members) == 1:
-            continue
-        for qualify in qualifiers:
-            tags = [qualify(sets[i]) for i in members]
-            if all(tags) and len(set(tags)) == len(tags):
-                for i, tag in zip(members, tags):
-                    out[i] = f"{label} ({tag})"
-                break
-        else:
-            for k, i in enumerate(members, start=1):
-                out[i] = f"{label} #{k}"
-    return out
-
 
 # ---------------------------------------------------------------------------------------------
 # The report

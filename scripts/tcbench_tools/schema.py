@@ -47,8 +47,12 @@ MIX_SELECTED = "selected"
 # Written by the C++ (tcbench_context prints them; tests/scripts/test_schema.py checks it).
 VERSION = "tcbench_version"
 QUICK = "tcbench_quick"  # "true" for a --quick run
-# Written by tcbench_studies: "host-studies" for the host studies' results (answers/evidence.py).
+# Written by tcbench_studies: "host-studies" for the host studies' results (answers/evidence.py),
+# and the studies a file holds and the ones its run was asked for (comma-separated; a run
+# stopped part way leaves the finished ones: studies.py marks such a file incomplete).
 KIND = "tcbench_kind"
+STUDIES_DONE = "tcbench_studies_done"
+STUDIES_PLANNED = "tcbench_studies_planned"
 # The GPU model, and what tells one GPU (or MIG instance) from another of the same model: a run
 # measures one GPU, so the files of one run agree on every one of these they state
 # (runfile.check_one_gpu, for tcbench run's merge and for reading a folder alike).

@@ -1,22 +1,37 @@
-"""The host studies in a run: build tcbench_studies if needed, run it, write
+"""The host studies in a run: build tcbench_studies (incrementally), run it, write
 ``<out>/studies.json``, then the answers (``answers.md``, ``answers.html``) and their verdicts.
 
 ``tcbench run`` calls this on every run: after the benchmarks when there is a GPU, instead of them
 when there is none (then only the studies are built, with the ``studies`` preset: one virtual
 architecture, no tests, no benchmarks, so a fresh clone answers in a minute or two instead of
-building every architecture). Standard library only.
+building every architecture).
+
+- **Always current.** In a source tree ``ensure_tools`` builds the studies preset every time, as
+  the GPU path builds its preset: a no-op of about a second when nothing changed, and never a
+  stale tool after the sources changed (the review's D1). ``tcbench model`` uses the same.
+- **Nothing finished is lost.** tcbench_studies rewrites its file after every study, so an
+  interrupt (Ctrl-C) leaves the studies that finished: the file is marked incomplete
+  (``tcbench_incomplete``, as ``tcbench run`` marks a cut-short GPU run) and answered from
+  (the review's D8).
+- **The next step.** A run without a GPU ends by saying how to get the GPU halves and how long
+  the check takes by its plan (next_steps.py), on the console and in answers.md/html.
+
+Standard library only.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from tcbench_tools import answers, process
+from tcbench_tools import answers, files, next_steps, process, schema
 from tcbench_tools.answers import render
 from tcbench_tools.errors import InputError, exit_text
+from tcbench_tools.runfile import context_list
 
 PRESET = "studies"
 TOOL = "tcbench_studies"
@@ -40,20 +55,45 @@ def configure_args() -> list[str]:
     return ["cmake", "--preset", PRESET]
 
 
-def build_tool(repo: Path, configure_args: list[str]) -> Path:
-    """Configure and build the studies preset (only tcbench_studies and what it links)."""
-    for title, cmd in (("configure", configure_args),
-                       ("build", ["cmake", "--build", "--preset", PRESET, "--parallel",
-                                  str(os.cpu_count() or 1)])):
-        print(f"tcbench run: {title} ({PRESET}: the host studies only) ...", flush=True)
-        try:
-            code = subprocess.call(cmd, cwd=repo)
-        except FileNotFoundError:
-            raise InputError("cmake is not installed or not on PATH.") from None
-        if code != 0:
-            raise InputError(f"building the host studies failed at the {title} step (exit "
-                             f"{code}); see the output above.")
-    tool = repo / "build" / PRESET / "bin" / TOOL
+def is_source_tree(repo: Path) -> bool:
+    return (repo / "CMakeLists.txt").is_file()
+
+
+def _configured(build_dir: Path) -> bool:
+    return (build_dir / "CMakeCache.txt").is_file() and (build_dir / "build.ninja").is_file()
+
+
+def ensure_tools(repo: Path, who: str = "tcbench run", quiet_stdout: bool = False) -> Path:
+    """The studies preset's tools (tcbench_studies, tcbench_model), built now: configured the
+    first time, then ``cmake --build --preset studies`` on every call, which rebuilds what the
+    sources changed and is a no-op of about a second otherwise (ninja reruns CMake itself when a
+    CMakeLists.txt changed). Each step in its own process group with the run's signals passed on
+    (an interrupt stops the compilers too). ``quiet_stdout``: the build's lines go to stderr
+    (a command whose stdout is data, as ``tcbench model predict``). Returns the bin folder."""
+    build_dir = repo / "build" / PRESET
+    steps = [("build", ["cmake", "--build", "--preset", PRESET, "--parallel",
+                        str(os.cpu_count() or 1)])]
+    if not _configured(build_dir):
+        steps.insert(0, ("configure", configure_args()))
+    with process.forward_signals():
+        for title, cmd in steps:
+            print(f"{who}: {title} ({PRESET} preset: the host studies only"
+                  + (", incremental" if title == "build" else "") + ") ...", flush=True,
+                  file=sys.stderr if quiet_stdout else sys.stdout)
+            try:
+                done = process.supervise(cmd, cwd=repo,
+                                         **({"stdout": 2} if quiet_stdout else {}))  # fd 2
+            except FileNotFoundError:
+                raise InputError("cmake is not installed or not on PATH.") from None
+            if done.code != 0:
+                raise InputError(f"building the host studies failed at the {title} step "
+                                 f"({exit_text(done.code)}); see the output above.")
+    return build_dir / "bin"
+
+
+def build_tool(repo: Path, configure_args: list[str] | None = None) -> Path:
+    """tcbench_studies of the studies preset, built now (``ensure_tools``)."""
+    tool = ensure_tools(repo) / TOOL
     if not tool.is_file():
         raise InputError(f"the studies build finished without {tool}.")
     return tool
@@ -64,29 +104,66 @@ def build_tool(repo: Path, configure_args: list[str]) -> Path:
 STUDIES_TIMEOUT = 3600.0
 
 
+def _kept(path: Path, why: str) -> bool:
+    """After an interrupt: whether tcbench_studies left a file of finished studies at ``path``;
+    if so it is marked incomplete (why, and which studies it holds) so that nothing reads it as a
+    whole run."""
+    if not path.is_file():
+        return False
+    try:
+        doc = json.loads(files.read_text(path, files.RESULTS_LIMIT, "host studies file"))
+    except (InputError, ValueError, RecursionError):
+        path.unlink(missing_ok=True)  # cut in the middle of a write: not a result
+        return False
+    if not isinstance(doc, dict) or not isinstance(doc.get("context"), dict):
+        path.unlink(missing_ok=True)
+        return False
+    context = doc["context"]
+    done = context_list(context, schema.STUDIES_DONE)
+    planned = context_list(context, schema.STUDIES_PLANNED)
+    left = [s for s in planned if s not in done]
+    context[schema.RUN_INCOMPLETE] = (f"{why}: {len(done)} of {len(planned) or '?'} host "
+                                      f"studies finished ({', '.join(done) or 'none'})"
+                                      + (f"; not run: {', '.join(left)}" if left else ""))
+    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    return True
+
+
 def run_studies(tool: Path, out_dir: Path) -> Path:
     """Runs every study (progress on stderr, one line per study) into out_dir/studies.json, in
     its own process group under STUDIES_TIMEOUT, with SIGINT, SIGTERM and SIGHUP passed on
-    (process.py; an interrupt raises process.Interrupted)."""
+    (process.py). An interrupt raises process.Interrupted; the studies that finished before it
+    stay in studies.json, marked incomplete (``Interrupted.kept`` is that path, else None)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / answers.STUDIES_FILE
+    path.unlink(missing_ok=True)  # an earlier run's file must not pass for this one's
     with process.forward_signals():
-        done = process.supervise([str(tool), "--out", str(path)], timeout=STUDIES_TIMEOUT,
-                                 stdin=subprocess.DEVNULL)
+        try:
+            done = process.supervise([str(tool), "--out", str(path)], timeout=STUDIES_TIMEOUT,
+                                     stdin=subprocess.DEVNULL)
+        except process.Interrupted as stop:
+            stop.kept = path if _kept(path, f"interrupted by {signal.Signals(stop.signum).name}"
+                                      ) else None
+            raise
     if done.timed_out:
         path.unlink(missing_ok=True)
         raise InputError(f"{tool.name} was still running after {STUDIES_TIMEOUT:g} s and was "
                          "stopped with its process group: no host studies.")
     if done.code != 0:
+        path.unlink(missing_ok=True)
         raise InputError(f"{tool.name} failed ({exit_text(done.code)}); see its message above.")
     return path
 
 
-def write_answers(out_dir: Path, inputs: list[Path]) -> list[answers.Answer]:
-    """answers.md and answers.html in out_dir, from the run's results and studies."""
+def write_answers(out_dir: Path, inputs: list[Path],
+                  closing: list[str] | None = None) -> list[answers.Answer]:
+    """answers.md and answers.html in out_dir, from the run's results and studies; ``closing``:
+    the lines said last (how to get the GPU half)."""
     result = answers.answer_all(answers.load_inputs(inputs))
-    (out_dir / "answers.md").write_text(render.markdown(result), encoding="utf-8")
-    (out_dir / "answers.html").write_text(render.page_html(result), encoding="utf-8")
+    (out_dir / "answers.md").write_text(render.markdown(result, out_dir, closing),
+                                        encoding="utf-8")
+    (out_dir / "answers.html").write_text(render.page_html(result, out_dir, closing),
+                                          encoding="utf-8")
     return result
 
 
@@ -96,19 +173,31 @@ def print_verdicts(result: list[answers.Answer], out_dir: Path) -> None:
     print(f"Details: {out_dir / 'answers.md'} and {out_dir / 'answers.html'}", flush=True)
 
 
-def host_only(repo: Path, out_dir: Path, configure_args: list[str] | None,
-              bin_dirs: list[Path]) -> None:
-    """The run of a machine without a GPU: the studies, their answers, the verdicts.
-    ``configure_args`` None: do not build (--no-build, or an installed bundle)."""
-    tool = find_tool(repo, bin_dirs)
+def host_only(repo: Path, out_dir: Path, build: bool, bin_dirs: list[Path]) -> None:
+    """The run of a machine without a GPU: the studies, their answers, the verdicts. ``build``:
+    build the studies preset first (a source tree, unless --no-build); otherwise the tool of
+    ``bin_dirs``, an installed bundle's or an earlier build's is used as it is. An interrupt
+    answers from the studies that finished, then raises process.Interrupted."""
+    tool = None if build else find_tool(repo, bin_dirs)
+    if tool is None and build:
+        tool = build_tool(repo)
     if tool is None:
-        if configure_args is None:
-            print(f"tcbench run: no {TOOL} here and building is off: no host studies either.",
-                  file=sys.stderr)
-            return
-        tool = build_tool(repo, configure_args)
-    path = run_studies(tool, out_dir)
-    result = write_answers(out_dir, [path])
+        print(f"tcbench run: no {TOOL} here and building is off: no host studies either.",
+              file=sys.stderr)
+        return
+    closing = next_steps.lines(repo)
+    try:
+        path = run_studies(tool, out_dir)
+    except process.Interrupted as stop:
+        kept = getattr(stop, "kept", None)
+        if kept is not None:
+            result = write_answers(out_dir, [kept], closing)
+            print_verdicts(result, out_dir)
+            print(f"tcbench run: interrupted by {signal.Signals(stop.signum).name}: the host "
+                  f"studies that finished are kept in {kept}, marked incomplete.",
+                  file=sys.stderr, flush=True)
+        raise
+    result = write_answers(out_dir, [path], closing)
     print_verdicts(result, out_dir)
 
 

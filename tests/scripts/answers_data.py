@@ -163,3 +163,34 @@ def fp8_gpu(speedup=1.9, error=0.031, fp8_layers=4, within=1, block_speedup=1.6,
                 spread_pct=2.0),
             row("fp8/block/selected/hidden:4096/tokens:4096/layout:tn", fp8_layers=fp8_layers,
                 within_budget=within, speedup_vs_bf16=block_speedup)]
+
+
+# --- evidence that is absent, failed or filtered (issue 33 §1) ---------------------------------
+
+def failing(rows: list[dict], start: str, error: str) -> list[dict]:
+    """``rows`` with every row whose name starts with ``start`` turned into a Google Benchmark
+    error row (``error`` starting "skipped:" is a skip, as the harness writes one), its counters
+    gone, as a failed benchmark is written."""
+    out = []
+    for r in rows:
+        if r["name"].startswith(start):
+            keep = {k: v for k, v in r.items() if k in ("name", "run_name", "run_type",
+                                                        "repetitions", "repetition_index",
+                                                        "threads", "iterations", "time_unit",
+                                                        "label")}
+            r = {**keep, "real_time": 0.0, "cpu_time": 0.0, "error_occurred": True,
+                 "error_message": error}
+        out.append(r)
+    return out
+
+
+def without(rows: list[dict], counter: str, start: str = "") -> list[dict]:
+    """``rows`` with ``counter`` removed from every row whose name starts with ``start``: the
+    results of a tcbench version that did not write it."""
+    return [{k: v for k, v in r.items() if not (k == counter and r["name"].startswith(start))}
+            for r in rows]
+
+
+def only(rows: list[dict], *starts: str) -> list[dict]:
+    """The rows whose names start with one of ``starts`` (a filtered run)."""
+    return [r for r in rows if r["name"].startswith(starts)]

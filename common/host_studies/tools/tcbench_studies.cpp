@@ -5,6 +5,10 @@
 //
 //   tcbench_studies [--out FILE] [--study NAME]... [--list]
 //
+// With --out, FILE is rewritten (a temporary file, then a rename) after every study, so a run
+// stopped part way (Ctrl-C) leaves the studies that finished; its context names them
+// (tcbench_studies_done) beside the ones asked for (tcbench_studies_planned).
+//
 // Studies (progress on stderr, one line each):
 //   int8          Q1: the MLP trained in FP32, PTQ with each calibrator and QAT, evaluated with
 //                 the integer-exact INT8 forward pass (studies/int8_study)
@@ -212,8 +216,19 @@ std::string host_name() {
   return buf;
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+// The studies a file holds and the ones the run was asked for (the last two context keys).
+struct Progress {
+  std::vector<std::string> done, planned;
+};
+
 void write_json(std::ostream& os, std::vector<Row>& rows, const std::vector<double>& seconds,
-                const char* program) {
+                const char* program, const Progress& progress) {
   const std::pair<std::string, std::string> context[] = {
       {"date", now_iso()},
       {"host_name", host_name()},
@@ -222,7 +237,9 @@ void write_json(std::ostream& os, std::vector<Row>& rows, const std::vector<doub
       {"git_sha", std::string(git_sha())},
       {"tcbench_quick", "false"},
       {"tcbench_kind", "host-studies"},
-      {"tcbench_note", "no GPU: host studies only"}};
+      {"tcbench_note", "no GPU: host studies only"},
+      {"tcbench_studies_done", joined(progress.done)},
+      {"tcbench_studies_planned", joined(progress.planned)}};
   os << "{\n  \"context\": {";
   bool first = true;
   for (const auto& [k, v] : context) {
@@ -282,6 +299,31 @@ int main(int argc, char** argv) {
 
   Rows rows;
   std::vector<double> seconds;
+  Progress progress;
+  for (const Study* s : todo) progress.planned.emplace_back(s->name);
+  // Writes what finished so far: FILE whole or not at all (a temporary file, then a rename).
+  auto save = [&]() -> int {
+    const std::string partial = out_path + ".partial";
+    {
+      std::ofstream os(partial);
+      if (!os) {
+        std::fprintf(stderr, "%s: cannot write %s\n", program, partial.c_str());
+        return 2;
+      }
+      write_json(os, rows.all(), seconds, program, progress);
+      os.close();
+      if (!os) {
+        std::fprintf(stderr, "%s: writing %s failed (disk full?)\n", program, partial.c_str());
+        return 1;
+      }
+    }
+    if (std::rename(partial.c_str(), out_path.c_str()) != 0) {
+      std::fprintf(stderr, "%s: cannot rename %s to %s\n", program, partial.c_str(),
+                   out_path.c_str());
+      return 1;
+    }
+    return 0;
+  };
   for (std::size_t i = 0; i < todo.size(); ++i) {
     const Study& s = *todo[i];
     std::fprintf(stderr, "[%zu/%zu] %s: %s ...\n", i + 1, todo.size(), s.name, s.what);
@@ -298,23 +340,16 @@ int main(int argc, char** argv) {
     const std::size_t made = rows.all().size() - before;
     // Each row of a study carries the study's time per row, so sums over rows stay the study's.
     for (std::size_t r = 0; r < made; ++r) seconds.push_back(t / static_cast<double>(made));
+    progress.done.emplace_back(s.name);
+    if (!out_path.empty()) {  // saved before it is reported: what the line says is in the file
+      if (const int code = save(); code != 0) return code;
+    }
     std::fprintf(stderr, "[%zu/%zu] %s: %zu results in %.1f s\n", i + 1, todo.size(), s.name, made,
                  t);
   }
   if (out_path.empty()) {
-    write_json(std::cout, rows.all(), seconds, program);
+    write_json(std::cout, rows.all(), seconds, program, progress);
     return std::cout.good() ? 0 : 1;
-  }
-  std::ofstream os(out_path);
-  if (!os) {
-    std::fprintf(stderr, "%s: cannot write %s\n", program, out_path.c_str());
-    return 2;
-  }
-  write_json(os, rows.all(), seconds, program);
-  os.close();
-  if (!os) {
-    std::fprintf(stderr, "%s: writing %s failed (disk full?)\n", program, out_path.c_str());
-    return 1;
   }
   return 0;
 }

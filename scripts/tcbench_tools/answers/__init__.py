@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tcbench_tools import results
+from tcbench_tools import labels, results, synthetic
 from tcbench_tools.answers import evidence, rules
 from tcbench_tools.answers.model import (
     CAVEAT,
@@ -20,6 +20,7 @@ from tcbench_tools.answers.model import (
     GPU,
     HOLDS,
     HOST,
+    HOST_LABEL,
     NOT_MEASURED,
     QUESTIONS,
     VERDICTS,
@@ -64,22 +65,30 @@ def latest_run(root: Path) -> Path:
 
 def answer_all(sets: list[results.ResultSet]) -> list[Answer]:
     """One host answer per question that has a host half, and one GPU answer per GPU run (or one
-    "not measured" when no GPU run was given), in question order."""
+    "not measured" when no GPU run was given), in question order. Each GPU run is a row of its
+    own under the label the report gives it (labels.py: two runs of one GPU model are told apart
+    by their folder), and every answer says whether its file is synthetic test data."""
     host = [rs for rs in sets if evidence.is_host(rs)]
     gpus = [rs for rs in sets if not evidence.is_host(rs)]
+    names = labels.unique_labels(gpus)
     out: list[Answer] = []
     for q in QUESTIONS:
         if q.id in rules.HOST_RULES:
             if host:
-                out.append(rules.HOST_RULES[q.id](host[-1]))
+                a = rules.HOST_RULES[q.id](host[-1])
+                a.synthetic = synthetic.is_synthetic(host[-1].context)
             else:
                 a = Answer(q.id, q.claim, NOT_MEASURED, HOST, None)
                 a.why = "no host studies given (tcbench_studies writes results/<run>/studies.json)"
-                out.append(a)
-        if gpus:
-            out += [rules.GPU_RULES[q.id](rs) for rs in gpus]
-        else:
+            a.label = HOST_LABEL
+            out.append(a)
+        for rs, name in zip(gpus, names):
+            a = rules.GPU_RULES[q.id](rs)
+            a.label, a.synthetic = name, synthetic.is_synthetic(rs.context)
+            out.append(a)
+        if not gpus:
             a = Answer(q.id, q.claim, NOT_MEASURED, GPU, None)
             a.why = "nothing ran on a GPU"
+            a.label = "GPU"
             out.append(a)
     return out

@@ -41,6 +41,32 @@ def why_not(b: Benchmark | None) -> str | None:
     return b.skip_reason if b.skipped else (b.error or "failed")
 
 
+def none_ran(what: str, tried: list[Benchmark]) -> str:
+    """Why nothing of ``what`` is evidence: the benchmarks of the query that did not run (failed
+    or skipped: neither is a measurement), or that there are none."""
+    if not tried:
+        return f"no {what} in these results"
+    failed = sum(b.failed for b in tried)
+    counts = ", ".join(x for x in (f"{failed} failed" if failed else "",
+                                   f"{len(tried) - failed} skipped" if len(tried) > failed
+                                   else "") if x)
+    first = min(tried, key=lambda b: b.name)
+    return f"no {what} ran ({counts}; {first.name}: {why_not(first)})"
+
+
+def lacks(b: Benchmark, *counters: str) -> str:
+    """The sentence for a benchmark that ran without a counter a rule needs: the results of a
+    tcbench version that did not write it, or a measurement that could not take it."""
+    missing = [c for c in counters if b.center(c) is None]
+    return (f"{b.name} has no {' or '.join(missing or counters)} (not measured, or written by a "
+            "tcbench without that counter)")
+
+
+def shape(b: Benchmark) -> str:
+    """The ``key:value`` part of a benchmark's name (``m:8192/n:8192/k:8192/layout:tn``)."""
+    return "/".join(f"{k}:{v}" for k, v in b.parsed.args.items())
+
+
 def noise(b: Benchmark) -> float:
     """The relative noise of one benchmark's time: the in-run p10-p90 spread (spread_pct), the
     repetitions' coefficient of variation times two (about a 95 % band), whichever is larger;

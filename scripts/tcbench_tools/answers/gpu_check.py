@@ -86,8 +86,8 @@ def main(argv: list[str]) -> int:
                              "studies: nothing to answer from.")
         result = answer_all(inputs)
         cut = never_ran_section(run) if run is not None else ""
-        for name, text in (("answers.md", render.markdown(result) + cut),
-                           ("answers.html", render.page_html(result)),
+        for name, text in (("answers.md", render.markdown(result, out) + cut),
+                           ("answers.html", render.page_html(result, out)),
                            ("answers.json", render.as_json(result))):
             (out / name).write_text(text, encoding="utf-8")
     except (InputError, OSError) as exc:

@@ -1,5 +1,10 @@
 """What an answer is: a verdict on one claim, from one source of evidence (the host studies, or
-one GPU's run), with the numbers it rests on and the caveats that the usual statement omits."""
+one GPU's run), with the numbers it rests on, the caveats that the usual statement omits and the
+notes that qualify no verdict.
+
+An answer keeps one invariant, which the tests check on every rule: "holds" has no caveat (what
+it says beside the verdict are notes), "holds with a caveat" and "does not hold here" have at
+least one (for the latter, why), and "not measured" says in ``why`` what was missing."""
 
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ NOT_MEASURED = "not measured"
 VERDICTS = (HOLDS, CAVEAT, FAILS, NOT_MEASURED)
 
 HOST, GPU = "host", "gpu"  # the two halves of a question
+# The row of the answers without a GPU (host studies, the GEMM time model, published measurements).
+HOST_LABEL = "without a GPU"
 
 
 @dataclass(frozen=True)
@@ -29,19 +36,30 @@ class Answer:
     scope: str  # HOST or GPU
     gpu: str | None  # the GPU's name for GPU answers; None for the host studies
     evidence: list[Evidence] = field(default_factory=list)
+    # "holds with a caveat": where the usual statement is too simple here, or which part of the
+    # claim these results could not test; "does not hold here": why. Never on "holds".
     caveats: list[str] = field(default_factory=list)
+    # What qualifies no verdict: the number the verdict rests on in words, facts stated on every
+    # answer of the question (no padding since cuBLAS 11), evidence that is absent but not needed.
+    notes: list[str] = field(default_factory=list)
     rule: str = ""  # the rule that decided, in one sentence (docs/concepts/answers.md)
     why: str = ""  # for "not measured": what was missing
-    # What kind of numbers the answer rests on, when it is not one GPU's measurements: "host
-    # studies (CPU)", "model (no measurement)", "published measurements (GPU, source)".
+    # What kind of numbers the answer rests on: "measured on this GPU" (a GPU half that measured
+    # something), "host studies (CPU)" (what the CPU computed), "model (no measurement)",
+    # "published measurements (GPU; source)"; empty for a GPU half that measured nothing.
     basis: str = ""
+    # The row this answer is shown in: "without a GPU" for the host half, else the run's label
+    # (the GPU name, made unique as the report makes it when two runs share one).
+    label: str = ""
+    # The evidence came from a file that carries tcbench_synthetic (a test fixture).
+    synthetic: bool = False
 
     def as_json(self) -> dict:
         return {"id": self.id, "claim": self.claim, "verdict": self.verdict, "gpu": self.gpu,
-                "scope": self.scope,
+                "scope": self.scope, "label": self.label, "synthetic": self.synthetic,
                 "evidence": [{"source": e.source, "metric": e.metric, "value": e.value}
                              for e in self.evidence],
-                "caveats": list(self.caveats), "rule": self.rule,
+                "caveats": list(self.caveats), "notes": list(self.notes), "rule": self.rule,
                 **({"basis": self.basis} if self.basis else {}),
                 **({"why": self.why} if self.why else {})}
 

@@ -1,32 +1,44 @@
 """The answers as a console summary, Markdown, a self-contained HTML page and JSON.
 
-The verdict table has one row per source (the host studies, then each GPU) and one column per
-question, so it stays five columns wide whatever the number of GPUs. Every text that came from a
-result file (GPU names, benchmark names) is escaped: a results file cannot write markup or
-terminal control characters into what this prints."""
+The verdict table has one row per source (the answers without a GPU, then each GPU run under its
+label: two runs of one GPU model are two rows, labelled as the report labels them) and one column
+per question, so it stays five columns wide whatever the number of GPUs. An answer from a file
+that carries ``tcbench_synthetic`` is marked in every output (a banner first, "(synthetic data)"
+beside its source, ``synthetic`` in the JSON), as the report marks it. The concept pages are
+links that work from the folder the file is written to. Every text that came from a result file
+(GPU names, benchmark names) is escaped: a results file cannot write markup or terminal control
+characters into what this prints."""
 
 from __future__ import annotations
 
 import html
 import json
 import math
+import os
 import re
+from pathlib import Path
 
-from tcbench_tools import mdtext
+from tcbench_tools import mdtext, synthetic
 from tcbench_tools.answers.model import (
     BY_ID,
     CAVEAT,
     FAILS,
     HOLDS,
     HOST,
+    HOST_LABEL,
     NOT_MEASURED,
     QUESTIONS,
     Answer,
 )
 
-# The no-GPU half: each of its answers says what it rests on (Answer.basis): host studies (what
-# the CPU computed), the GEMM time model, published measurements.
-HOST_LABEL = "without a GPU"
+__all__ = ["HOST_LABEL", "as_json", "clean", "console", "grid", "markdown", "page_html",
+           "source", "table_html"]
+
+REPO = Path(__file__).resolve().parents[3]  # scripts/tcbench_tools/answers -> the checkout
+ANSWERS_PAGE = "docs/concepts/answers.md"
+GPU_CHECK_PAGE = "docs/gpu-check.md"
+SYNTHETIC_TAG = "(synthetic data)"
+NO_HOST_HALF = "GPU only"  # the host row of a question without a host half (Q3: a pipe counter)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 SYMBOL = {HOLDS: "holds", CAVEAT: "holds, with a caveat", FAILS: "does not hold here",
           NOT_MEASURED: "not measured"}
@@ -38,14 +50,39 @@ def clean(text: str) -> str:
 
 
 def source(a: Answer) -> str:
+    """The row an answer belongs to: its label (answer_all, the report's section), else the GPU's
+    name."""
+    if a.label:
+        return clean(a.label)
     if a.scope == HOST:
         return HOST_LABEL
     return clean(a.gpu) if a.gpu else "GPU"
 
 
+def shown(a: Answer) -> str:
+    """The source as a reader sees it: with the synthetic mark where its file carries one."""
+    return f"{source(a)} {SYNTHETIC_TAG}" if a.synthetic else source(a)
+
+
 def source_with_basis(a: Answer) -> str:
     """The source and, for the no-GPU half, what the answer rests on."""
-    return f"{source(a)}, {clean(a.basis)}" if a.basis else source(a)
+    return f"{shown(a)}, {clean(a.basis)}" if a.basis else shown(a)
+
+
+def synthetic_banner(answers: list[Answer]) -> str | None:
+    """The sentence that opens every output when an answer rests on a synthetic file."""
+    fake: list[str] = []
+    for a in answers:
+        what = ("the answers without a GPU" if a.scope == HOST
+                else f"the answers of {source(a)}")
+        if a.synthetic and what not in fake:
+            fake.append(what)
+    if not fake:
+        return None
+    listed = fake[0] if len(fake) == 1 else ", ".join(fake[:-1]) + " and " + fake[-1]
+    return (f"{synthetic.MARK}: {listed} come from files that carry the context key "
+            f"{synthetic.KEY}. They are test fixtures, not measurements: no verdict marked "
+            f"{SYNTHETIC_TAG} describes a real GPU or a real host study.")
 
 
 def _fmt(v: float) -> str:
@@ -59,8 +96,8 @@ def _fmt(v: float) -> str:
 def sources(answers: list[Answer]) -> list[str]:
     out: list[str] = []
     for a in answers:
-        if source(a) not in out:
-            out.append(source(a))
+        if shown(a) not in out:
+            out.append(shown(a))
     return out
 
 
@@ -70,16 +107,18 @@ def grid(answers: list[Answer]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for s in sources(answers):
         row = [s]
+        host = any(a.scope == HOST for a in answers if shown(a) == s)
         for q in QUESTIONS:
-            mine = [a for a in answers if a.id == q.id and source(a) == s]
-            row.append(mine[0].verdict if mine else ("-" if s == HOST_LABEL else NOT_MEASURED))
+            mine = [a for a in answers if a.id == q.id and shown(a) == s]
+            row.append(mine[0].verdict if mine else (NO_HOST_HALF if host else NOT_MEASURED))
         rows.append(row)
     return headers, rows
 
 
 def console(answers: list[Answer]) -> str:
-    """The five questions, one line per question and half."""
-    lines = []
+    """The five questions, one line per question and half (the synthetic banner first)."""
+    banner = synthetic_banner(answers)
+    lines = [banner] if banner else []
     for q in QUESTIONS:
         mine = [a for a in answers if a.id == q.id]
         lines.append(f"{q.id.upper()} {q.title}:")
@@ -90,20 +129,55 @@ def console(answers: list[Answer]) -> str:
     return "\n".join(lines)
 
 
-def markdown(answers: list[Answer]) -> str:
+def page_target(page: str, out_dir: Path | None) -> str | None:
+    """A repository page (``docs/concepts/x.md``) as a link target from ``out_dir``, where the
+    file that links it is written; None when the page is not in this checkout (a bundle). Without
+    ``out_dir`` (printed, not written), the path from the repository's root."""
+    path = REPO / page
+    if not path.is_file():
+        return None
+    if out_dir is None:
+        return page
+    return Path(os.path.relpath(path, Path(out_dir).resolve())).as_posix()
+
+
+def _md_page(page: str, out_dir: Path | None) -> str:
+    """A concept page as a Markdown link (the target is a path this module made, never a file's
+    text: mdtext.link takes file names only); in angle brackets when the path has spaces."""
+    target = page_target(page, out_dir)
+    if target is None or re.search(r"[<>\n]", target):
+        return mdtext.code(page)
+    if not re.fullmatch(r"[\w./-]+", target):
+        target = f"<{target}>"
+    return f"[{mdtext.text(page, at_line_start=False)}]({target})"
+
+
+def _html_page(page: str, out_dir: Path | None) -> str:
+    target = page_target(page, out_dir)
+    if target is None:
+        return f"<code>{html.escape(page)}</code>"
+    return f"<a href='{html.escape(target, quote=True)}'>{html.escape(page)}</a>"
+
+
+def markdown(answers: list[Answer], out_dir: Path | None = None,
+             closing: list[str] | None = None) -> str:
     """answers.md: the verdict table, then per question its claim and per source the verdict,
-    evidence, caveats and rule. Every text escaped for Markdown (mdtext.py): GPU names, benchmark
-    names and the messages in caveats come from result files."""
+    evidence, caveats, notes and rule; ``closing``: lines said last (how to get the GPU half).
+    Every text escaped for Markdown (mdtext.py): GPU names, benchmark names and the messages in
+    caveats come from result files. ``out_dir``: the folder the file is written to (links)."""
     headers, rows = grid(answers)
-    out = ["# The five questions, answered", "",
-           "Each claim as it is usually taught, what tcbench measured that tests it, and a verdict "
-           "from a written rule (docs/concepts/answers.md): holds, holds with a caveat, does not "
-           "hold here, or not measured.", "",
-           "| " + " | ".join(mdtext.cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    out = ["# The five questions, answered", ""]
+    banner = synthetic_banner(answers)
+    if banner:
+        out += [f"> **{mdtext.text(banner, at_line_start=False)}**", ""]
+    out += ["Each claim as it is usually taught, what tcbench measured that tests it, and a "
+            f"verdict from a written rule ({_md_page(ANSWERS_PAGE, out_dir)}): holds, holds with "
+            "a caveat, does not hold here, or not measured.", "",
+            "| " + " | ".join(mdtext.cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(mdtext.cell(clean(c)) for c in r) + " |" for r in rows]
     for q in QUESTIONS:
         out += ["", f"## {q.id.upper()}. {q.title}", "", f"**Claim.** {q.claim}", "",
-                f"Sources and background: [{q.page}]({q.page}).", ""]
+                f"Sources and background: {_md_page(q.page, out_dir)}.", ""]
         for a in (a for a in answers if a.id == q.id):
             out += [f"### {mdtext.text(source_with_basis(a))}: {a.verdict}", ""]
             if a.why:
@@ -113,11 +187,14 @@ def markdown(answers: list[Answer]) -> str:
                 out += [f"| {mdtext.code(clean(e.source), in_table=True)} | "
                         f"{mdtext.cell(clean(e.metric))} | {_fmt(e.value)} |" for e in a.evidence]
                 out.append("")
-            out += [f"- {mdtext.text(clean(c))}" for c in a.caveats]
-            if a.caveats:
-                out.append("")
+            for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
+                if items:
+                    out += [f"{title}:", ""] + [f"- {mdtext.text(clean(c))}" for c in items] + [""]
             if a.rule:
                 out += [f"Rule: {mdtext.text(clean(a.rule), at_line_start=False)}.", ""]
+    if closing:  # the tools' own lines (next_steps.py): commands, shown as they are typed
+        out += ["## The GPU half", "", f"How to measure it: {_md_page(GPU_CHECK_PAGE, out_dir)}.",
+                "", "```text", *(line.replace("`", "'") for line in closing), "```", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -140,7 +217,8 @@ def table_html(answers: list[Answer]) -> str:
             + "".join(body) + "</tbody></table></div>")
 
 
-def page_html(answers: list[Answer]) -> str:
+def page_html(answers: list[Answer], out_dir: Path | None = None,
+              closing: list[str] | None = None) -> str:
     parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
              "<title>tcbench: the five questions</title><style>",
@@ -149,15 +227,21 @@ def page_html(answers: list[Answer]) -> str:
              "line-height:1.45}table{border-collapse:collapse;margin:.5rem 0}"
              "th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;"
              "vertical-align:top}td.num{text-align:right;font-variant-numeric:tabular-nums}"
-             ".scroll{overflow-x:auto;max-width:100%}code{font-size:.85em;word-break:break-all}",
-             "</style></head><body><h1>The five questions, answered</h1>",
-             "<p>Each claim as it is usually taught, what tcbench measured that tests it, and a "
-             "verdict from a written rule (docs/concepts/answers.md).</p>",
-             table_html(answers)]
+             ".scroll{overflow-x:auto;max-width:100%}code{font-size:.85em;word-break:break-all}"
+             ".banner{border:3px solid #CC3311;color:#CC3311;padding:.6rem 1rem;"
+             "font-weight:700}",
+             "</style></head><body><h1>The five questions, answered</h1>"]
+    banner = synthetic_banner(answers)
+    if banner:
+        parts.append(f"<div class='banner' id='synthetic-banner' role='alert'>"
+                     f"{html.escape(banner)}</div>")
+    parts += ["<p>Each claim as it is usually taught, what tcbench measured that tests it, and a "
+              f"verdict from a written rule ({_html_page(ANSWERS_PAGE, out_dir)}).</p>",
+              table_html(answers)]
     for q in QUESTIONS:
         parts.append(f"<h2>{q.id.upper()}. {html.escape(q.title)}</h2>"
                      f"<p><strong>Claim.</strong> {html.escape(q.claim)}</p>"
-                     f"<p>Sources: {html.escape(q.page)}</p>")
+                     f"<p>Sources and background: {_html_page(q.page, out_dir)}</p>")
         for a in (a for a in answers if a.id == q.id):
             colour = _COLOURS[a.verdict]
             parts.append(f"<h3>{html.escape(source_with_basis(a))}: <span style='color:{colour}'>"
@@ -171,22 +255,30 @@ def page_html(answers: list[Answer]) -> str:
                 parts.append("<div class='scroll'><table><thead><tr><th>evidence</th><th>metric"
                              "</th><th>value</th></tr></thead><tbody>" + rows + "</tbody></table>"
                              "</div>")
-            if a.caveats:
-                parts.append("<ul>" + "".join(f"<li>{html.escape(clean(c))}</li>"
-                                              for c in a.caveats) + "</ul>")
+            for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
+                if items:
+                    parts.append(f"<p>{title}:</p><ul>"
+                                 + "".join(f"<li>{html.escape(clean(c))}</li>" for c in items)
+                                 + "</ul>")
             if a.rule:
                 parts.append(f"<p><em>Rule:</em> {html.escape(clean(a.rule))}.</p>")
+    if closing:
+        parts.append("<h2 id='gpu-half'>The GPU half</h2><p>How to measure it: "
+                     f"{_html_page(GPU_CHECK_PAGE, out_dir)}.</p><pre>"
+                     + "\n".join(html.escape(line) for line in closing) + "</pre>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
 def as_json(answers: list[Answer]) -> str:
+    """``{"synthetic": bool, "questions": [...]}``; each answer's fields are Answer.as_json's."""
     def finite(x: float):
         return x if x is not None and math.isfinite(x) else None
 
-    doc = {"questions": []}
+    doc = {"synthetic": any(a.synthetic for a in answers), "questions": []}
     for a in answers:
         d = a.as_json()
+        d["label"] = source(a)
         for e in d["evidence"]:
             e["value"] = finite(e["value"])
         d["claim"] = BY_ID[a.id].claim

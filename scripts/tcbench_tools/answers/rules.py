@@ -12,6 +12,7 @@ written here by hand, and a name key the schema does not know raises where the r
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 
@@ -59,18 +60,23 @@ TENSOR_UTIL = "tensor_util"
 ALIGNMENT_MODEL, ALIGNMENT = "alignment_model", "alignment"
 FP8_STUDY, FP8 = "fp8_study", "fp8"
 FP8_GEMM = "gemm_e4m3xe4m3_bf16"  # E4M3 x E4M3 -> BF16 through cuBLASLt
-CUBLASLT, CUBLAS, WMMA = "cublaslt", "cublas", "wmma"
+CUBLASLT, CUBLAS, WMMA, SIMT = "cublaslt", "cublas", "wmma", "simt"
 TRAIN_MODES = ("fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale")
 
 # Q4: the published pairs decide when at least this share of them show the misaligned GEMM slower.
 Q4_PUBLISHED_DIRECTION = 0.9
 
 HOST_STUDIES = "host studies (CPU)"
+MEASURED = "measured on this GPU"  # the GPU halves: this run's benchmarks
+# Where the published measurements live, as the answers name it (published.DATA_DIR).
+PUBLISHED_DATA = f"{published.DATA_DIR.parent.name}/{published.DATA_DIR.name}/"
 MODEL = "model (no measurement)"
 
 
 def _answer(qid: str, scope: str, gpu: str | None) -> Answer:
-    return Answer(qid, BY_ID[qid].claim, NOT_MEASURED, scope, gpu)
+    """A GPU half rests on that run's measurements; a host half says its basis itself."""
+    return Answer(qid, BY_ID[qid].claim, NOT_MEASURED, scope, gpu,
+                  basis=MEASURED if scope == GPU else "")
 
 
 def _gpu_name(rs: ResultSet) -> str:
@@ -90,21 +96,34 @@ def q1_host(rs: ResultSet) -> Answer:
     a.rule = (f"holds when the best calibrated PTQ variant and QAT each stay within "
               f"{Q1_ACCURACY_POINTS:g} point of FP32's top-1 accuracy on the host MLP; a "
               "calibrator that loses more is a caveat")
+    acc_name = schema.TOP1_ACCURACY_PCT
     fp32_name = BenchName(INT8_STUDY, "fp32", "fp32")
-    fp32 = ev.center_of(rs.get(fp32_name), schema.TOP1_ACCURACY_PCT)
+    fp32_row = rs.get(fp32_name)
     rows = {b.parsed.variant: b for b in ev.ran(rs, INT8_STUDY, (prefix("ptq_"), "qat"), "int8")}
-    acc = {v: b.center(schema.TOP1_ACCURACY_PCT) for v, b in rows.items()}
+    if fp32_row is None and not rows:
+        a.why = "no host INT8 study in these results (tcbench_studies --study int8)"
+        return a
+    fp32 = ev.center_of(fp32_row, acc_name)
+    acc = {v: b.center(acc_name) for v, b in rows.items()}
     acc = {v: x for v, x in acc.items() if x is not None}
     calibrated = {v: x for v, x in acc.items() if v.startswith("ptq_") and v != "ptq_bad_clip"}
-    if fp32 is None or not calibrated or "qat" not in acc:
-        a.why = "no host INT8 study in these results (tcbench_studies --study int8)"
+    if fp32 is None:
+        a.why = (ev.lacks(fp32_row, acc_name) if fp32_row is not None and fp32_row.ok
+                 else ev.none_ran("FP32 row of the INT8 study", [fp32_row] if fp32_row else []))
+        return a
+    calibrated_rows = [b for v, b in rows.items() if v.startswith("ptq_") and v != "ptq_bad_clip"]
+    if not calibrated or "qat" not in acc:
+        missing = [b for b in calibrated_rows + [rows.get("qat")] if b is not None
+                   and b.center(acc_name) is None]
+        a.why = (ev.lacks(missing[0], acc_name) if missing
+                 else "no calibrated PTQ or QAT row of the INT8 study in these results")
         return a
     best = max(calibrated, key=calibrated.get)
     worst = min(calibrated, key=calibrated.get)
-    a.evidence = [Evidence(str(fp32_name), schema.TOP1_ACCURACY_PCT, fp32),
-                  Evidence(rows[best].name, schema.TOP1_ACCURACY_PCT, calibrated[best]),
-                  Evidence(rows["qat"].name, schema.TOP1_ACCURACY_PCT, acc["qat"]),
-                  Evidence(rows[worst].name, schema.TOP1_ACCURACY_PCT, calibrated[worst])]
+    a.evidence = [Evidence(str(fp32_name), acc_name, fp32),
+                  Evidence(rows[best].name, acc_name, calibrated[best]),
+                  Evidence(rows["qat"].name, acc_name, acc["qat"]),
+                  Evidence(rows[worst].name, acc_name, calibrated[worst])]
     drop_best, drop_qat = fp32 - calibrated[best], fp32 - acc["qat"]
     if drop_best > Q1_ACCURACY_POINTS and drop_qat > Q1_ACCURACY_POINTS:
         a.verdict = FAILS
@@ -117,51 +136,71 @@ def q1_host(rs: ResultSet) -> Answer:
         a.caveats.append(f"the calibrator matters: {worst} loses {fp32 - calibrated[worst]:.2f} "
                          f"points on activations with outliers, {best} "
                          f"{'gains' if drop_best < 0 else 'loses'} {abs(drop_best):.2f}")
-    if "ptq_bad_clip" in acc:
-        a.caveats.append(f"a badly chosen amax (ptq_bad_clip) drops to {acc['ptq_bad_clip']:.2f} %"
-                         f" (FP32 {fp32:.2f} %)")
+    if "ptq_bad_clip" in acc:  # a deliberately bad amax: it shows the risk, it tests nothing
+        a.notes.append(f"a badly chosen amax (ptq_bad_clip) drops to {acc['ptq_bad_clip']:.2f} %"
+                       f" (FP32 {fp32:.2f} %)")
     return a
 
 
 def q1_gpu(rs: ResultSet) -> Answer:
     a = _answer("q1", GPU, _gpu_name(rs))
-    a.rule = ("holds when cuBLASLt's INT8 GEMM (IMMA) on the largest square runs faster than FP16 "
-              "on the same TN problem by more than the two benchmarks' noise "
-              "(speedup_vs_fp16 > 1 + noise)")
-    # The largest square; a run with no square (a custom filter) offers its largest INT8 GEMM.
+    a.rule = ("holds when cuBLASLt's INT8 GEMM on the largest square (else, in a run without "
+              "one, on the largest INT8 GEMM it has) runs faster than FP16 on the same TN problem "
+              "by more than the two benchmarks' noise (speedup_vs_fp16 > 1 + noise) with an IMMA "
+              "kernel")
     squares = ev.ran(rs, INT8_GEMM, CUBLASLT, "int8", layout="tn", where=is_square)
-    row = ev.largest(squares or ev.ran(rs, INT8_GEMM, CUBLASLT, "int8"), ev.volume)
+    row = ev.largest(squares, ev.volume)
+    fell_back = row is None
+    if fell_back:  # a run with no square (a custom filter) offers its largest INT8 GEMM
+        row = ev.largest(ev.ran(rs, INT8_GEMM, CUBLASLT, "int8"), ev.volume)
     if row is None:
-        skipped = [b for b in rs.find(INT8_GEMM, CUBLASLT, "int8") if not b.ok]
-        if skipped:
-            a.verdict = FAILS
-            a.caveats.append(f"no INT8 GEMM ran: {skipped[0].skip_reason or skipped[0].error}")
-        else:
-            a.why = "no int8_gemm results (bench_int8_gemm) in this run"
+        tried = [b for b in rs.find(INT8_GEMM, CUBLASLT, "int8") if not b.ok]
+        a.why = (ev.none_ran("INT8 GEMM", tried) if tried
+                 else "no int8_gemm results (bench_int8_gemm) in this run")
         return a
-    speedup = row.center(schema.speedup_vs("fp16"))
+    counter = schema.speedup_vs("fp16")
+    speedup = row.center(counter)
     fp16 = rs.get(replace(BenchName.of(row.parsed), precision="fp16"))
     if speedup is None:
-        a.why = f"{row.name} has no speedup_vs_fp16 (its FP16 baseline did not run)"
+        a.why = (f"{row.name} has no {counter}: its FP16 baseline did not run ({ev.why_not(fp16)})"
+                 if ev.why_not(fp16) else ev.lacks(row, counter))
         return a
     noise = max(ev.noise(row), ev.noise(fp16) if fp16 is not None and fp16.ok else 0.0)
-    a.evidence = [Evidence(row.name, schema.speedup_vs("fp16"), speedup),
-                  Evidence(row.name, schema.TOPS, row.center(schema.TOPS) or math.nan),
-                  Evidence(row.name, "noise", noise)]
+    a.evidence = [Evidence(row.name, counter, speedup)]
+    if row.center(schema.TOPS) is not None:
+        a.evidence.append(Evidence(row.name, schema.TOPS, row.center(schema.TOPS)))
+    a.evidence.append(Evidence(row.name, "noise", noise))
+    where = (f"on {ev.shape(row)} (no square ran: the largest INT8 GEMM measured)" if fell_back
+             else f"on the largest square ({ev.shape(row)})")
+    said = f"INT8 is x{speedup:.2f} FP16 {where}"
+    faster = speedup > 1.0 + noise
+    if faster:
+        said += f", faster by more than the noise ({noise:.1%})"
+    elif speedup < 1.0 - noise:
+        said += f": slower than FP16 by more than the noise ({noise:.1%})"
+    else:
+        said += f": within the noise ({noise:.1%}), not faster"
     impl = ev.label(row)
-    native = impl.startswith("IMMA")
-    a.verdict = HOLDS if speedup > 1.0 + noise and native else FAILS
-    if not native:
-        a.caveats.append(f"cuBLASLt chose {impl or 'an unnamed kernel'}, not an IMMA one")
-    if speedup <= 1.0 + noise:
-        a.caveats.append(f"INT8 is x{speedup:.2f} FP16 here, within the noise ({noise:.1%})")
+    if not faster:
+        a.verdict = FAILS
+        a.caveats.append(said)
+    else:
+        a.notes.append(said)
+        a.verdict = HOLDS
+    if impl and not impl.startswith("IMMA"):
+        a.verdict = FAILS
+        a.caveats.insert(0, f"cuBLASLt chose {impl}, not an IMMA kernel")
+    elif not impl and a.verdict == HOLDS:
+        a.verdict = CAVEAT
+        a.caveats.append("cuBLASLt's kernel is not named in this result (no label): IMMA use is "
+                         "not confirmed")
     mlp = ev.ran(rs, INT8_GEMM, "mlp", "int8", tokens=ANY, layout="tn")
     small = min(mlp, key=lambda b: b.parsed.numeric_args().get("tokens", 0), default=None)
-    if small is not None and a.verdict == HOLDS:
-        s = small.center(schema.speedup_vs("fp16"))
+    if small is not None and a.verdict in (HOLDS, CAVEAT):
+        s = small.center(counter)
         if s is not None and s < 1.0:
             a.verdict = CAVEAT
-            a.evidence.append(Evidence(small.name, schema.speedup_vs("fp16"), s))
+            a.evidence.append(Evidence(small.name, counter, s))
             a.caveats.append(f"on the study MLP's small layers at {small.parsed.args['tokens']} "
                              f"tokens INT8 is x{s:.2f} FP16: too little work to fill the GPU")
     return a
@@ -169,26 +208,38 @@ def q1_gpu(rs: ResultSet) -> Answer:
 
 # --- Q2: loss scaling ------------------------------------------------------------------------
 
+# The modes a verdict needs; BF16 (bf16_noscale) and the static scale add to it when they ran.
+Q2_REQUIRED = ("fp32", "fp16_noscale", "fp16_dynamic")
+
 
 def _q2(a: Answer, rs: ResultSet, topic: str, ratio_of) -> Answer:
+    """``ratio_of(b, fp32)``: (final loss over FP32's, None) or (None, why it is missing)."""
+    tried = {m: rs.find(topic, f"train_{m}", steps=ANY) for m in TRAIN_MODES}
     runs = {m: next(iter(ev.ran(rs, topic, f"train_{m}", steps=ANY)), None) for m in TRAIN_MODES}
-    if any(runs[m] is None for m in ("fp32", "fp16_noscale", "fp16_dynamic", "bf16_noscale")):
+    if not any(tried.values()):
         a.why = f"no five-mode training run ({topic}/train_*) in these results"
         return a
-    runs = {m: b for m, b in runs.items() if b is not None}
-    ratio = {m: ratio_of(b, runs["fp32"]) for m, b in runs.items()}
-    lost = {m: b.center(schema.UNDERFLOW_PCT) for m, b in runs.items()}
-    if any(ratio[m] is None for m in ("fp16_noscale", "fp16_dynamic", "bf16_noscale")):
-        a.why = "a training run has no final loss"
-        return a
+    for m in Q2_REQUIRED:
+        if runs[m] is None:
+            a.why = ev.none_ran(f"{topic}/train_{m} row", tried[m])
+            return a
+    ratio, missing = {}, {}
+    for m, b in runs.items():
+        if b is not None:
+            ratio[m], missing[m] = ratio_of(b, runs["fp32"])
+    for m in Q2_REQUIRED[1:]:
+        if ratio[m] is None:
+            a.why = missing[m]
+            return a
+    lost = {m: b.center(schema.UNDERFLOW_PCT) for m, b in runs.items() if b is not None}
     for m in ("fp16_noscale", "fp16_dynamic", "bf16_noscale", "fp16_static"):
-        if m in ratio and ratio[m] is not None:
+        if ratio.get(m) is not None:
             a.evidence.append(Evidence(runs[m].name, schema.FINAL_LOSS_VS_FP32, ratio[m]))
             if lost.get(m) is not None:
                 a.evidence.append(Evidence(runs[m].name, schema.UNDERFLOW_PCT, lost[m]))
     suffers = ratio["fp16_noscale"] > Q2_SUFFERS
     fixed = ratio["fp16_dynamic"] <= Q2_FIXED
-    bf16_fine = ratio["bf16_noscale"] <= Q2_FIXED
+    bf16 = ratio.get("bf16_noscale")
     if not suffers:
         a.verdict = FAILS
         a.caveats.append(f"FP16 without scaling ends at x{ratio['fp16_noscale']:.2f} the FP32 "
@@ -197,12 +248,26 @@ def _q2(a: Answer, rs: ResultSet, topic: str, ratio_of) -> Answer:
         a.verdict = FAILS
         a.caveats.append(f"dynamic loss scaling still ends at x{ratio['fp16_dynamic']:.2f} the "
                          "FP32 loss")
-    elif not bf16_fine:
+    elif bf16 is not None and bf16 > Q2_FIXED:
         a.verdict = CAVEAT
-        a.caveats.append(f"BF16 without scaling ends at x{ratio['bf16_noscale']:.2f} the FP32 "
-                         "loss: its 8-bit mantissa costs accuracy although nothing underflows")
+        a.caveats.append(f"BF16 without scaling ends at x{bf16:.2f} the FP32 loss: its 8-bit "
+                         "mantissa costs accuracy although nothing underflows")
     else:
         a.verdict = HOLDS
+    if bf16 is None:  # optional (no BF16 before compute capability 8.0): the FP16 modes decide
+        if runs["bf16_noscale"] is not None:
+            why = missing["bf16_noscale"]
+        else:
+            failed = [b for b in tried["bf16_noscale"] if not b.ok]
+            why = (ev.why_not(failed[0]) if failed
+                   else f"no {topic}/train_bf16_noscale row in these results")
+        said = (f"BF16 not measured: {why.rstrip('.')}; the claim's BF16 half is not tested "
+                "here")
+        if a.verdict in (HOLDS, CAVEAT):
+            a.verdict = CAVEAT
+            a.caveats.insert(0, said)
+        else:
+            a.notes.append(said)
     static = ratio.get("fp16_static")
     if static is not None and static > Q2_FIXED and a.verdict in (HOLDS, CAVEAT):
         a.verdict = CAVEAT
@@ -220,7 +285,12 @@ def q2_host(rs: ResultSet) -> Answer:
     a.rule = (f"holds when unscaled FP16 training ends above x{Q2_SUFFERS:g} the FP32 loss, "
               f"dynamic loss scaling brings it within x{Q2_FIXED:g}, and unscaled BF16 is within "
               f"x{Q2_FIXED:g} too (host teacher-student regression, Adam)")
-    a = _q2(a, rs, LOSS_STUDY, lambda b, _fp32: b.center(schema.FINAL_LOSS_VS_FP32))
+
+    def ratio(b: Benchmark, _fp32: Benchmark) -> tuple[float | None, str | None]:
+        x = b.center(schema.FINAL_LOSS_VS_FP32)
+        return (x, None) if x is not None else (None, ev.lacks(b, schema.FINAL_LOSS_VS_FP32))
+
+    a = _q2(a, rs, LOSS_STUDY, ratio)
     landing_name = BenchName(LOSS_STUDY, "landing_mlp", "fp16").arg("scale_log2", 0)
     landing = ev.center_of(rs.get(landing_name), schema.UNDERFLOW_PCT)
     if landing is not None and a.verdict != NOT_MEASURED:
@@ -231,12 +301,17 @@ def q2_host(rs: ResultSet) -> Answer:
 def q2_gpu(rs: ResultSet) -> Answer:
     a = _answer("q2", GPU, _gpu_name(rs))
     a.rule = (f"the host rule on the GPU's own five-mode run (cuBLASLt GEMMs): unscaled FP16 "
-              f"above x{Q2_SUFFERS:g} the FP32 loss, dynamic scaling and unscaled BF16 within "
-              f"x{Q2_FIXED:g}")
+              f"above x{Q2_SUFFERS:g} the FP32 loss, dynamic scaling within x{Q2_FIXED:g}, and "
+              f"unscaled BF16 within x{Q2_FIXED:g} where the GPU has BF16 (a caveat says when it "
+              "was not measured)")
 
-    def ratio(b: Benchmark, fp32: Benchmark) -> float | None:
+    def ratio(b: Benchmark, fp32: Benchmark) -> tuple[float | None, str | None]:
         x, base = b.center(schema.FINAL_LOSS), fp32.center(schema.FINAL_LOSS)
-        return x / base if x is not None and base else None
+        if x is None or base is None:
+            return None, ev.lacks(b if x is None else fp32, schema.FINAL_LOSS)
+        if base <= 0:
+            return None, f"{fp32.name}'s {schema.FINAL_LOSS} is {base:g}: no ratio to it"
+        return x / base, None
 
     a = _q2(a, rs, LOSS_SCALING, ratio)
     unscale = ev.ran(rs, LOSS_SCALING, "unscale", "fp32", elements=ANY)
@@ -244,8 +319,8 @@ def q2_gpu(rs: ResultSet) -> Answer:
         cost = unscale[0].center(schema.UNSCALE_PCT_OF_STEP)
         if cost is not None:
             a.evidence.append(Evidence(unscale[0].name, schema.UNSCALE_PCT_OF_STEP, cost))
-            a.caveats.append(f"the check-and-unscale pass costs {cost:.1f} % of an FP16 "
-                             "training step's GEMMs")
+            a.notes.append(f"the check-and-unscale pass costs {cost:.1f} % of an FP16 training "
+                           "step's GEMMs")
     return a
 
 
@@ -279,46 +354,77 @@ def spearman(xs: list[float], ys: list[float]) -> float | None:
 
 def q3_gpu(rs: ResultSet) -> Answer:
     a = _answer("q3", GPU, _gpu_name(rs))
-    a.rule = (f"holds when the tensor-pipe metric separates the paths (SIMT FFMA below "
-              f"{Q3_SIMT_MAX:g} %, a cuBLASLt Tensor Core GEMM above {Q3_TENSOR_MIN:g} %) and "
-              f"tracks throughput across the GEMM rows (Spearman rank correlation with "
-              f"pct_of_peak >= {Q3_TRACKS:g})")
+    a.rule = (f"holds when the tensor-pipe metric separates the paths (the SIMT FFMA kernel below "
+              f"{Q3_SIMT_MAX:g} %, the best cuBLASLt Tensor Core GEMM above {Q3_TENSOR_MIN:g} %) "
+              f"and tracks throughput across the Tensor Core GEMM rows (Spearman rank "
+              f"correlation with pct_of_peak >= {Q3_TRACKS:g}; the SIMT row's % of peak is "
+              "against the FP32 pipe and is no tracking point); a part these rows cannot test "
+              "is a caveat")
+    active = schema.TENSOR_ACTIVE_PCT
     rows = [b for b in ev.ran(rs, TENSOR_UTIL) if b.parsed.variant not in ("memory", "train_step")]
-    measured = [b for b in rows if b.center(schema.TENSOR_ACTIVE_PCT) is not None]
-    if not measured:
-        notes = {ev.label(b).partition("counters skipped: ")[2] for b in rows} - {""}
-        a.why = ("the tensor-pipe counters were not read: " + "; ".join(sorted(notes))
-                 if notes else "no tensor_util results (bench_tensor_util) in this run")
+    measured = [b for b in rows if b.center(active) is not None]
+    simt = next((b for b in measured if b.parsed.variant == SIMT), None)
+    tc = [b for b in measured if b.parsed.variant != SIMT]
+    if not tc:
+        refused = {ev.label(b).partition("counters skipped: ")[2] for b in rows} - {""}
+        tc_rows = [b for b in rows if b.parsed.variant != SIMT]
+        tried = [b for b in rs.find(TENSOR_UTIL) if not b.ok
+                 and b.parsed.variant not in ("memory", "train_step", SIMT)]
+        if refused:
+            a.why = "the tensor-pipe counters were not read: " + "; ".join(sorted(refused))
+        elif tc_rows:
+            others = len(tc_rows) - 1
+            a.why = ev.lacks(tc_rows[0], active) + (f"; nor do the {others} other Tensor Core "
+                                                    "rows" if others else "")
+        elif tried:
+            a.why = ev.none_ran("Tensor Core GEMM of tensor_util", tried)
+        else:
+            a.why = "no Tensor Core rows of tensor_util (bench_tensor_util) in this run"
         return a
-    simt = next((b for b in measured if b.parsed.variant == "simt"), None)
-    tc = [b for b in measured if b.parsed.variant in (CUBLASLT, WMMA)]
-    pct = {b.name: b.center(schema.TENSOR_ACTIVE_PCT) for b in measured}
+    pct = {b.name: b.center(active) for b in measured}
+    best = max((b for b in tc if b.parsed.variant == CUBLASLT), key=lambda b: pct[b.name],
+               default=None)
     if simt is not None:
-        a.evidence.append(Evidence(simt.name, schema.TENSOR_ACTIVE_PCT, pct[simt.name]))
-    best = max(tc, key=lambda b: pct[b.name], default=None)
+        a.evidence.append(Evidence(simt.name, active, pct[simt.name]))
     if best is not None:
-        a.evidence.append(Evidence(best.name, schema.TENSOR_ACTIVE_PCT, pct[best.name]))
-    pairs = [(pct[b.name], b.center(schema.PCT_OF_PEAK)) for b in measured]
+        a.evidence.append(Evidence(best.name, active, pct[best.name]))
+    pairs = [(pct[b.name], b.center(schema.PCT_OF_PEAK)) for b in tc]
     pairs = [(x, y) for x, y in pairs if y is not None]
     rho = spearman([x for x, _ in pairs], [y for _, y in pairs])
     if rho is not None:
-        a.evidence.append(Evidence(f"{TENSOR_UTIL}/* GEMM rows", "spearman(tensor_active_pct, "
-                                   "pct_of_peak)", rho))
-    separates = (simt is not None and best is not None and pct[simt.name] < Q3_SIMT_MAX
-                 and pct[best.name] > Q3_TENSOR_MIN)
-    if not separates or (rho is not None and rho < Q3_ROUGHLY):
+        a.evidence.append(Evidence(f"{TENSOR_UTIL} Tensor Core GEMM rows ({len(pairs)}; % of "
+                                   "each precision's Tensor Core peak)",
+                                   f"spearman({active}, {schema.PCT_OF_PEAK})", rho))
+    low = None if simt is None else pct[simt.name] < Q3_SIMT_MAX
+    high = None if best is None else pct[best.name] > Q3_TENSOR_MIN
+    if low is None and high is None and rho is None:
+        a.why = (f"too few rows to test anything: no SIMT row and no cuBLASLt GEMM with {active}, "
+                 f"and {len(pairs)} Tensor Core row(s) with {schema.PCT_OF_PEAK} (a rank "
+                 "correlation needs 3)")
+        return a
+    if low is False:
+        a.caveats.append(f"the SIMT FFMA kernel reads {pct[simt.name]:.1f} % busy tensor pipes: "
+                         "the metric does not separate it from the Tensor Core GEMMs here")
+    if high is False:
+        a.caveats.append(f"the best cuBLASLt GEMM reads only {pct[best.name]:.0f} % busy tensor "
+                         "pipes: the metric does not show its Tensor Core use here")
+    if rho is not None and rho < Q3_ROUGHLY:
+        a.caveats.append(f"it barely follows throughput (rank correlation {rho:.2f} over the "
+                         "Tensor Core rows)")
+    if a.caveats:
         a.verdict = FAILS
-        if not separates:
-            a.caveats.append("the metric does not separate the SIMT kernel from the Tensor Core "
-                             "GEMMs here")
-        if rho is not None and rho < Q3_ROUGHLY:
-            a.caveats.append(f"it barely follows throughput (rank correlation {rho:.2f})")
         return a
     a.verdict = HOLDS if rho is not None and rho >= Q3_TRACKS else CAVEAT
+    if low is None:
+        a.caveats.append(f"no SIMT row with {active}: whether the metric separates FFMA work from "
+                         "Tensor Core work is not tested here")
+    if high is None:
+        a.caveats.append(f"no cuBLASLt GEMM with {active}: whether a library GEMM near peak reads "
+                         "busy pipes is not tested here")
     if rho is None:  # a rank correlation needs 3 rows: too few is untested, not refuted
-        a.caveats.append(f"only {len(pairs)} GEMM row(s) with pct_of_peak: whether the metric "
-                         "tracks throughput is not tested here (bench_tensor_util's full list "
-                         "has enough)")
+        a.caveats.append(f"only {len(pairs)} Tensor Core row(s) with {schema.PCT_OF_PEAK}: "
+                         "whether the metric tracks throughput is not tested here "
+                         "(bench_tensor_util's full list has enough)")
     elif rho < Q3_TRACKS:
         a.caveats.append(f"it follows throughput only roughly (rank correlation {rho:.2f}): busy "
                          "tensor pipes are necessary, not sufficient, for a high TFLOP/s")
@@ -332,10 +438,11 @@ def q3_gpu(rs: ResultSet) -> Answer:
                          f"{pct[small.name]:.0f} % busy pipes at {small_peak:.0f} % of peak: "
                          "the denominator is the active cycles of the SMs it occupies, not the "
                          "whole GPU")
-    step_caveats, step_evidence = _whole_steps(rs)
+    step_caveats, step_evidence, step_notes = _whole_steps(rs)
     a.evidence += step_evidence
     a.caveats += step_caveats
-    if rs.context.get("compute_capability", "").startswith("9."):
+    a.notes += step_notes
+    if str(rs.context.get("compute_capability", "")).startswith("9."):
         a.caveats.append("on Hopper wgmma (HGMMA/QGMMA) is counted in its own sub-pipe "
                          "(tensor_hmma_hgmma_qgmma_pct), and FP8 mma.sync is emulated through "
                          "FP16")
@@ -344,33 +451,39 @@ def q3_gpu(rs: ResultSet) -> Answer:
     return a
 
 
-def _whole_steps(rs: ResultSet) -> tuple[list[str], list[Evidence]]:
+def _whole_steps(rs: ResultSet) -> tuple[list[str], list[Evidence], list[str]]:
     """What the train_step rows add to Q3 (issue 26): the claim is about training, and a whole
     step is GEMMs plus the unscale, optimizer and launch gaps around them. The caveats say what
     share of the step is not tensor work, and whether the metric still separates the FFMA step
-    from the Tensor Core steps and rises with TFLOP/s from the small MLP to the wide one."""
+    from the Tensor Core steps and rises with TFLOP/s from the small MLP to the wide one. A row
+    whose width is not a number, or without the tensor-pipe counter, is no evidence; a share the
+    row lacks is named in a note, never read as 0 %."""
+    def hidden(b: Benchmark) -> float | None:
+        return b.parsed.numeric_args().get("hidden")
+
     steps = [b for b in ev.ran(rs, TENSOR_UTIL, "train_step")
-             if b.center(schema.TENSOR_ACTIVE_PCT) is not None]
+             if b.center(schema.TENSOR_ACTIVE_PCT) is not None and hidden(b) is not None]
     if not steps:
-        return [], []
-    caveats, evidence = [], []
-
-    def hidden(b: Benchmark) -> float:
-        return float(b.parsed.args.get("hidden", 0))
-
+        return [], [], []
+    caveats, evidence, notes = [], [], []
     tensor_steps = [b for b in steps if b.parsed.precision != "fp32"]
     ffma = [b for b in steps if b.parsed.precision == "fp32"]
     pct = {b.name: b.center(schema.TENSOR_ACTIVE_PCT) for b in steps}
     wide = max(tensor_steps, key=lambda b: (hidden(b), b.parsed.precision == "fp16"), default=None)
     if wide is not None:
-        non_tensor = sum(wide.center(schema.time_share(p)) or 0.0
-                         for p in (*schema.STEP_PHASES[2:], schema.GAPS))
+        shares = {schema.time_share(p): wide.center(schema.time_share(p))
+                  for p in (*schema.STEP_PHASES[2:], schema.GAPS)}
+        absent = [c for c, v in shares.items() if v is None]
         ceiling = wide.center(schema.GEMM_PHASES_CEILING_PCT)
         evidence.append(Evidence(wide.name, schema.TENSOR_ACTIVE_PCT, pct[wide.name]))
         text = (f"a whole {wide.parsed.precision.upper()} training step (hidden "
-                f"{hidden(wide):g}) reads {pct[wide.name]:.0f} % busy tensor pipes: "
-                f"{non_tensor:.0f} % of its time is unscale, optimizer and gaps, which use no "
-                "tensor pipe")
+                f"{hidden(wide):g}) reads {pct[wide.name]:.0f} % busy tensor pipes")
+        if not absent:
+            text += (f": {sum(shares.values()):.0f} % of its time is unscale, optimizer and "
+                     "gaps, which use no tensor pipe")
+        else:
+            notes.append(f"{wide.name} has no {', '.join(absent)}: the share of its time that "
+                         "uses no tensor pipe is not known here")
         if ceiling is not None:
             evidence.append(Evidence(wide.name, schema.GEMM_PHASES_CEILING_PCT, ceiling))
             text += f", and even with those free its GEMMs would reach {ceiling:.0f} %"
@@ -389,7 +502,7 @@ def _whole_steps(rs: ResultSet) -> tuple[list[str], list[Evidence]]:
             caveats.append(f"in {prec.upper()} training steps the tensor-pipe % does not rise "
                            f"with TFLOP/s from hidden {hidden(mine[0]):g} to "
                            f"{hidden(mine[-1]):g}")
-    return caveats, evidence
+    return caveats, evidence, notes
 
 
 # --- Q4: alignment ---------------------------------------------------------------------------
@@ -416,12 +529,14 @@ NO_PADDING = ("in tcbench's NN/TN layouts N is never a leading dimension, so N =
               "no padding is required")
 
 
-def _published_pairs() -> list[published.Pair]:
-    """The published alignment pairs (data/published/), or none where the data are not there."""
+@functools.cache
+def _published_pairs() -> tuple[published.Pair, ...]:
+    """The published alignment pairs (data/published/), or none where the data are not there;
+    read once per process (the files are part of the checkout)."""
     try:
-        return published.pairs(published.load())
+        return tuple(published.pairs(published.load()))
     except (InputError, OSError):
-        return []
+        return ()
 
 
 def _published_label(rows: list[published.Measurement]) -> str:
@@ -472,7 +587,7 @@ def q4_host(rs: ResultSet) -> Answer:
         a.basis = MODEL
     if not pairs and not model_pairs:
         a.why = ("no alignment model predictions in these results (tcbench_studies --study "
-                 "alignment) and no published measurements (tcbench's data folder of them)")
+                 f"alignment) and no published measurements ({PUBLISHED_DATA})")
         return a
     nn = {g: p for (g, layout), p in model_pairs.items() if layout == "nn"}
     nt = {g: p for (g, layout), p in model_pairs.items() if layout == "nt"}
@@ -496,56 +611,79 @@ def q4_host(rs: ResultSet) -> Answer:
                              "dimension, and no model prediction was given for it: that case is "
                              "not decided here")
     else:
-        verdicts = [t33 < t32 * (1 - ev.NOISE_FLOOR) for t32, t33 in nn.values()]
-        a.verdict = HOLDS if verdicts and all(verdicts) else FAILS if not any(verdicts) else CAVEAT
-        a.caveats.append(f"{MODEL} only (no published measurements given): 33 is predicted at "
-                         "least as fast per useful FLOP as 32 where N is no leading dimension; "
-                         "33 loses where K or M is odd, with B N-contiguous (layout:nt), in FP8 "
-                         "(n must be a multiple of 8) and in a plain WMMA kernel")
+        if not nn:  # the layout:nt rows alone answer another question (N leads B there)
+            a.why = ("no NN prediction of the GEMM time model (alignment_model/<gpu>/fp16, "
+                     f"layout:nn) and no published measurements ({PUBLISHED_DATA})")
+            return a
+        slower = [t33 < t32 * (1 - ev.NOISE_FLOOR) for t32, t33 in nn.values()]
+        a.verdict = HOLDS if all(slower) else FAILS if not any(slower) else CAVEAT
+        said = "; ".join(f"33 at {t33:.1f} against 32 at {t32:.1f} useful TFLOP/s on {g}"
+                         for g, (t32, t33) in sorted(nn.items()))
+        (a.notes if a.verdict == HOLDS else a.caveats).append(
+            f"{MODEL} only (no published measurements given), where N is no leading dimension: "
+            f"{said}")
+        a.notes.append("33 loses where K or M is odd, with B N-contiguous (layout:nt), in FP8 (n "
+                       "must be a multiple of 8) and in a plain WMMA kernel")
     if nt:
         g, (t32, t33) = next(iter(sorted(nt.items())))
-        a.caveats.append(f"with B N-contiguous (layout:nt) N leads B: the {MODEL} gives 33 "
-                         f"x{t33 / t32:.2f} the useful TFLOP/s of 32 on {g}")
-    a.caveats.append(NO_PADDING)
+        (a.notes if a.verdict == HOLDS else a.caveats).append(
+            f"with B N-contiguous (layout:nt) N leads B: the {MODEL} gives 33 x{t33 / t32:.2f} "
+            f"the useful TFLOP/s of 32 on {g}")
+    a.notes.append(NO_PADDING)
     return a
 
 
 def q4_gpu(rs: ResultSet) -> Answer:
     a = _answer("q4", GPU, _gpu_name(rs))
-    a.rule = ("holds when cuBLASLt's FP16 GEMM (M = K = 4096, NN) at N = 33 delivers fewer useful "
-              "TFLOP/s than at N = 32 by more than the two benchmarks' noise; the other layouts, "
-              "precisions and kernels make the caveats")
-    lt_fp16 = BenchName(ALIGNMENT, CUBLASLT, "fp16")
+    lt_fp16, cublas_fp16 = BenchName(ALIGNMENT, CUBLASLT, "fp16"), BenchName(ALIGNMENT, CUBLAS,
+                                                                           "fp16")
+    base, library = lt_fp16, "cuBLASLt's"
     pair = _pair(rs, lt_fp16, "nn", schema.TFLOPS)
+    if pair is None:  # a run with only the cuBLAS pairs answers with them, and says so
+        fallback = _pair(rs, cublas_fp16, "nn", schema.TFLOPS)
+        if fallback is not None:
+            base, library, pair = cublas_fp16, f"{CUBLAS_FP16} FP16", fallback
+    a.rule = (f"holds when {library} GEMM (M = K = 4096, NN) at N = 33 delivers fewer useful "
+              "TFLOP/s than at N = 32 by more than the two benchmarks' noise"
+              + (" (cuBLASLt's pair did not run: the cuBLAS pair decides)" if base is cublas_fp16
+                 else "")
+              + "; the other layouts, precisions, APIs and kernels make the caveats")
     if pair is None:
-        a.why = f"no {lt_fp16} N = 32/33 pair in this run (bench_alignment)"
+        tried = [b for b in (rs.get(_headline(lt_fp16, "nn", n)) for n in (ALIGNED_N, ODD_N))
+                 if b is not None and not b.ok]
+        a.why = (ev.none_ran(f"{lt_fp16} N = 32/33 pair", tried) if tried else
+                 f"no {lt_fp16} N = 32/33 pair in this run (bench_alignment)")
         return a
+    headline = ("cuBLASLt FP16 NN" if base is lt_fp16
+                else f"{CUBLAS_FP16} FP16 NN (the pair this run has)")
 
-    def noise_of(base: BenchName, layout: str) -> float:
-        return max(ev.noise(rs.get(_headline(base, layout, n))) for n in (ALIGNED_N, ODD_N))
+    def noise_of(b: BenchName, layout: str) -> float:
+        return max(ev.noise(rs.get(_headline(b, layout, n))) for n in (ALIGNED_N, ODD_N))
 
-    def loses(base: BenchName, layout: str, metric: str) -> tuple[bool, float] | None:
-        p = _pair(rs, base, layout, metric)
-        if p is None:
+    def loses(b: BenchName, layout: str, metric: str) -> tuple[bool, float] | None:
+        p = _pair(rs, b, layout, metric)
+        if p is None or p[0] <= 0:
             return None
         ratio = p[1] / p[0]
-        return ratio < 1.0 - noise_of(base, layout), ratio
+        return ratio < 1.0 - noise_of(b, layout), ratio
 
     t32, t33 = pair
-    noise = noise_of(lt_fp16, "nn")
-    a.evidence = [Evidence(str(_headline(lt_fp16, "nn", ALIGNED_N)), schema.TFLOPS, t32),
-                  Evidence(str(_headline(lt_fp16, "nn", ODD_N)), schema.TFLOPS, t33),
-                  Evidence(f"{lt_fp16} n:{ODD_N} vs n:{ALIGNED_N}", "noise", noise)]
+    noise = noise_of(base, "nn")
+    a.evidence = [Evidence(str(_headline(base, "nn", ALIGNED_N)), schema.TFLOPS, t32),
+                  Evidence(str(_headline(base, "nn", ODD_N)), schema.TFLOPS, t33),
+                  Evidence(f"{base} n:{ODD_N} vs n:{ALIGNED_N}", "noise", noise)]
     primary = t33 < t32 * (1.0 - noise)
     others = {}
-    for label, base, layout in (
-            ("B N-contiguous (layout:nt)", lt_fp16, "nt"),
+    for label, other, layout in (
+            ("B N-contiguous (layout:nt)", base, "nt"),
             ("our WMMA kernel", BenchName(ALIGNMENT, WMMA, "fp16"), "nn"),
             ("BF16", BenchName(ALIGNMENT, CUBLASLT, "bf16"), "nn"),
             ("TF32", BenchName(ALIGNMENT, CUBLASLT, "tf32"), "nn"),
             ("INT8", BenchName(ALIGNMENT, CUBLASLT, "int8"), "tn"),
-            (CUBLAS_FP16, BenchName(ALIGNMENT, CUBLAS, "fp16"), "nn")):
-        r = loses(base, layout, schema.rate_counter(base.precision))
+            (CUBLAS_FP16, cublas_fp16, "nn")):
+        if other == base and layout == "nn":
+            continue  # the headline pair itself (the cuBLAS one, when it decides)
+        r = loses(other, layout, schema.rate_counter(other.precision))
         if r is not None:
             others[label] = r
     # The batched sense (issue 25): 33 attention heads of 128 x 128 x 64 against 32, per API.
@@ -553,41 +691,43 @@ def q4_gpu(rs: ResultSet) -> Answer:
         batches = [rs.get(BenchName(ALIGNMENT, api, "fp16").gemm(128, 128, 64, "nn")
                           .arg("batch", h)) for h in (ALIGNED_N, ODD_N)]
         heads = [ev.center_of(b, schema.TFLOPS) for b in batches]
-        if None not in heads:
+        if None not in heads and heads[0] > 0:
             lose = heads[1] < heads[0] * (1.0 - max(ev.noise(b) for b in batches))
             others[f"33 heads of 128x128x64 ({api})"] = (lose, heads[1] / heads[0])
     if CUBLAS_FP16 in others:
-        cublas = BenchName(ALIGNMENT, CUBLAS, "fp16")
-        a.evidence += [Evidence(str(_headline(cublas, "nn", n)), schema.TFLOPS, v)
-                       for n, v in zip((ALIGNED_N, ODD_N), _pair(rs, cublas, "nn", schema.TFLOPS))]
+        a.evidence += [Evidence(str(_headline(cublas_fp16, "nn", n)), schema.TFLOPS, v)
+                       for n, v in zip((ALIGNED_N, ODD_N),
+                                       _pair(rs, cublas_fp16, "nn", schema.TFLOPS))]
     fp8 = ev.why_not(rs.get(_headline(BenchName(ALIGNMENT, CUBLASLT, "fp8"), "tn", ODD_N)))
-    a.caveats.append(NO_PADDING)
     if primary:
         a.verdict = HOLDS
-        a.caveats.insert(0, f"33 delivers x{t33 / t32:.2f} the useful TFLOP/s of 32 (noise "
-                            f"{noise:.1%})")
-        # The API most users call (issue 25): does the answer hold with cuBLAS too?
+        a.notes.append(f"with {headline}, 33 delivers x{t33 / t32:.2f} the useful TFLOP/s of 32 "
+                       f"(noise {noise:.1%})")
+        classic = others.get(CUBLAS_FP16)
+        if classic is not None and classic[0]:
+            a.notes.append(f"so does {CUBLAS_FP16}: x{classic[1]:.2f}")
+        elif classic is not None:  # the API most users call (issue 25) does not lose
+            a.verdict = CAVEAT
+            a.caveats.append(f"with {CUBLAS_FP16} 33 delivers x{classic[1]:.2f} the useful "
+                             "TFLOP/s of 32, within the noise or better: it holds with "
+                             "cuBLASLt's heuristic only")
         batched = [f"{k} (x{r:.2f})" for k, (lose, r) in others.items()
                    if k.startswith("33 heads") and lose]
         if batched:
-            a.caveats.insert(1, "in the batched sense too: " + ", ".join(batched))
-        classic = others.get(CUBLAS_FP16)
-        if classic is not None and classic[0]:
-            a.caveats.insert(1, f"so does {CUBLAS_FP16}: x{classic[1]:.2f}")
-        elif classic is not None:
-            a.verdict = CAVEAT
-            a.caveats.insert(1, f"with {CUBLAS_FP16} 33 delivers x{classic[1]:.2f} the useful "
-                                "TFLOP/s of 32, within the noise or better: it holds with "
-                                "cuBLASLt's heuristic only")
+            a.notes.append("in the batched sense too: " + ", ".join(batched))
+        if fp8:
+            a.notes.append(f"FP8 refuses N = 33 outright: {fp8}")
     else:
+        # The verdict's evidence first: what loses (a caveat) or that nothing does (refuted).
         losing = [f"{k} (x{r:.2f})" for k, (lose, r) in others.items() if lose]
         a.verdict = CAVEAT if losing or fp8 else FAILS
-        a.caveats.insert(0, f"with cuBLASLt FP16 NN, 33 delivers x{t33 / t32:.2f} the useful "
-                            f"TFLOP/s of 32: within the noise ({noise:.1%}) or better")
         if losing:
             a.caveats.append("33 does lose with " + ", ".join(losing))
-    if fp8:
-        a.caveats.append(f"FP8 refuses N = 33 outright: {fp8}")
+        a.caveats.append(f"with {headline}, 33 delivers x{t33 / t32:.2f} the useful TFLOP/s of "
+                         f"32: within the noise ({noise:.1%}) or better")
+        if fp8:
+            a.caveats.append(f"FP8 refuses N = 33 outright: {fp8}")
+    a.notes.append(NO_PADDING)
     return a
 
 
@@ -598,14 +738,15 @@ NO_TE_SELECTOR = ("Transformer Engine does not choose FP8/BF16 per layer by itse
                   "per-layer choice from measured time and error")
 
 
-def _published_fp8_speedups() -> list[tuple[published.Measurement, published.Measurement]]:
-    """(BF16, FP8) rows of the best-shape table for each GPU that has both."""
+@functools.cache
+def _published_fp8_speedups() -> tuple[tuple[published.Measurement, published.Measurement], ...]:
+    """(BF16, FP8) rows of the best-shape table for each GPU that has both (read once)."""
     try:
         rows = [r for r in published.load() if r.id.startswith("mamf-")]
     except (InputError, OSError):
-        return []
+        return ()
     bf16 = {r.gpu: r for r in rows if r.precision == "bf16"}
-    return [(bf16[r.gpu], r) for r in rows if r.precision == "fp8" and r.gpu in bf16]
+    return tuple((bf16[r.gpu], r) for r in rows if r.precision == "fp8" and r.gpu in bf16)
 
 
 def q5_host(rs: ResultSet) -> Answer:
@@ -616,29 +757,52 @@ def q5_host(rs: ResultSet) -> Answer:
               "saturating in some is a caveat")
     rows = ev.ran(rs, FP8_STUDY, prefix("drift_"), "fp8", history=ANY, margin=ANY)
     if not rows:
-        a.why = "no FP8 scaling study in these results (tcbench_studies --study fp8)"
+        tried = [b for b in rs.find(FP8_STUDY, prefix("drift_"), "fp8", history=ANY, margin=ANY)
+                 if not b.ok]
+        a.why = (ev.none_ran("drift scenario of the FP8 scaling study", tried) if tried else
+                 "no FP8 scaling study in these results (tcbench_studies --study fp8)")
         return a
     cur = [(b, b.center(schema.CURRENT_ERROR_MEAN)) for b in rows]
+    without = [b for b, x in cur if x is None]
     cur = [(b, x) for b, x in cur if x is not None]
+    if not cur:
+        a.why = ev.lacks(without[0], schema.CURRENT_ERROR_MEAN) + (
+            f"; nor do the {len(without) - 1} other drift scenarios" if len(without) > 1 else "")
+        return a
     worst_b, worst = max(cur, key=lambda t: t[1])
     a.evidence.append(Evidence(worst_b.name, schema.CURRENT_ERROR_MEAN, worst))
-    sat = [(b, b.center(schema.WORST_SATURATED_PCT)) for b in rows
-           if (b.center(schema.SATURATED_STEPS) or 0) > 0]
     if worst > Q5_CAST_ERROR:
         a.verdict = FAILS
-        a.caveats.append(f"current scaling's mean cast error reaches {worst:.1%}")
+        a.caveats.append(f"current scaling's mean cast error reaches {worst:.1%} "
+                         f"({worst_b.parsed.variant.removeprefix('drift_')})")
         return a
     a.verdict = HOLDS
-    if sat:
-        b, pct = max(sat, key=lambda t: t[1] or 0.0)
+    if without:  # a scenario without the error is untested there, not passed
         a.verdict = CAVEAT
-        a.evidence.append(Evidence(b.name, schema.WORST_SATURATED_PCT, pct or 0.0))
+        a.caveats.append(f"{len(without)} of {len(rows)} drift scenarios have no "
+                         f"{schema.CURRENT_ERROR_MEAN} (the first: {without[0].name}): current "
+                         "scaling is not tested there")
+    steps = [(b, b.center(schema.SATURATED_STEPS)) for b in rows]
+    if all(n is None for _, n in steps):
+        a.notes.append(f"no {schema.SATURATED_STEPS} in these results: whether delayed scaling "
+                       "saturates is not tested here")
+    saturating = [b for b, n in steps if n is not None and n > 0]
+    sat = [(b, b.center(schema.WORST_SATURATED_PCT)) for b in saturating]
+    known = [(b, pct) for b, pct in sat if pct is not None]
+    if known:
+        b, pct = max(known, key=lambda t: t[1])
+        a.verdict = CAVEAT
+        a.evidence.append(Evidence(b.name, schema.WORST_SATURATED_PCT, pct))
         a.caveats.append(f"delayed scaling (last steps' amax) saturates when a tensor's range "
                          f"grows or jumps between steps: up to {pct:.2f} % of a step's elements "
-                         "clamp "
-                         f"({b.parsed.variant.removeprefix('drift_')}, history "
+                         f"clamp ({b.parsed.variant.removeprefix('drift_')}, history "
                          f"{b.parsed.args.get('history')}, margin {b.parsed.args.get('margin')}); "
                          "a margin or current scaling avoids it")
+    elif saturating:
+        a.verdict = CAVEAT
+        a.caveats.append(f"delayed scaling (last steps' amax) saturates in {len(saturating)} "
+                         f"drift scenario(s) ({schema.SATURATED_STEPS} > 0); how many elements "
+                         f"clamp is not in these results (no {schema.WORST_SATURATED_PCT})")
     speedups = _published_fp8_speedups()
     if speedups:
         label = _published_label([r for pair in speedups for r in pair])
@@ -653,51 +817,65 @@ def q5_host(rs: ResultSet) -> Answer:
             a.verdict = CAVEAT if a.verdict == HOLDS else a.verdict
             a.caveats.insert(0, f"{label}: FP8's best shape is not faster than BF16's on "
                                 f"{', '.join(slow)}")
-        a.caveats.append(f"{label}: FP8 reaches {ratios} BF16's best rate (the best shapes "
-                         "only: the speed-up at a model's own GEMM sizes is what bench_fp8 "
-                         "measures)")
-    a.caveats.append(NO_TE_SELECTOR)
+        a.notes.append(f"{label}: FP8 reaches {ratios} BF16's best rate (the best shapes only: "
+                       "the speed-up at a model's own GEMM sizes is what bench_fp8 measures)")
+    a.notes.append(NO_TE_SELECTOR)
     return a
 
 
 def q5_gpu(rs: ResultSet) -> Answer:
     a = _answer("q5", GPU, _gpu_name(rs))
-    a.rule = (f"holds when cuBLASLt's E4M3 GEMM on the largest square is faster than BF16 on the "
-              f"same TN problem by more than the noise, its error against the unquantized "
-              f"operands stays within the selector's budget ({Q5_BUDGET:.0%}), and the "
-              "per-layer selection of the transformer block is faster than all-BF16 within that "
-              "error budget")
+    a.rule = (f"holds when cuBLASLt's E4M3 GEMM on the largest square (else the largest E4M3 GEMM "
+              f"the run has) is faster than BF16 on the same TN problem by more than the noise, "
+              f"its error against the unquantized operands stays within the selector's budget "
+              f"({Q5_BUDGET:.0%}), and the per-layer selection of the transformer block is faster "
+              "than all-BF16 within that error budget")
     head = ev.ran(rs, FP8, FP8_GEMM, "fp8", layout="tn", accum="fast", where=is_square)
     row = ev.largest(head, ev.volume)
+    fell_back = row is None
+    if fell_back:
+        row = ev.largest(ev.ran(rs, FP8, FP8_GEMM, "fp8"), ev.volume)
     if row is None:
-        skipped = [b for b in rs.find(FP8, FP8_GEMM) if not b.ok]
-        a.why = (f"no FP8 GEMM ran: {skipped[0].skip_reason or skipped[0].error}" if skipped
+        tried = [b for b in rs.find(FP8, FP8_GEMM) if not b.ok]
+        a.why = (f"no FP8 GEMM ran: {ev.why_not(min(tried, key=lambda b: b.name))}" if tried
                  else "no fp8 results (bench_fp8) in this run")
         return a
-    speedup = row.center(schema.speedup_vs("bf16"))
+    counter = schema.speedup_vs("bf16")
+    speedup = row.center(counter)
     err = row.center(schema.REL_ERROR_UNQUANTIZED)
     if speedup is None or err is None:
-        a.why = f"{row.name} lacks speedup_vs_bf16 or rel_error_unquantized"
+        a.why = ev.lacks(row, counter, schema.REL_ERROR_UNQUANTIZED)
         return a
     noise = ev.noise(row)
-    a.evidence = [Evidence(row.name, schema.speedup_vs("bf16"), speedup),
+    a.evidence = [Evidence(row.name, counter, speedup),
                   Evidence(row.name, schema.REL_ERROR_UNQUANTIZED, err),
                   Evidence(row.name, "noise", noise)]
-    ok = speedup > 1.0 + noise and err <= Q5_BUDGET
-    sel = ev.ran(rs, FP8, "block", schema.MIX_SELECTED, hidden=ANY, tokens=ANY, layout="tn")
+    where = (f"on {ev.shape(row)} (no fast-accumulation TN square ran: the largest E4M3 GEMM "
+             "measured)" if fell_back else f"on the largest square ({ev.shape(row)})")
+    faster = speedup > 1.0 + noise
+    within = err <= Q5_BUDGET
+    said = (f"FP8 is x{speedup:.2f} BF16 {where}"
+            + ("" if faster else f", not faster by more than the noise ({noise:.1%})")
+            + f", with {err:.1%} error against the unquantized operands"
+            + ("" if within else f", above the {Q5_BUDGET:.0%} budget"))
+    ok = faster and within
     a.verdict = HOLDS if ok else FAILS
-    if not ok:
-        a.caveats.append(f"FP8 is x{speedup:.2f} BF16 with {err:.1%} error")
+    (a.notes if ok else a.caveats).append(said)
+    sel = ev.ran(rs, FP8, "block", schema.MIX_SELECTED, hidden=ANY, tokens=ANY, layout="tn")
     if sel:
         s = sel[0]
-        within = s.center(schema.WITHIN_BUDGET)
-        sp = s.center(schema.speedup_vs("bf16"))
+        in_budget = s.center(schema.WITHIN_BUDGET)
+        sp = s.center(counter)
         layers = s.center(schema.FP8_LAYERS)
         if sp is not None:
-            a.evidence.append(Evidence(s.name, schema.speedup_vs("bf16"), sp))
+            a.evidence.append(Evidence(s.name, counter, sp))
         if layers is not None:
             a.evidence.append(Evidence(s.name, schema.FP8_LAYERS, layers))
-        if ok and (within != 1 or sp is None or sp <= 1.0):
+        if ok and (in_budget is None or sp is None):
+            a.verdict = CAVEAT
+            a.caveats.append(f"{ev.lacks(s, schema.WITHIN_BUDGET, counter)}: the per-layer "
+                             "selection is not tested here")
+        elif ok and (in_budget != 1 or sp <= 1.0):
             a.verdict = CAVEAT
             a.caveats.append("the per-layer selection of the block is not both faster than "
                              "BF16 and within budget")
@@ -705,9 +883,25 @@ def q5_gpu(rs: ResultSet) -> Answer:
             a.verdict = CAVEAT
             a.caveats.append(f"the selector kept {4 - int(layers)} of the block's 4 GEMMs in "
                              "BF16/FP16: FP8 is not the fastest within budget everywhere")
-    a.caveats.append(NO_TE_SELECTOR)
+    elif ok:
+        a.verdict = CAVEAT
+        a.caveats.append("no per-layer selection of the transformer block (bench_fp8's block rows) "
+                         "ran: the per-layer half of the claim is not tested here")
+    a.notes.append(NO_TE_SELECTOR)
     return a
 
 
+def _gpu_half(rule):
+    """A GPU rule whose answer says "measured on this GPU" only when something was."""
+    @functools.wraps(rule)
+    def answer(rs: ResultSet) -> Answer:
+        a = rule(rs)
+        if a.verdict == NOT_MEASURED:
+            a.basis = ""
+        return a
+    return answer
+
+
 HOST_RULES = {"q1": q1_host, "q2": q2_host, "q4": q4_host, "q5": q5_host}
-GPU_RULES = {"q1": q1_gpu, "q2": q2_gpu, "q3": q3_gpu, "q4": q4_gpu, "q5": q5_gpu}
+GPU_RULES = {qid: _gpu_half(rule) for qid, rule in
+             (("q1", q1_gpu), ("q2", q2_gpu), ("q3", q3_gpu), ("q4", q4_gpu), ("q5", q5_gpu))}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tcbench_tools import results
 from tcbench_tools.answers import STUDIES_FILE, evidence, rules
-from tcbench_tools.answers.model import CAVEAT, FAILS, HOLDS, HOST, NOT_MEASURED, QUESTIONS, Answer
-from tcbench_tools.answers.render import HOST_LABEL, clean
+from tcbench_tools.answers.model import CAVEAT, FAILS, HOLDS, NOT_MEASURED, QUESTIONS, Answer
+from tcbench_tools.answers.render import HOST_LABEL, clean, source
 from tcbench_tools.errors import InputError
 from tcbench_tools.sections._common import plt, save
 
@@ -48,20 +48,25 @@ def answers_for(sets: list[results.ResultSet], labels: list[str]) -> tuple[list[
     sources = []
     if host is not None:
         sources.append(HOST_LABEL)
-        out += [rules.HOST_RULES[q.id](host) for q in QUESTIONS if q.id in rules.HOST_RULES]
+        for q in QUESTIONS:
+            if q.id in rules.HOST_RULES:
+                a = rules.HOST_RULES[q.id](host)
+                a.label = HOST_LABEL
+                out.append(a)
     for rs, label in zip(sets, labels):
         if evidence.is_host(rs):
             continue
         sources.append(label)
         for q in QUESTIONS:
             a = rules.GPU_RULES[q.id](rs)
-            a.gpu = label
+            a.label = label
             out.append(a)
     return sources, out
 
 
 def _source(a: Answer) -> str:
-    return HOST_LABEL if a.scope == HOST else a.gpu or "GPU"
+    """The report's row of an answer (the report marks synthetic inputs with its own banner)."""
+    return source(a)
 
 
 def _grid_png(sources: list[str], answers: list[Answer], out_dir: Path) -> Path:

@@ -218,14 +218,17 @@ def binaries(bin_dir: Path, prefix: str) -> list[Path]:
 
 
 def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_after: int = 3,
-              out: Path | None = None) -> Plan:
+              out: Path | None = None, recorded: dict[str, list[str]] | None = None) -> Plan:
     """Every step after the GPU record (and a source tree's build): the three tiers and the
-    closing. Lists every binary once; writes each listing to out/plan/<binary>.txt."""
+    closing. Lists every binary once; writes each listing to out/plan/<binary>.txt.
+    ``recorded``: {binary: its quick list} to plan with instead of listing binaries that are not
+    built (a run without a GPU says how long the check takes); no torch step then."""
     steps: list[Step] = []
     listings: dict[str, Listing] = {}
-    benches = binaries(bin_dir, "bench_")
+    benches = (binaries(bin_dir, "bench_") if recorded is None
+               else [bin_dir / name for name in sorted(recorded)])
     for b in benches:
-        listings[b.name] = list_benchmarks(b)
+        listings[b.name] = list_benchmarks(b) if recorded is None else Listing(recorded[b.name])
         if out is not None:
             (out / "plan").mkdir(parents=True, exist_ok=True)
             (out / "plan" / f"{b.name}.txt").write_text("".join(n + "\n" for n in
