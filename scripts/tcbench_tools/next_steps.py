@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GUIDE = "docs/gpu-check.md"
-QUICK_LISTS = Path("tests") / "scripts" / "fixtures" / "gpu_check" / "quick_lists.json"
+QUICK_LISTS = Path("data") / "gpu_check" / "quick_lists.json"
 BUNDLE = "build/gpu-check-bundle"
 BUNDLE_ARCH = "90a"  # gpu_check's default family: H100/H200 (docs/gpu-check.md §1)
 

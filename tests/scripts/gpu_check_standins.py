@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1].parent
-QUICK_LISTS = Path(__file__).resolve().parent / "fixtures" / "gpu_check" / "quick_lists.json"
+QUICK_LISTS = Path(__file__).resolve().parents[2] / "data" / "gpu_check" / "quick_lists.json"
 
 # Every call is appended to $TCBENCH_TEST_SMI_LOG; the sampler's query gets numbers, the state
 # queries a CSV (it answers like the real one; a setter would be an unknown flag here).
@@ -177,7 +177,7 @@ def write_exec(path: Path, text: str) -> None:
 
 
 def quick_lists() -> dict[str, list[str]]:
-    """The real binaries' quick lists (fixtures/gpu_check/quick_lists.json; test_gpu_check_plan
+    """The real binaries' quick lists (data/gpu_check/quick_lists.json; test_gpu_check_plan
     checks it against a build's binaries when there is one)."""
     return json.loads(QUICK_LISTS.read_text())
 
@@ -257,7 +257,7 @@ def verdict_rows(names: set[str]) -> dict[str, dict]:
 
 
 def write_quick_lists(bin_dir: Path) -> None:
-    """Regenerates fixtures/gpu_check/quick_lists.json from a build's binaries:
+    """Regenerates data/gpu_check/quick_lists.json from a build's binaries:
     python3 tests/scripts/gpu_check_standins.py build/<preset>/bin"""
     import subprocess
 

@@ -2,7 +2,7 @@
 every GPU verdict, the targets the cost model holds the real quick suite to on an H200, Google
 Benchmark's sizing as the model counts it, and what learning from a step changes.
 
-The quick lists are the real binaries' (fixtures/gpu_check/quick_lists.json; checked against a
+The quick lists are the real binaries' (data/gpu_check/quick_lists.json; checked against a
 build's binaries when there is one). Synthetic rows, not measurements.
 """
 

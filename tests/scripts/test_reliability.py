@@ -96,8 +96,8 @@ def test_the_report_leaves_out_and_lists_a_benchmark_with_an_impossible_value(cl
     code, _, err = cli("report", write(tmp_path, "bad.json", doc), "--out", tmp_path / "rep")
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert (f"INVALID `{FP16}`: rel_error of repetition 1 is -0.5, outside its physical range "
-            "(>= 0) (left out)") in md
+    assert (f"| Fixture GPU A | INVALID | {FP16} | rel_error of repetition 1 is -0.5, outside "
+            "its physical range (>= 0) (left out) |") in md
     body = md.split("## Skipped and failed")[0]
     assert FP16 not in body  # in no table, no plot, no best-of
     # An aggregates-only file: the median row is checked like a repetition.

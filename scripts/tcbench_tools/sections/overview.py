@@ -26,6 +26,7 @@ from tcbench_tools.names import precision_order, short, short_path
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet, pct_of_peak
 from tcbench_tools.schema import GBPS, TFLOPS, TOPS
 from tcbench_tools.sections._common import percentiles, save, slug
+from tcbench_tools.sections._glance import problems_anchor
 from tcbench_tools.summary import Best
 from tcbench_tools.tables import fmt_num
 
@@ -416,8 +417,6 @@ def render_problems(doc, sets: list[ResultSet], labels: list[str]) -> None:
     """What did not run: the skip reasons once each, with the GPUs they apply to; every failure
     and impossible value with its GPU (the first row of each GPU is where its health line in the
     first screen links to)."""
-    from tcbench_tools.sections._glance import problems_anchor
-
     doc.heading(2, "Skipped and failed")
     skipped: dict[str, list[str]] = defaultdict(list)
     failed = []
