@@ -216,7 +216,7 @@ def test_fleet_submit_status_collect(slurm_cli, bins, tmp_path):
     assert section.count("| no GPU |") == 2
     assert "not merged as repetitions" in section
     html = (out / "report" / "report.html").read_text()
-    assert "<h2>Fleet tasks</h2>" in html and html.rstrip().endswith("</html>")
+    assert '<h2 id="fleet-tasks">Fleet tasks</h2>' in html and html.rstrip().endswith("</html>")
 
     # Not on a shared file system: the tasks' files are not where collect looks. Simulated by
     # a copy of the folder that lacks one task's record and results.
