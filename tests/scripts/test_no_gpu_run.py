@@ -197,8 +197,11 @@ def test_the_real_tool_writes_its_file_after_every_study(tmp_path):
     if tool is None:
         pytest.skip("no build with tcbench_studies (scripts/tcbench test builds one)")
     out = tmp_path / "studies.json"
+    # SIGINT's default action, as at a terminal: a shell that starts a job with `&` hands it
+    # SIGINT ignored, and the tool (rightly) keeps a disposition it inherits.
     proc = subprocess.Popen([str(tool), "--out", str(out), "--study", "int8", "--study",
-                             "loss_scaling"], stderr=subprocess.PIPE, text=True)
+                             "loss_scaling"], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for line in proc.stderr:
             if line.startswith("[1/2] int8:") and "results in" in line:
