@@ -160,7 +160,7 @@ def test_gpu_check_plan_prints_the_tiers_without_a_gpu(tmp_path: Path):
                           env={"PATH": "/usr/bin:/bin", "TCBENCH_PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    for needle in ("tier 1: the five answers first: 7 steps, 22 benchmarks",
+    for needle in ("tier 1: the five answers first: 7 steps, 24 benchmarks",
                    "tier 3: the rest of the quick suite, most valuable first",
                    "bench_fp8 [t1]", "answers (tier 1)", "torch.matmul 8192^3",
                    "the quick suite (tiers 1 and 3's benchmarks):"):
