@@ -1,18 +1,24 @@
 // tensor_peak: what the tensor instructions themselves can do, the ceiling every other topic's
 // pct_of_peak is read against.
 //
-// Own kernels that issue nothing but one tensor instruction in a loop (kernels/tensor_peak*.cu):
-// mma.sync for f16 (f32 and f16 accumulate), bf16, tf32, s8 and (sm_89+) e4m3, and on Hopper
-// wgmma m64n256 for f16, bf16, e4m3 and s8. Every kernel's accumulators are checked exactly
-// against the host before it is timed. Counters: tflops (tops), pct_of_peak (the datasheet for
-// known products, else the max-clock model), pct_of_clock_model (SMs x the clock measured
-// in-kernel with clock64() x ops/clock), pct_of_max_clock_model (SMs x cudaDevAttrClockRate x
-// ops/clock), pct_of_datasheet, clock_mhz_measured, clock_mhz_attribute, and the tensor-pipe
-// counters. Published context: wgmma FP16 reached 96.4% of peak on an H800 and mma.sync only
+// Own kernels that issue nothing but one tensor instruction in a loop (kernels/tensor_peak*.cu),
+// one generation after another: mma.sync for f16 (f32 and f16 accumulate), bf16, tf32, s8 and
+// (sm_89+) e4m3; on Hopper wgmma m64n256 for f16, bf16, e4m3 and s8; on GeForce Blackwell (12.x)
+// mma.sync's FP8/FP6/FP4 kinds and their block-scaled forms; on datacenter Blackwell (10.0, 10.3)
+// tcgen05.mma of every kind (f16, bf16, tf32, f8f6f4 with E4M3/E5M2/E2M3/E3M2/E2M1, i8 on 10.0,
+// mxf8f6f4, NVFP4 and MXFP4) on one CTA and on a pair (cta_group::2). Every other GPU lists those
+// rows and skips them with one sentence. Every kernel's accumulators are checked exactly against
+// the host before it is timed. Counters: tflops (tops), pct_of_peak (the datasheet for known
+// products, else the max-clock model), pct_of_clock_model (SMs x the clock measured in-kernel
+// with clock64() x ops/clock), pct_of_max_clock_model (SMs x cudaDevAttrClockRate x ops/clock),
+// pct_of_datasheet, clock_mhz_measured, clock_mhz_attribute, and the tensor-pipe counters. The
+// ops/clock is the instruction's own where its kind has a row in the instruction-rate table
+// (tcbench/instruction_rates.hpp: tcgen05 .kind::f8f6f4 runs FP4 at the FP8 rate), else its
+// precision's. Published context: wgmma FP16 reached 96.4% of peak on an H800 and mma.sync only
 // about 63-65% (Luo et al., arXiv 2501.12084).
 //
 //   build/release/bin/bench_tensor_peak
-//   build/release/bin/bench_tensor_peak --benchmark_filter=wgmma
+//   build/release/bin/bench_tensor_peak --benchmark_filter=tcgen05
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
 #include "tensor_counters.hpp"
@@ -61,8 +67,9 @@ void add_peak(const Env& env, PeakInstr instr) {
     const DeviceInfo& dev = env.device();
     const kernels::PeakInstrInfo& info = kernels::info(instr);
     env.skip_unless(kernels::peak_unsupported_reason(instr, dev.spec.cc_major, dev.spec.cc_minor));
+    env.skip_unless(kernels::peak_build_reason(instr));
     const Peak peak = dev.peak(info.precision);
-    const int blocks = dev.spec.sm_count * kernels::peak_blocks_per_sm(instr);
+    const int blocks = kernels::peak_blocks(instr, dev.spec.sm_count);
     if (blocks < 1)
       throw Error("the occupancy calculator fits no block of " + std::string(info.ptx) +
                   " on an SM");
@@ -89,8 +96,14 @@ void add_peak(const Env& env, PeakInstr instr) {
                     std::to_string(check.checked) + " accumulators wrong, first " + check.first);
     }
 
+    const double per_clock = kernels::peak_ops_per_clock_per_sm(
+        instr, dev.spec.cc_major, dev.spec.cc_minor, is_geforce(dev.spec.name));
+    // SMs x the device's maximum clock x the instruction's own rate (its kind's, else its
+    // precision's): what the loop is sized by and what pct_of_max_clock_model divides by.
+    const double max_clock_model =
+        dev.spec.sm_count * dev.spec.sm_clock_mhz * 1e6 * per_clock / 1e12;
     const kernels::PeakLaunch launch{
-        blocks, trips_for(instr, blocks, peak.max_clock, env.quick() ? 0.002 : 0.01)};
+        blocks, trips_for(instr, blocks, max_clock_model, env.quick() ? 0.002 : 0.01)};
     DeviceBuffer<std::uint8_t> out(kernels::peak_out_bytes(instr, launch));
     const kernels::PeakBuffers buffers{da.get(), db.get(), out.get(), clocks.get()};
     const auto run = [&](cudaStream_t s) {
@@ -103,15 +116,13 @@ void add_peak(const Env& env, PeakInstr instr) {
 
     const double achieved = ops / t.median / 1e12;  // TFLOP/s (TOP/s)
     const double mhz = measured_mhz(clocks, env.stream());
-    const double per_clock = ops_per_clock_per_sm(dev.spec.cc_major, dev.spec.cc_minor,
-                                                  info.precision, is_geforce(dev.spec.name));
     set_counter(st, counters::clock_mhz_measured, mhz);
     set_counter(st, counters::clock_mhz_attribute, dev.spec.sm_clock_mhz);
     set_counter(st, counters::instructions, kernels::peak_instructions(instr, launch));
     if (per_clock > 0) {
       const double at_measured = dev.spec.sm_count * mhz * 1e6 * per_clock / 1e12;
       set_counter(st, counters::pct_of_clock_model, 100.0 * achieved / at_measured);
-      set_counter(st, counters::pct_of_max_clock_model, 100.0 * achieved / peak.max_clock);
+      set_counter(st, counters::pct_of_max_clock_model, 100.0 * achieved / max_clock_model);
     }
     if (peak.datasheet)
       set_counter(st, counters::pct_of_datasheet, 100.0 * achieved / *peak.datasheet);
@@ -124,10 +135,12 @@ void add_peak(const Env& env, PeakInstr instr) {
 
 TopicHelp topic_help() {
   return {
-      "What the tensor instructions themselves can do: kernels issuing only mma.sync (f16, "
-      "bf16, tf32, s8; e4m3 on sm_89 and later) and, on Hopper, wgmma, each checked exactly "
-      "against the host, measured against SMs x measured clock x ops per clock and against "
-      "the datasheet: the ceiling the other topics' % of peak is read against.",
+      "What the tensor instructions themselves can do, generation by generation: kernels "
+      "issuing only mma.sync (f16, bf16, tf32, s8; e4m3 on sm_89 and later; FP8/FP6/FP4 and "
+      "block-scaled kinds on GeForce Blackwell), wgmma on Hopper and tcgen05.mma on datacenter "
+      "Blackwell (one CTA and a pair), each checked exactly against the host, measured against "
+      "SMs x measured clock x ops per clock and against the datasheet: the ceiling the other "
+      "topics' % of peak is read against.",
       "docs/concepts/tensor-util.md",
       "TCBENCH_COUNTERS=off  time without reading the tensor-pipe counters (tcbench profile "
       "sets it so that ncu owns them)"};

@@ -1,18 +1,14 @@
-// Host side of the tensor-peak kernels: which instruction runs where, the known inputs, the
-// operation count, and the exact check of every accumulator (the CPU reference of this family).
+// Host side of the tensor-peak kernels: the known inputs, the operation count, the launch, and
+// the exact check of every accumulator (the CPU reference of this family). The instruction table,
+// where each runs and the tcgen05 descriptors are in tensor_peak_table.cu.
 #include "tcbench/error.hpp"
-#include "tcbench/gemm_spec.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
 #include "tcbench/numerics/mma_fragments.hpp"
+#include "tcbench/numerics/mma_operands.hpp"
 #include "tcbench/numerics/tensor_accumulator.hpp"
 #include "tensor_peak_detail.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -20,136 +16,92 @@
 namespace tcbench::kernels {
 namespace {
 
-using P = Precision;
+using numerics::MmaInput;
 
-// Columns: variant, PTX, precision, m, n, k, wgmma, integer accumulate, alternate, chains,
-// threads per block, accumulator fraction bits (tensor_accumulator.hpp; 0 for s32, unused).
-// Every floating-point accumulator alternates +B/-B, so |acc| <= k = 32 at most: far below the
-// exact limit of its model (FP8 on Hopper: 2^13), whatever the loop's length.
-constexpr std::array<PeakInstrInfo, 10> kInfo{{
-    {"mma_m16n8k16", "mma.sync.m16n8k16.f32.f16.f16.f32", P::fp16, 16, 8, 16, false, false, true, 8,
-     128, 23},
-    {"mma_m16n8k16", "mma.sync.m16n8k16.f16.f16.f16.f16", P::fp16_acc16, 16, 8, 16, false, false,
-     true, 8, 128, 10},
-    {"mma_m16n8k16", "mma.sync.m16n8k16.f32.bf16.bf16.f32", P::bf16, 16, 8, 16, false, false, true,
-     8, 128, 23},
-    {"mma_m16n8k8", "mma.sync.m16n8k8.f32.tf32.tf32.f32", P::tf32, 16, 8, 8, false, false, true, 8,
-     128, 23},
-    {"mma_m16n8k32", "mma.sync.m16n8k32.s32.s8.s8.s32", P::int8, 16, 8, 32, false, true, false, 8,
-     128, 0},
-    // Ada and GeForce Blackwell (QMMA): the accumulator width is unpublished; Hopper's 13 bits
-    // is the narrowest measured for e4m3, so it is the model here too.
-    {"mma_m16n8k32", "mma.sync.m16n8k32.f32.e4m3.e4m3.f32", P::fp8, 16, 8, 32, false, false, true,
-     8, 128, 13},
-    {"wgmma_m64n256k16", "wgmma.m64n256k16.f32.f16.f16", P::fp16, 64, 256, 16, true, false, true, 1,
-     128, 23},
-    {"wgmma_m64n256k16", "wgmma.m64n256k16.f32.bf16.bf16", P::bf16, 64, 256, 16, true, false, true,
-     1, 128, 23},
-    {"wgmma_m64n256k32", "wgmma.m64n256k32.f32.e4m3.e4m3", P::fp8, 64, 256, 32, true, false, true,
-     1, 128, 13},
-    {"wgmma_m64n256k32", "wgmma.m64n256k32.s32.s8.s8", P::int8, 64, 256, 32, true, true, false, 1,
-     128, 0},
-}};
-
-// Bytes per input element: tf32 is stored as FP32 bits, s8/e4m3 as one byte.
-int input_bytes(PeakInstr instr) {
-  switch (info(instr).precision) {
-    case P::tf32:
-      return 4;
-    case P::int8:
-    case P::fp8:
-      return 1;
-    default:
-      return 2;
-  }
+// Bytes per element of an mma.sync or wgmma tile: tf32 is stored as FP32 bits, 16-bit types in
+// two bytes, everything narrower in one (FP6/FP4: the code in its register container, or the
+// bare 4-bit code for .kind::mxf4nvf4, whose kernel packs eight to a register).
+int input_bytes(const PeakInstrInfo& i) {
+  return std::max(1, numerics::mma_input_bits(i.input) / 8);
 }
 
 // The raw bits of a small integer in the instruction's input format, little-endian.
-void append_bits(std::vector<std::uint8_t>& out, PeakInstr instr, int value) {
-  const auto v = static_cast<float>(value);
-  std::uint32_t bits = 0;
-  switch (info(instr).precision) {
-    case P::tf32:
-      std::memcpy(&bits, &v, sizeof(bits));
-      break;
-    case P::bf16:
-      bits = static_cast<__nv_bfloat16_raw>(__nv_bfloat16(v)).x;
-      break;
-    case P::int8:
-      bits = static_cast<std::uint8_t>(static_cast<std::int8_t>(value));
-      break;
-    case P::fp8:
-      bits = __nv_fp8_e4m3(v).__x;
-      break;
-    default:  // fp16, fp16_acc16
-      bits = static_cast<__half_raw>(__half(v)).x;
-      break;
-  }
-  for (int i = 0; i < input_bytes(instr); ++i)
-    out.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
+void append_bits(std::vector<std::uint8_t>& out, const PeakInstrInfo& i, int value) {
+  std::uint32_t bits = numerics::mma_input_code(i.input, value);
+  if (i.kind == TensorKind::mma_f8f6f4 || i.kind == TensorKind::mma_mxf8f6f4)
+    bits = numerics::mma_sync_container_byte(i.input, bits);
+  for (int b = 0; b < input_bytes(i); ++b)
+    out.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
 }
 
-std::string cc_text(int major, int minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
+// How a tcgen05 row's shared-memory operands are packed: FP4 two to a byte for .kind::mxf4nvf4,
+// FP6/FP4 sixteen to 16 padded bytes under .kind::f8f6f4 and .kind::mxf8f6f4, else whole bytes.
+numerics::SmemPacking packing(const PeakInstrInfo& i) {
+  if (i.kind == TensorKind::tcgen05_mxf4nvf4) return numerics::SmemPacking::packed4;
+  if (numerics::mma_input_bits(i.input) < 8) return numerics::SmemPacking::padded16;
+  return numerics::SmemPacking::bytes;
+}
+
+// Appends the 16-byte core-matrix row whose every element is `value` (negated: -value's code).
+void append_row(std::vector<std::uint8_t>& out, const PeakInstrInfo& i, int value, bool negate) {
+  std::uint32_t code = numerics::mma_input_code(i.input, value);
+  if (negate) code ^= numerics::mma_sign_bit(i.input);
+  for (std::uint8_t byte : numerics::smem_row(i.input, code, packing(i))) out.push_back(byte);
 }
 
 std::size_t units(PeakInstr instr, const PeakLaunch& launch) {
-  const PeakInstrInfo& i = info(instr);
-  const int per_block = i.wgmma ? i.threads_per_block / 128 : i.threads_per_block / 32;
-  return static_cast<std::size_t>(launch.blocks) * static_cast<std::size_t>(per_block);
+  return static_cast<std::size_t>(static_cast<double>(launch.blocks) *
+                                  peak_issuers_per_block(instr));
 }
 
-// One accumulator element of the result: the exact product of the known inputs.
+// One accumulator element of the result: the exact product of the known inputs (and scales).
 double product(PeakInstr instr, int row, int col) {
   const PeakInstrInfo& i = info(instr);
-  if (i.wgmma)  // A[m][k] = a(m % 8), B[k][n] = b(n % 8): see tensor_peak_detail.hpp
-    return static_cast<double>(i.k) * numerics::peak_input_a(row % 8, 0) *
+  if (smem_operands(i))  // A[m][k] = a(m % 8), B[k][n] = b(n % 8): see tensor_peak_detail.hpp
+    return i.scale * static_cast<double>(i.k) * numerics::peak_input_a(row % 8, 0) *
            numerics::peak_input_b(0, col % 8);
   double sum = 0;
   for (int k = 0; k < i.k; ++k)
     sum += numerics::peak_input_a(row, k) * numerics::peak_input_b(k, col);
-  return sum;
+  return i.scale * sum;
 }
 
 }  // namespace
 
-const PeakInstrInfo& info(PeakInstr instr) {
-  return kInfo.at(static_cast<std::size_t>(instr));
-}
-
-std::optional<std::string> peak_unsupported_reason(PeakInstr instr, int cc_major, int cc_minor) {
-  const int cc = cc_number(cc_major, cc_minor);
+double peak_issuers_per_block(PeakInstr instr) {
   const PeakInstrInfo& i = info(instr);
-  if (i.wgmma) {
-    if (cc != 90)
-      return "wgmma exists only on Hopper (compute capability 9.0, built as sm_90a); this GPU "
-             "is " +
-             cc_text(cc_major, cc_minor);
-    return std::nullopt;
+  switch (i.family) {
+    case PeakFamily::mma_sync:
+      return i.threads_per_block / 32;
+    case PeakFamily::wgmma:
+      return i.threads_per_block / 128;
+    case PeakFamily::tcgen05:
+      return 1.0 / i.cta_group;
   }
-  if (i.precision == P::fp8 && cc < 89)
-    return "FP8 (e4m3) mma.sync needs compute capability 8.9 or newer; this GPU is " +
-           cc_text(cc_major, cc_minor);
-  // Native QMMA on 8.9 and 12.x; in between ptxas emulates it (tests/sass/sass_rules.json).
-  if (i.precision == P::fp8 && cc_major == 9)
-    return "FP8 mma.sync is emulated through FP16 on compute capability " +
-           cc_text(cc_major, cc_minor) + "; Hopper's FP8 tensor path is wgmma";
-  if (i.precision == P::fp8 && (cc_major == 10 || cc_major == 11))
-    return "FP8 mma.sync is emulated through FP16 on compute capability " +
-           cc_text(cc_major, cc_minor) +
-           "; Blackwell's FP8 tensor path is tcgen05, which tcbench does not measure yet";
-  if (cc < 80)
-    return "tcbench's mma.sync peak kernels use the sm_80 shapes (m16n8k16, m16n8k8 tf32, "
-           "m16n8k32); this GPU is " +
-           cc_text(cc_major, cc_minor);
-  return std::nullopt;
+  return 0;
 }
 
-int peak_blocks_per_sm(PeakInstr instr) {
+int peak_blocks(PeakInstr instr, int sm_count) {
+  const PeakInstrInfo& i = info(instr);
+  if (auto why = peak_build_reason(instr)) throw InvalidArgument(*why);
   // More than 4 blocks of 4 warps (32 accumulator chains per SM sub-partition) adds nothing
   // but output to check.
-  if (info(instr).wgmma) return detail::wgmma_blocks_per_sm(instr);
-  return std::min(4, detail::mma_blocks_per_sm(instr));
+  switch (i.family) {
+    case PeakFamily::wgmma:
+      return sm_count * detail::wgmma_blocks_per_sm(instr);
+    case PeakFamily::tcgen05:
+#if defined(TCBENCH_TENSOR_PEAK_TCGEN05)
+      return detail::tcgen05_blocks(instr, sm_count);
+#else
+      break;
+#endif
+    case PeakFamily::mma_sync:
+#if defined(TCBENCH_TENSOR_PEAK_BLACKWELL)
+      if (i.kind) return sm_count * std::min(4, detail::mma_blackwell_blocks_per_sm(instr));
+#endif
+      return sm_count * std::min(4, detail::mma_blocks_per_sm(instr));
+  }
+  return 0;
 }
 
 double peak_instructions(PeakInstr instr, const PeakLaunch& launch) {
@@ -159,7 +111,7 @@ double peak_instructions(PeakInstr instr, const PeakLaunch& launch) {
 
 double peak_check_magnitude(PeakInstr instr, const PeakLaunch& launch) {
   const PeakInstrInfo& i = info(instr);
-  const double per_instruction = i.k;  // k products of magnitude <= 1
+  const double per_instruction = i.k * i.scale;  // k products of magnitude <= 1, scaled
   return i.alternate ? per_instruction
                      : (2.0 * static_cast<double>(launch.iterations) + 1.0) * per_instruction;
 }
@@ -178,24 +130,34 @@ double peak_ops(PeakInstr instr, const PeakLaunch& launch) {
 std::vector<std::uint8_t> peak_input_a(PeakInstr instr) {
   const PeakInstrInfo& i = info(instr);
   std::vector<std::uint8_t> out;
-  if (i.wgmma) {
-    for (int r = 0; r < 8; ++r) append_bits(out, instr, numerics::peak_input_a(r, 0));
+  if (i.family == PeakFamily::tcgen05) {
+    for (int r = 0; r < 8; ++r) append_row(out, i, numerics::peak_input_a(r, 0), false);
+    return out;
+  }
+  if (i.family == PeakFamily::wgmma) {
+    for (int r = 0; r < 8; ++r) append_bits(out, i, numerics::peak_input_a(r, 0));
     return out;
   }
   for (int r = 0; r < i.m; ++r)  // row-major m x k
-    for (int c = 0; c < i.k; ++c) append_bits(out, instr, numerics::peak_input_a(r, c));
+    for (int c = 0; c < i.k; ++c) append_bits(out, i, numerics::peak_input_a(r, c));
   return out;
 }
 
 std::vector<std::uint8_t> peak_input_b(PeakInstr instr) {
   const PeakInstrInfo& i = info(instr);
   std::vector<std::uint8_t> out;
-  if (i.wgmma) {
-    for (int c = 0; c < 8; ++c) append_bits(out, instr, numerics::peak_input_b(0, c));
+  if (i.family == PeakFamily::tcgen05) {  // B's 8 rows, then the second instruction's
+    for (int negate = 0; negate < 2; ++negate)
+      for (int c = 0; c < 8; ++c)
+        append_row(out, i, numerics::peak_input_b(0, c), negate == 1 && i.alternate);
+    return out;
+  }
+  if (i.family == PeakFamily::wgmma) {
+    for (int c = 0; c < 8; ++c) append_bits(out, i, numerics::peak_input_b(0, c));
     return out;
   }
   for (int c = 0; c < i.n; ++c)  // column-major k x n
-    for (int r = 0; r < i.k; ++r) append_bits(out, instr, numerics::peak_input_b(r, c));
+    for (int r = 0; r < i.k; ++r) append_bits(out, i, numerics::peak_input_b(r, c));
   return out;
 }
 
@@ -212,16 +174,34 @@ void launch_tensor_peak(PeakInstr instr, const PeakLaunch& launch, const PeakBuf
   TCB_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   TCB_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   if (auto why = peak_unsupported_reason(instr, major, minor)) throw InvalidArgument(*why);
-  if (launch.blocks < 1 || launch.iterations < 0)
-    throw InvalidArgument("tensor peak launch needs blocks >= 1 and iterations >= 0, got " +
-                          std::to_string(launch.blocks) + " and " +
+  if (auto why = peak_build_reason(instr)) throw InvalidArgument(*why);
+  const PeakInstrInfo& i = info(instr);
+  if (launch.blocks < 1 || launch.iterations < 0 || launch.blocks % i.cta_group != 0)
+    throw InvalidArgument("tensor peak launch of " + std::string(i.ptx) +
+                          " needs blocks >= 1 (a multiple of " + std::to_string(i.cta_group) +
+                          ") and iterations >= 0, got " + std::to_string(launch.blocks) + " and " +
                           std::to_string(launch.iterations));
-  if (info(instr).wgmma)
-    detail::launch_wgmma_peak(instr, launch, buffers, stream);
-  else
-    detail::launch_mma_peak(instr, launch, buffers, stream);
-  TCB_CUDA_LAUNCH("tensor peak " + std::string(info(instr).ptx) + ", " +
-                  std::to_string(launch.blocks) + " blocks");
+  switch (i.family) {
+    case PeakFamily::wgmma:
+      detail::launch_wgmma_peak(instr, launch, buffers, stream);
+      break;
+    case PeakFamily::tcgen05:
+#if defined(TCBENCH_TENSOR_PEAK_TCGEN05)
+      detail::launch_tcgen05_peak(instr, launch, buffers, stream);
+#endif
+      break;
+    case PeakFamily::mma_sync:
+#if defined(TCBENCH_TENSOR_PEAK_BLACKWELL)
+      if (i.kind) {
+        detail::launch_mma_blackwell_peak(instr, launch, buffers, stream);
+        break;
+      }
+#endif
+      detail::launch_mma_peak(instr, launch, buffers, stream);
+      break;
+  }
+  TCB_CUDA_LAUNCH("tensor peak " + std::string(i.ptx) + ", " + std::to_string(launch.blocks) +
+                  " blocks");
 }
 
 PeakCheck check_peak_output(PeakInstr instr, const PeakLaunch& launch,

@@ -14,6 +14,7 @@
 // guarded by __CUDA_ARCH_FEAT_SM90_ALL so that any other target gets a trap, never wgmma.
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
+#include "tcbench/numerics/mma_descriptors.hpp"
 #include "tensor_peak_detail.hpp"
 
 #include <cstdint>
@@ -88,14 +89,12 @@ __device__ inline long long global_nanos() {
   return t;
 }
 
-// Matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, leading- and
-// stride-dimension byte offsets, all >> 4; base offset 0; swizzle mode 0 (none).
-__device__ inline std::uint64_t smem_descriptor(const void* p, std::uint32_t lbo,
-                                                std::uint32_t sbo) {
-  const auto addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-  return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) |
-         static_cast<std::uint64_t>((lbo & 0x3FFFF) >> 4) << 16 |
-         static_cast<std::uint64_t>((sbo & 0x3FFFF) >> 4) << 32;
+// Matrix descriptor of a K-major, unswizzled tile: numerics::wgmma_smem_descriptor (host-tested
+// bit for bit against the PTX ISA's format and CUTLASS's GmmaDescriptor layout).
+__device__ inline std::uint64_t smem_descriptor(const void* p) {
+  return numerics::wgmma_smem_descriptor(static_cast<std::uint32_t>(__cvta_generic_to_shared(p)),
+                                         numerics::kKMajorLeadingBytes,
+                                         numerics::kKMajorStrideBytes);
 }
 
 __device__ inline void wgmma_fence() {
@@ -186,9 +185,9 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
 
   // K-major, no swizzle: core matrix (i, j) at (2 i + j) * 128 bytes, i along M (N), j along K.
-  const std::uint64_t da = smem_descriptor(a_tile, 128, 256);
-  const std::uint64_t db = smem_descriptor(b_tile, 128, 256);
-  const std::uint64_t db_second = Op::kAlternate ? smem_descriptor(b_negated_tile, 128, 256) : db;
+  const std::uint64_t da = smem_descriptor(a_tile);
+  const std::uint64_t db = smem_descriptor(b_tile);
+  const std::uint64_t db_second = Op::kAlternate ? smem_descriptor(b_negated_tile) : db;
   typename Op::Acc d[128] = {};
 
   long long cycles0 = 0, nanos0 = 0;

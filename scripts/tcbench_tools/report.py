@@ -86,7 +86,9 @@ def build(sets: list[ResultSet], out_dir: Path,
         overview.render_topic_tables(doc, sets, labels, best, sweeps)
         # Topic sections (sections/<topic>.py): the plots and tables each concept needs.
         present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}
-        mods = [mod for mod in sections.modules() if mod.TOPIC in present]
+        # A section may also explain other topics (tensor_util: tensor_peak's ladder).
+        mods = [mod for mod in sections.modules()
+                if mod.TOPIC in present or present & set(getattr(mod, "ALSO_TOPICS", ()))]
         for mod in mods:
             doc.heading(2, mod.TITLE, toc=mod.TITLE.split(":")[0])
             images += mod.render(doc, sets, labels, out_dir)

@@ -12,7 +12,9 @@ backward branch and its body) that holds the most tensor-core instructions. The 
 a positive multiple of the tensor instructions one trip issues as the kernel's FLOP count
 assumes (--peak-loops-from: tcbench_context --peak-loops), so an instruction that ptxas emulates
 (FP8 mma.sync on sm_90: F2FP + HMMA + FADD) or folds (identical products computed once) fails,
-and "per_trip_also" asks for other instructions per trip (wgmma.fence: WARPGROUP.ARRIVE). A loop
+and "per_trip_also" asks for other instructions per trip (wgmma.fence: WARPGROUP.ARRIVE) and
+"operands" for an operand pattern on each counted instruction (a block-scaled tcgen05.mma reads
+its scale factors from TMEM: UTCQMMA/UTCOMMA with a tmem[...] operand after idesc[...]). A loop
 rule with "expect_fail" documents a known emulation: it passes while the count falls short and
 fails the day it does not (then the instruction is native and its skip should go).
 Exit codes: 0 pass, 1 a rule failed, 77 the disassembler is not available (skipped).
@@ -63,34 +65,53 @@ def instructions(sass: str) -> set[str]:
 TENSOR_OPCODE = re.compile(r"(HMMA|IMMA|QMMA|OMMA|BMMA|HGMMA|IGMMA|QGMMA|BGMMA|UTC\w*MMA)(\.|$)")
 
 
-def listing(sass: str) -> list[tuple[int, str, str]]:
-    """(address, opcode with modifiers, operands) of every instruction of one kernel's SASS."""
-    return [(int(addr, 16), op, rest) for addr, op, rest in re.findall(
-        r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.x]*)([^;]*);", sass)]
+def listing(sass: str) -> list[tuple[int, str, str, str]]:
+    """(address, opcode with modifiers, operands, guard predicate or "") of every instruction of
+    one kernel's SASS."""
+    return [(int(addr, 16), op, rest, guard) for addr, guard, op, rest in re.findall(
+        r"/\*([0-9a-f]{4,})\*/\s+(?:(@!?U?P\w+)\s+)?([A-Z][A-Z0-9_.x]*)([^;]*);", sass)]
 
 
-def hot_loop(sass: str) -> list[str] | None:
+def hot_loop(sass: str, with_operands: bool = False) -> list | None:
     """Opcodes of the loop body (from a backward branch's target to the branch) that holds the
-    most tensor-core instructions; None when no loop holds any."""
+    most tensor-core instructions ((opcode, operands) pairs with `with_operands`); None when no
+    loop holds any. A span with an unconditional EXIT or RET in it is not a loop: its backward
+    branch is the return of an out-of-line slow path (ptxas places the retry of a cluster barrier
+    or an mbarrier wait after the kernel's EXIT and jumps back), reached only from outside."""
     code = listing(sass)
     best, best_count = None, 0
-    for addr, op, rest in code:
+    for addr, op, rest, _ in code:
         target = re.search(r"0x([0-9a-f]+)", rest)
         if not op.startswith("BRA") or not target or int(target.group(1), 16) > addr:
             continue
-        body = [o for a, o, _ in code if int(target.group(1), 16) <= a <= addr]
-        count = sum(1 for o in body if TENSOR_OPCODE.match(o))
+        span = [(o, r, g) for a, o, r, g in code if int(target.group(1), 16) <= a <= addr]
+        if any(o.startswith(("EXIT", "RET")) and not g for o, _, g in span):
+            continue
+        body = [(o, r) for o, r, _ in span]
+        count = sum(1 for o, _ in body if TENSOR_OPCODE.match(o))
         if count > best_count:
             best, best_count = body, count
-    return best
+    if best is None or with_operands:
+        return best
+    return [o for o, _ in best]
 
 
 def check_loop(rule: dict, per_trip: int, sass: str) -> str | None:
-    """Why the hot loop of one kernel breaks the loop rule, or None when it holds."""
-    body = hot_loop(sass)
-    if body is None:
+    """Why the hot loop of one kernel breaks the loop rule, or None when it holds. A rule's
+    "operands" (a regular expression searched in each counted instruction's operands: tcgen05's
+    scale factors in TMEM, `tmem[...]` after the instruction descriptor) must hold for every one
+    of them."""
+    pairs = hot_loop(sass, with_operands=True)
+    if pairs is None:
         return "no loop holds a tensor-core instruction"
-    count = sum(1 for o in body if re.fullmatch(rule["tensor"], o))
+    body = [o for o, _ in pairs]
+    counted = [r for o, r in pairs if re.fullmatch(rule["tensor"], o)]
+    count = len(counted)
+    if "operands" in rule:
+        wrong = [r.strip() for r in counted if not re.search(rule["operands"], r)]
+        if wrong:
+            return (f"{len(wrong)} of the hot loop's {count} {rule['tensor']} lack operands "
+                    f"matching {rule['operands']!r} (first: {wrong[0]})")
     others = sorted({o for o in body
                      if TENSOR_OPCODE.match(o) and not re.fullmatch(rule["tensor"], o)})
     if count < per_trip or count % per_trip:

@@ -28,8 +28,11 @@ from tcbench_tools.gpu_check import cost, plan
 from tcbench_tools.results import parse_doc
 
 # The device tests the bundle holds and their GoogleTest counts (the review's 13 binaries, 116
-# tests; test_gpu_check_bundle's plan test checks the real ones).
-DEVICE_TESTS = {"device_test_tensor_peak": 36, "device_profiling_test_range_profiler": 4,
+# tests, then issue 37's Blackwell rows: device_test_tensor_peak's 41 instructions x 3 suites and
+# its host tests, and device_test_tensor_peak_blackwell; test_gpu_check_bundle's plan test checks
+# the real ones).
+DEVICE_TESTS = {"device_test_tensor_peak": 129, "device_test_tensor_peak_blackwell": 10,
+                "device_profiling_test_range_profiler": 4,
                 "device_test_block_quant": 6, "device_test_fp8_kernels": 9,
                 "device_test_gemm_cublas": 11, "device_test_gemm_paths": 13,
                 "device_test_gemm_simt": 16, "device_test_gpu_training": 8,
@@ -157,9 +160,35 @@ def test_gpu_check_plan_prints_the_tiers_without_a_gpu(tmp_path: Path):
                           env={"PATH": "/usr/bin:/bin", "TCBENCH_PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    for needle in ("tier 1: the five answers first: 7 steps, 22 benchmarks",
+    for needle in ("tier 1: the five answers first: 7 steps, 24 benchmarks",
                    "tier 3: the rest of the quick suite, most valuable first",
                    "bench_fp8 [t1]", "answers (tier 1)", "torch.matmul 8192^3",
                    "the quick suite (tiers 1 and 3's benchmarks):"):
         assert needle in out, out
     assert out.index("answers (tier 1)") < out.index("bench_tensor_util [t3]")
+
+
+def test_each_gpu_refuses_the_peaks_it_lacks_at_once():
+    """Issue 37: the model costs a tensor_peak row as a skip where the kernel does not exist
+    (kernels/tensor_peak_table.cu's rule): wgmma off 9.0, tcgen05 off 10.0/10.3 (.kind::i8 off
+    10.0), mma.sync's FP8/FP6/FP4 kinds off 12.x; everything else is measured."""
+    from dataclasses import replace
+
+    from tcbench_tools.names import parse
+
+    def skipped(cc: tuple[int, int]) -> set[str]:
+        gpu = replace(cost.H200, cc=cc)
+        return {n.removeprefix("tensor_peak/") for n in quick_lists()["bench_tensor_peak"]
+                if cost.skipped_on(gpu, parse(n))}
+
+    hopper, b200, b300, rtx = skipped((9, 0)), skipped((10, 0)), skipped((10, 3)), skipped((12, 0))
+    tcgen05 = {n for n in quick_lists()["bench_tensor_peak"] if "/tcgen05_" in n}
+    assert len(tcgen05) == 24
+    assert {f"tensor_peak/{n}" for n in hopper} >= tcgen05
+    assert not any(n.startswith("wgmma_") for n in hopper)
+    assert not any(n.startswith("tcgen05_") for n in b200)
+    assert {n for n in b300 if n.startswith("tcgen05_")} == {"tcgen05_i8_m128n256k32/int8",
+                                                            "tcgen05_2cta_i8_m256n256k32/int8"}
+    assert "wgmma_m64n256k16/fp16" in b200 and "mma_m16n8k32/fp8" in b200
+    assert not any(n.startswith(("mma_f8f6f4_", "mma_mx")) for n in rtx)
+    assert "mma_f8f6f4_e2m1_m16n8k32/fp4" in b200 and "mma_m16n8k16/fp16" not in b200

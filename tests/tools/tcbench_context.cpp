@@ -7,9 +7,10 @@
 //   tcbench_context --compute-capabilities            -> "7.5;8.0;..." (the peak table's)
 //   tcbench_context --schema                          -> names, precisions, counters (JSON)
 //   tcbench_context --peak-loops                      -> per tensor-peak kernel, the tensor
-//       instructions one loop trip issues per warp (mma.sync) or warpgroup (wgmma), as the FLOP
-//       count (kernels::peak_instructions) assumes: {"mma_m16n8k16/fp16": 16, ...} (JSON); the
-//       SASS test checks every hot loop against it
+//       instructions one loop trip issues per warp (mma.sync), warpgroup (wgmma) or CTA group
+//       (tcgen05: the issuing thread of a CTA or of a pair), as the FLOP count
+//       (kernels::peak_instructions) assumes: {"mma_m16n8k16/fp16": 16, ...} (JSON); the SASS
+//       test checks every hot loop against it
 #include "tcbench/device_info.hpp"
 #include "tcbench/json.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
@@ -58,10 +59,11 @@ int main(int argc, char** argv) {
       const char* sep = "";
       for (kernels::PeakInstr instr : kernels::kAllPeakInstrs) {
         const kernels::PeakInstrInfo& peak = kernels::info(instr);
-        // One block, one trip more: the instructions per trip, over the block's warp(group)s.
+        // Two blocks (a tcgen05 pair is one issuer), one trip more: the instructions per trip,
+        // over the issuing warps, warpgroups or CTA groups.
         const double per_trip =
-            kernels::peak_instructions(instr, {1, 1}) - kernels::peak_instructions(instr, {1, 0});
-        const int units = peak.threads_per_block / (peak.wgmma ? 128 : 32);
+            kernels::peak_instructions(instr, {2, 1}) - kernels::peak_instructions(instr, {2, 0});
+        const double units = 2 * kernels::peak_issuers_per_block(instr);
         std::printf("%s\n  %s: %.0f", sep,
                     json_string(std::string(peak.variant) + "/" + std::string(name(peak.precision)))
                         .c_str(),

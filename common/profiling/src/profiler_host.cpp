@@ -88,6 +88,16 @@ std::vector<std::string> ProfilerHost::base_metrics(CUpti_MetricType type) const
   return {p.ppMetricNames, p.ppMetricNames + p.numMetrics};
 }
 
+std::string ProfilerHost::description(const std::string& base_metric) const {
+  auto p = detail::cupti_params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+      CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+  p.pHostObject = host_;
+  p.pMetricName = base_metric.c_str();
+  TCB_CUPTI_CTX(cuptiProfilerHostGetMetricProperties(&p),
+                "chip " + chip_ + ", metric " + base_metric);
+  return p.pDescription ? p.pDescription : "";
+}
+
 std::vector<std::uint8_t> ProfilerHost::config_image(std::span<const std::string> metrics) {
   std::vector<const char*> names = c_strings(metrics);
   auto add = detail::cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(

@@ -305,13 +305,27 @@ def row_cost(model: Model, raw_name: str) -> RowCost:
     return RowCost(own, shared)
 
 
+# GeForce Blackwell's mma.sync kinds (bench_tensor_peak's mma_<kind>_* rows).
+GEFORCE_MMA_KINDS = ("mma_f8f6f4_", "mma_mxf8f6f4_", "mma_mxf4nvf4_")
+
+
 def skipped_on(gpu: Gpu, p) -> bool:
-    """Rows the GPU refuses at once (their skip rule runs before any work): block-scaled MX and
-    NVFP4 GEMMs need compute capability 10.0, FP8 mma.sync runs natively on 8.9 and 12.x only."""
+    """Rows the GPU refuses at once (their skip rule runs before any work, kernels/
+    tensor_peak_table.cu for the peaks): block-scaled MX and NVFP4 GEMMs need compute capability
+    10.0, FP8 mma.sync runs natively on 8.9 and 12.x only, wgmma exists on 9.0 only, tcgen05 on
+    10.0 and 10.3 (.kind::i8 on 10.0 only), mma.sync's FP8/FP6/FP4 kinds on 12.x only."""
     if p.topic == "block_scaling" and p.variant in ("gemm_mx", "gemm_nvfp4"):
         return gpu.cc < (10, 0)
-    if p.topic == "tensor_peak" and p.variant == "mma_m16n8k32" and p.precision == "fp8":
+    if p.topic != "tensor_peak":
+        return False
+    if p.variant == "mma_m16n8k32" and p.precision == "fp8":
         return gpu.cc[0] in (9, 10, 11)
+    if p.variant.startswith("wgmma_"):
+        return gpu.cc != (9, 0)
+    if p.variant.startswith("tcgen05_"):
+        return gpu.cc not in ((10, 0), (10, 3)) or (p.precision == "int8" and gpu.cc != (10, 0))
+    if p.variant.startswith(GEFORCE_MMA_KINDS):
+        return gpu.cc[0] != 12
     return False
 
 

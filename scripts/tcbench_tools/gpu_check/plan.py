@@ -39,7 +39,9 @@ TIER1: dict[str, tuple[str, str]] = {
     "bench_fp8": ((r"^fp8/(gemm_e4m3xe4m3_bf16/fp8/m:8192/n:8192/k:8192/layout:tn/accum:fast|"
                   r"block/selected)/"),
                   "Q5: E4M3 against BF16 at 8192^3 and the per-layer selection of the block"),
-    "bench_tensor_peak": (r"^tensor_peak/wgmma_", "the wgmma peaks (Hopper)"),
+    "bench_tensor_peak": (r"^tensor_peak/(wgmma_|tcgen05_f16_)",
+                          "the wgmma peaks (Hopper) and tcgen05's FP16/BF16 peak (datacenter "
+                          "Blackwell)"),
 }
 # Tier 3, most valuable first: what adds most to the answers, then the rest. A binary not named
 # here (a new topic) comes after these, by name.
@@ -50,7 +52,7 @@ TIER3_ORDER = ("bench_tensor_util",    # Q3: whole training steps, nested CUPTI 
                "bench_int8_gemm",      # Q1: small batches, the MLP, the quantization kernels
                "bench_alignment",      # Q4: every precision, cuBLAS, batched heads, padding
                "bench_loss_scaling",   # Q2: where gradients land, the unscale pass
-               "bench_tensor_peak",    # the mma.sync peaks
+               "bench_tensor_peak",    # mma.sync, the other tcgen05 kinds, the CTA pairs
                "bench_fp16_vs_fp32")   # the precision ladder
 # Tier 2: the wgmma and CUPTI device tests first (their code already ran in tier 1; these check
 # it exactly), then the rest by name.

@@ -183,9 +183,15 @@ def peak_table(out: Path) -> list[str]:
         except InputError as exc:
             return [head, f"   {path.name} is unusable: {exc}"]
     lines = [head]
+    # Skips share their sentence (every tcgen05 row of a Hopper box says the same): one line per
+    # sentence, with how many rows and the first of them, after the measured rows.
+    skips: dict[str, list[str]] = {}
     for name, b in sorted(benches.items()):
+        if b.skipped:
+            skips.setdefault(b.skip_reason, []).append(name)
+            continue
         if not b.ok:
-            lines.append(f"   {name:<40} {'skipped: ' + b.skip_reason if b.skipped else b.error}")
+            lines.append(f"   {name:<40} {b.error}")
             continue
         metric = b.throughput_metric()
         rate = b.sample(metric) if metric else None
@@ -203,6 +209,9 @@ def peak_table(out: Path) -> list[str]:
                 text += f" (which implies {mhz.center * at_clock.center / sheet.center:.0f} MHz)"
             parts.append(text)
         lines.append(f"   {name:<40} " + ", ".join(parts))
+    for reason, names in skips.items():
+        more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+        lines.append(f"   {names[0] + more:<40} skipped: {reason}")
     return lines
 
 

@@ -9,7 +9,8 @@ Each module in this package defines
 ``render`` appends headings, paragraphs, tables and images to ``doc`` (report.Doc) for the result
 sets (results.ResultSet, one per GPU, labelled ``labels``) and returns the PNGs it wrote. PNG
 names start with ``section_<TOPIC>_`` so that a rewritten report can drop the stale ones. A
-section is rendered only when some result set holds a benchmark of its topic.
+section is rendered only when some result set holds a benchmark of its topic, or of one of the
+topics its optional ``ALSO_TOPICS`` names (tensor_util: tensor_peak).
 """
 
 from __future__ import annotations

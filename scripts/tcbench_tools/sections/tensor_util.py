@@ -4,9 +4,10 @@ The concept: a high ``sm__pipe_tensor_cycles_active`` (``tensor_active_pct``) is
 Compute shows when Tensor Cores are heavily used, and it should move with the achieved share of
 the peak (``pct_of_peak``). The scatter plots one against the other per GPU; points far above the
 diagonal are a busy but stalled pipe, or a precision the pipe metric weighs differently (see
-docs/concepts/tensor-util.md). The tensor_peak table gives the instructions' own ceiling, and the
-summary line "cuBLASLt reached X% of what the instructions can do" reads every cuBLASLt result
-against it.
+docs/concepts/tensor-util.md). The tensor_peak table gives the instructions' own ceiling, the
+ladder (_ladder.py) the best of each instruction generation per precision (mma.sync, wgmma,
+tcgen05.mma), and the summary line "cuBLASLt reached X% of what the instructions can do" reads
+every cuBLASLt result against it.
 
 The train_step rows (one whole training step per precision and width) get a stacked bar per GPU:
 where the step's time goes (time_pct_<phase>, and the gaps between phases), and how much of the
@@ -44,12 +45,14 @@ from tcbench_tools.schema import (
     tensor_active_in,
     time_share,
 )
+from tcbench_tools.sections import _ladder
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save, slug
 
 TOPIC = "tensor_util"
 TITLE = "Tensor pipe: utilization and the instructions' ceiling"
 PEAK_TOPIC = "tensor_peak"
+ALSO_TOPICS = (PEAK_TOPIC,)  # a run of bench_tensor_peak alone gets this section too
 
 COUNTERS_SKIPPED = re.compile(r"counters skipped: (.*)$")
 STEP_VARIANT = "train_step"
@@ -347,7 +350,7 @@ def render(doc, sets: list[ResultSet], labels: list[str], out_dir: Path) -> list
 def render_gpu(doc, rs: ResultSet, label: str, out_dir: Path) -> list[Path]:
     images: list[Path] = []
     benches = rs.find(TOPIC)
-    if not benches:
+    if not benches and not rs.find(PEAK_TOPIC):
         return images
     doc.heading(3, f"{label}: tensor-pipe utilization")
     if is_synthetic(rs):
@@ -361,7 +364,7 @@ def render_gpu(doc, rs: ResultSet, label: str, out_dir: Path) -> list[Path]:
         images.append(path)
         doc.image(path, f"{label}: tensor_active_pct vs pct_of_peak")
     present = [c for c in PROFILE_COUNTERS if any(b.has(c) for b in benches)]
-    rows = []
+    rows: list[list] = []
     for b in sorted(benches, key=lambda b: b.name):
         if not b.ok:
             # Nothing measured: dashes in the number columns, the reason in its own column
@@ -373,8 +376,9 @@ def render_gpu(doc, rs: ResultSet, label: str, out_dir: Path) -> list[Path]:
         rows.append([_short(b), f"{got[1]:.1f} {got[0]}" if got else "-",
                      _fmt(b.center(PCT_OF_PEAK))] +
                     [_fmt(b.center(c)) for c in present] + [""])
-    doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present, "note"], rows,
-              set(range(1, 3 + len(present))))
+    if rows:
+        doc.table(["benchmark", "throughput", PCT_OF_PEAK, *present, "note"], rows,
+                  set(range(1, 3 + len(present))))
 
     peak_rows = []
     for b in sorted(rs.find(PEAK_TOPIC, ran=True), key=lambda b: b.name):
@@ -393,6 +397,7 @@ def render_gpu(doc, rs: ResultSet, label: str, out_dir: Path) -> list[Path]:
         doc.table(["instruction/precision", "throughput", "% of measured-clock model",
                    "% of max-clock model", "% of datasheet", "clock MHz (in-kernel)",
                    "clock MHz (attribute)"], peak_rows, {1, 2, 3, 4, 5, 6})
+    _ladder.render(doc, rs, label)
     line = summary_line(rs)
     if line:
         doc.para(Strong(line))

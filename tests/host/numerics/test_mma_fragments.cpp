@@ -1,6 +1,7 @@
 // mma.sync fragment layouts: each formula covers its tile exactly once (a bijection from
 // (lane, element) to (row, col)), and agrees with entries read off the PTX ISA's fragment
-// figures for m16n8k8 (tf32), m16n8k16 (f16) and m16n8k32 (s8/e4m3).
+// figures for m16n8k8 (tf32), m16n8k16 (f16), m16n8k32 (s8/e4m3) and m16n8k64 (packed e2m1 of
+// mma.sync .kind::mxf4nvf4, the layout the PTX ISA gives .u4/.s4 m16n8k64).
 #include "tcbench/numerics/mma_fragments.hpp"
 
 #include <gtest/gtest.h>
@@ -41,7 +42,7 @@ TEST_P(Fragments, ABAndCCoverTheirTilesExactlyOnce) {
   EXPECT_EQ(c.size(), 128u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tf32F16S8, Fragments, ::testing::Values(1, 2, 4));
+INSTANTIATE_TEST_SUITE_P(Tf32F16S8E2m1, Fragments, ::testing::Values(1, 2, 4, 8));
 
 TEST(Fragments, F16M16n8k16MatchesThePtxFigure) {
   // Lane 0: a0,a1 at row 0 cols 0,1; a2,a3 at row 8; a4..a7 the same 8 columns further.
@@ -74,6 +75,18 @@ TEST(Fragments, S8M16n8k32MatchesThePtxFigure) {
   EXPECT_EQ(cell(mma_a_element(1, 15, 4)), Cell(8, 23));
   EXPECT_EQ(cell(mma_b_element(1, 0, 4)), Cell(4, 0));
   EXPECT_EQ(cell(mma_b_element(1, 7, 4)), Cell(23, 0));
+}
+
+TEST(Fragments, E2m1M16n8k64MatchesThePtxFigure) {
+  // Eight elements per register: a0..a7 row groupID, a8..a15 row groupID + 8, a16..a31 the same
+  // rows 32 columns further; b0..b7 rows 8 t .. 8 t + 7, b8..b15 32 rows further.
+  EXPECT_EQ(cell(mma_a_element(0, 7, 8)), Cell(0, 7));
+  EXPECT_EQ(cell(mma_a_element(0, 8, 8)), Cell(8, 0));
+  EXPECT_EQ(cell(mma_a_element(0, 16, 8)), Cell(0, 32));
+  EXPECT_EQ(cell(mma_a_element(5, 31, 8)), Cell(9, 47));
+  EXPECT_EQ(cell(mma_b_element(1, 0, 8)), Cell(8, 0));
+  EXPECT_EQ(cell(mma_b_element(1, 8, 8)), Cell(40, 0));
+  EXPECT_EQ(cell(mma_b_element(31, 15, 8)), Cell(63, 7));
 }
 
 TEST(PeakInputs, SmallIntegersNotAllZero) {

@@ -153,6 +153,51 @@ TEST(MetricTable, HopperSubPipesAreTheOnesNsightDescribes) {
                 "tensor_hmma_hgmma_qgmma_pct", "sm_throughput_pct", "dram_throughput_pct"}));
 }
 
+// bench_tensor_util's (and bench_tensor_peak's) metric list on datacenter and GeForce Blackwell,
+// golden like Hopper's above, and what each tensor sub-pipe counts there by CUPTI's own words:
+// GB100's hmma sub-pipe counts tcgen05's UTCHMMA (.kind::f16, ::tf32), UTCQMMA (::f8f6f4,
+// ::mxf8f6f4) and UTCOMMA (::mxf4nvf4), its imma sub-pipe UTCIMMA (::i8); GB202's count mma.sync's
+// QMMA and OMMA (the FP8/FP6/FP4 kinds). So every bench_tensor_peak row of the chip lands in a
+// sub-pipe the table reads (tests/sass/sass_rules.json has the opcodes of each row).
+std::vector<std::string_view> counters_of(std::string_view chip) {
+  const ChipMetrics cm = *metrics_for_chip(chip);
+  std::vector<std::string_view> out;
+  for (const Metric& m : cm.metrics) out.push_back(m.counter);
+  return out;
+}
+
+std::string described(ProfilerHost& host, std::string_view counter) {
+  const ChipMetrics cm = *metrics_for_chip(host.chip());
+  for (const Metric& m : cm.metrics)
+    if (m.counter == counter) return host.description(base_name(m.name));
+  ADD_FAILURE() << host.chip() << " has no " << counter;
+  return "";
+}
+
+TEST(MetricTable, DatacenterBlackwellSubPipesCountTheTcgen05Instructions) {
+  EXPECT_EQ(counters_of("GB100"),
+            (std::vector<std::string_view>{"tensor_active_pct", "tensor_hmma_pct",
+                                           "tensor_imma_pct", "tensor_dmma_pct",
+                                           "sm_throughput_pct", "dram_throughput_pct"}));
+  ProfilerHost host("GB100");
+  const std::string hmma = described(host, "tensor_hmma_pct");
+  for (const char* op : {"HMMA", "UTCHMMA", "UTCQMMA", "UTCOMMA"})
+    EXPECT_NE(hmma.find(op), std::string::npos) << "GB100 hmma: " << hmma;
+  const std::string imma = described(host, "tensor_imma_pct");
+  EXPECT_NE(imma.find("UTCIMMA"), std::string::npos) << "GB100 imma: " << imma;
+}
+
+TEST(MetricTable, GeForceBlackwellSubPipesCountItsMmaKinds) {
+  EXPECT_EQ(counters_of("GB202"), (std::vector<std::string_view>{
+                                      "tensor_active_pct", "tensor_hmma_pct", "tensor_imma_pct",
+                                      "sm_throughput_pct", "dram_throughput_pct"}));
+  ProfilerHost host("GB202");
+  const std::string hmma = described(host, "tensor_hmma_pct");
+  for (const char* op : {"HMMA", "QMMA", "OMMA"})
+    EXPECT_NE(hmma.find(op), std::string::npos) << "GB202 hmma: " << hmma;
+  EXPECT_EQ(hmma.find("UTC"), std::string::npos) << "GB202 has no tcgen05: " << hmma;
+}
+
 TEST(MetricTable, IntegratedChipsHaveNoDramThroughput) {
   for (std::string_view chip : {"GA10B", "GB10B", "GB20B"}) {
     const ChipMetrics cm = *metrics_for_chip(chip);

@@ -1,9 +1,9 @@
 // The range plan of a whole training step (benchmarks/step_ranges.hpp) against CUPTI's profiler
-// host API, without a GPU, on the three datacenter chips: 5 ranges (the step and its 4 phases)
-// on 2 nesting levels, the chip's whole metric set in every range, and the replays that costs:
-// CUPTI's passes for the set, once per nesting level. The pass counts are CUPTI 13.0's
-// (docs/concepts/tensor-util.md, "Replay passes" and "Whole step"); a newer CUPTI that changes
-// them fails here so that the page is updated with it. Then what a bad range list is told.
+// host API, without a GPU, on the three datacenter chips and GeForce Blackwell (GB202): 5 ranges
+// (the step and its 4 phases) on 2 nesting levels, the chip's whole metric set in every range, and
+// the replays that costs: CUPTI's passes for the set, once per nesting level. The pass counts are
+// CUPTI 13.0's (docs/concepts/tensor-util.md, "Replay passes" and "Whole step"); a newer CUPTI that
+// changes them fails here so that the page is updated with it. Then what a bad range list is told.
 #include "step_ranges.hpp"
 #include "tcbench/profiling/availability.hpp"
 #include "tcbench/profiling/range_plan.hpp"
@@ -65,16 +65,20 @@ TEST_P(StepPlan, FiveRangesOnTwoLevelsWithTheChipsMetricSet) {
 
 INSTANTIATE_TEST_SUITE_P(Datacenter, StepPlan,
                          ::testing::Values(ChipPasses{"GH100", 8}, ChipPasses{"GA100", 6},
-                                           ChipPasses{"GB100", 9}),
+                                           ChipPasses{"GB100", 9}, ChipPasses{"GB202", 8}),
                          [](const auto& p) { return std::string(p.param.chip); });
 
 TEST(RangePlan, OneRangeIsTheCollectCountersPlan) {
-  ProfilerHost host("GH100");
-  const std::vector<RangeSpec> one{{"tcbench", 1}};
-  const RangePlan plan = plan_ranges(host, one);
-  EXPECT_EQ(plan.nesting_levels, 1);
-  EXPECT_EQ(plan.passes(), plan.config_passes);
-  EXPECT_EQ(plan.paths, std::vector<std::string>{"tcbench"});
+  // One range around a GEMM or a tensor-peak launch (bench_tensor_util, bench_tensor_peak):
+  // one level, the chip's passes, on Hopper and on both Blackwell lines.
+  for (const char* chip : {"GH100", "GB100", "GB202"}) {
+    ProfilerHost host(chip);
+    const std::vector<RangeSpec> one{{"tcbench", 1}};
+    const RangePlan plan = plan_ranges(host, one);
+    EXPECT_EQ(plan.nesting_levels, 1) << chip;
+    EXPECT_EQ(plan.passes(), plan.config_passes) << chip;
+    EXPECT_EQ(plan.paths, std::vector<std::string>{"tcbench"}) << chip;
+  }
 }
 
 // The counter data image holds twice the ranges' tree nodes (NVIDIA's Nsight Perf SDK sizing):

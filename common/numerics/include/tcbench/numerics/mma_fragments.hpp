@@ -22,7 +22,8 @@ struct RowCol {
   int row, col;
 };
 
-// elements_per_reg: 1 (tf32, k = 8), 2 (f16/bf16, k = 16), 4 (s8/e4m3, k = 32).
+// elements_per_reg: 1 (tf32, k = 8), 2 (f16/bf16, k = 16), 4 (s8, e4m3 and the 8-bit containers
+// of .kind::f8f6f4, k = 32), 8 (packed e2m1 of .kind::mxf4nvf4, k = 64).
 TCB_HD inline RowCol mma_a_element(int lane, int e, int elements_per_reg) {
   const int g = lane / 4, t = lane % 4, v = elements_per_reg, r = e / v;
   return {g + 8 * (r % 2), v * t + e % v + 4 * v * (r / 2)};

@@ -35,6 +35,10 @@ class ProfilerHost {
   // Base metric names of one type (counter, ratio, throughput) on this chip.
   std::vector<std::string> base_metrics(CUpti_MetricType type) const;
 
+  // CUPTI's description of a base metric on this chip (cuptiProfilerHostGetMetricProperties):
+  // for the tensor sub-pipes, the SASS instructions they count ("HMMA/UTCHMMA/UTCQMMA/UTCOMMA").
+  std::string description(const std::string& base_metric) const;
+
   // The configuration image that collects `metrics` (full names with rollup and submetric).
   // Throws tcbench::Error naming the chip and the metric list if CUPTI rejects one.
   std::vector<std::uint8_t> config_image(std::span<const std::string> metrics);
