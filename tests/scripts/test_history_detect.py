@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import history_data as hd
-from tcbench_tools.history import detect
+from tcbench_tools.history import detect, merge
 from tcbench_tools.history.series import History, RunInfo, Series
 
 
@@ -51,7 +51,7 @@ def test_a_5_percent_step_among_200_series_is_found_at_its_run_and_nothing_else(
     assert abs(c.index - at) <= 1
     assert c.run.run_id == f"{c.index:064x}" and c.run.git_sha == f"sha{c.index:04d}"
     assert c.direction == "regression" and 3.0 < c.change_pct < 7.0
-    assert c.p_value < detect.ALPHA
+    assert c.p_value < merge.ALPHA
     assert not c.gates and not result.failing  # it began 22 runs ago: not a new regression
 
 
@@ -142,13 +142,17 @@ def test_check_json_and_exit_code(cli, tmp_path):
     code, out, err = cli("history", "check", "--db", db, "--json")
     assert code == 1, err
     doc = json.loads(out)
-    assert set(doc) == {"runs", "series", "change_points"}
+    assert set(doc) == {"runs", "series", "threshold", "min_magnitude", "window",
+                        "change_points"}
     assert doc["runs"] == 30 and doc["series"] == 6
+    assert (doc["threshold"], doc["min_magnitude"], doc["window"]) == (5.0, 2.5, 5)
     points = {c["benchmark"]: c for c in doc["change_points"]}
     assert set(points) == {names[2], names[5]}
     for c in doc["change_points"]:
-        assert set(c) == {"benchmark", "gpu", "run_id", "git_sha", "time", "before", "after",
-                          "change_pct", "p_value", "direction"}
+        assert set(c) == {"benchmark", "gpu", "mode", "environment", "run_id", "git_sha", "time",
+                          "before", "after", "change_pct", "p_value", "direction",
+                          "runs_at_new_level", "gates", "synthetic"}
+        assert c["synthetic"] is True  # the runs are built from a fixture that carries it
     reg, imp = points[names[2]], points[names[5]]
     assert reg["direction"] == "regression" and imp["direction"] == "improvement"
     assert reg["gpu"] == "Fixture GPU A"
@@ -162,7 +166,8 @@ def test_check_json_and_exit_code(cli, tmp_path):
     code, out, err = cli("history", "check", "--db", db)
     assert code == 1
     assert out.splitlines()[0] == ("tcbench history check: 30 runs, 6 series (benchmark x GPU "
-                                   "model x quick/full), 2 change point(s).")
+                                   "model x quick/full x environment), 2 change point(s) of at "
+                                   "least 2.5% (the reporting floor; 0 smaller ones not listed).")
     fail = next(line for line in out.splitlines() if line.startswith("FAIL "))
     assert names[2] in fail and docs[26]["context"]["git_sha"] in fail and "+10" in fail
     assert out.splitlines()[-1].startswith("FAIL: 1 regression(s) beyond 5% began within the "
@@ -220,7 +225,8 @@ def test_quick_and_full_runs_are_separate_series(cli, tmp_path):
             row["real_time"] *= 1.5
     _add(cli, db, full + quick, tmp_path)
     code, out, err = cli("history", "check", "--db", db, "--json")
-    assert code == 0 and json.loads(out) == {"runs": 40, "series": 6, "change_points": []}
+    doc = json.loads(out)
+    assert code == 0 and (doc["runs"], doc["series"], doc["change_points"]) == (40, 6, [])
 
 
 def test_check_of_an_empty_history_is_one_sentence(cli, tmp_path):

@@ -275,7 +275,7 @@ def test_a_newer_schema_is_refused(cli, db):
         conn.execute("UPDATE schema_version SET version = 99")
     before = dump(db)
     refused(cli, "history", "add", fixture("gpu_b.json"), "--db", db,
-            needles=("has schema version 99, newer than this tcbench knows (3)",))
+            needles=("has schema version 99, newer than this tcbench knows (4)",))
     assert dump(db) == before
 
 
@@ -285,13 +285,16 @@ def test_an_older_schema_is_migrated(cli, db):
     assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
     want = sorted(rows(db, "SELECT run, key, value FROM run_values"))
     assert len(want) > 20
+    arrays = rows(db, "SELECT * FROM run_arrays")
     with sqlite3.connect(db) as conn:  # what schema 1 was
         conn.execute("DROP TABLE run_values")
+        conn.execute("DROP TABLE run_arrays")
         conn.execute("UPDATE schema_version SET version = 1")
     code, out, err = cli("history", "check", "--db", db)
     assert code == 0, err
-    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 3)]
+    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 4)]
     assert sorted(rows(db, "SELECT run, key, value FROM run_values")) == want
+    assert rows(db, "SELECT * FROM run_arrays") == arrays  # schema 4's, built from results
     assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
     assert rows(db, "SELECT count(*) FROM runs") == [(2,)]
 
@@ -299,8 +302,9 @@ def test_an_older_schema_is_migrated(cli, db):
 def test_the_schema_is_created_with_its_version(cli, db):
     assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
     tables = {r[0] for r in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"schema_version", "runs", "benchmarks", "results", "counters", "run_values"}
-    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 3)]
+    assert tables == {"schema_version", "runs", "benchmarks", "results", "counters", "run_values",
+                      "run_arrays"}
+    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 4)]
 
 
 def test_a_run_folder_a_gpu_check_folder_and_a_fleet_folder(cli, tmp_path, db):

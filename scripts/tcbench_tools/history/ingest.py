@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tcbench_tools import files, schema
 from tcbench_tools.errors import InputError
-from tcbench_tools.history import store
+from tcbench_tools.history import arrays, store
 from tcbench_tools.printable import printable
 from tcbench_tools.results import Benchmark, ResultSet, load
 
@@ -328,6 +328,9 @@ def _store_run(conn, run: Run, ids: dict[str, int]) -> None:
         counters += [{"run": key, "benchmark": bench, "name": n, "value": v}
                      for n, v in r.counters.items()]
     conn.execute(store.table("results").insert(), rows)
+    conn.execute(store.table("run_arrays").insert().values(run=key, **arrays.pack(
+        [(row["benchmark"], row["median"], row["p10"], row["p90"]) for row in rows
+         if row["status"] == "ok"])))
     if counters:
         conn.execute(store.table("counters").insert(), counters)
     if run.values:

@@ -1,16 +1,37 @@
-"""The plain-text verdict of ``history check``."""
+"""The plain-text verdict of ``history check``, and the synthetic-data note of ``history add``."""
 
 from __future__ import annotations
 
+from tcbench_tools import synthetic
 from tcbench_tools.history.detect import Check
+from tcbench_tools.names import short_path
 from tcbench_tools.tables import fmt_time, text_table
+
+
+def synthetic_note(runs: list) -> str | None:
+    """The sentence ``history add`` prints when a run carries tcbench_synthetic (``runs``:
+    ingest.Run objects), as compare and report mark such inputs; None when none does."""
+    fake = [r for r in runs if synthetic.is_synthetic(r.context)]
+    if not fake:
+        return None
+    listed = ", ".join(short_path(r.source) for r in fake[:5])
+    listed += f" and {len(fake) - 5} more" if len(fake) > 5 else ""
+    return (f"{synthetic.MARK}: {len(fake)} of the {len(runs)} run(s) ({listed}) carry the "
+            f"context key {synthetic.KEY}: test fixtures, not measurements; the history keeps "
+            "them, and its dashboard marks them.")
 
 
 def check_text(result: Check) -> str:
     lines = [f"tcbench history check: {result.runs} runs, {result.series} series (benchmark x "
-             f"GPU model x quick/full), {len(result.change_points)} change point(s)."]
+             f"GPU model x quick/full x environment), {len(result.change_points)} change "
+             f"point(s) of at least {result.floor:g}% (the reporting floor; "
+             f"{len(result.below_floor)} smaller ones not listed)."]
+    if any(c.series.synthetic for c in result.change_points):
+        lines.append(f"{synthetic.MARK}: change points marked * come from runs that carry "
+                     f"{synthetic.KEY} (test fixtures, not measurements).")
     if result.change_points:
-        rows = [["FAIL" if c.gates else ("new" if c.recent else ""), c.series.benchmark,
+        rows = [["FAIL" if c.gates else ("new" if c.recent else ""),
+                 c.series.benchmark + (" *" if c.series.synthetic else ""),
                  c.series.gpu, c.series.mode, c.run.run_id[:12],
                  c.run.time.strftime("%Y-%m-%d %H:%M"), (c.run.git_sha or "-")[:12],
                  fmt_time(c.before), fmt_time(c.after), f"{c.change_pct:+.1f}%",
@@ -22,9 +43,10 @@ def check_text(result: Check) -> str:
     failing = result.failing
     if failing:
         lines.append(f"FAIL: {len(failing)} regression(s) beyond {result.threshold:g}% began "
-                     f"within the newest {result.window} runs of their series and are confirmed "
-                     "by at least 3 runs.")
+                     f"within the newest {result.window} runs of their series and at least 3 "
+                     "runs are at the new level.")
     else:
         lines.append(f"PASS: no regression beyond {result.threshold:g}% began within the newest "
                      f"{result.window} runs of any series.")
     return "\n".join(lines)
+

@@ -1,0 +1,123 @@
+"""The merge pass: which candidate boundaries are real level changes.
+
+Each boundary is tested against the whole segments on its two sides. A boundary that fails is
+merged away (its two segments become one) and its neighbours are tested again against the
+merged segments, weakest first, until every kept boundary holds (the merge step of Apache
+Otava's E-divisive, Fleming et al., ICPE 2023). Testing only against the search's own segments
+loses a large step next to a short one: with 3 runs on one side, no rank test can reach p < 0.01
+(its smallest p is 0.1 for 3 + 3 runs, 0.024 for 3 + 6).
+
+A boundary holds when
+  - the medians of its two segments differ by at least MIN_SHIFT sigma (the series' run-to-run
+    noise, search.noise): a shift smaller than the noise is not reported;
+  - they differ significantly (p < ALPHA): by a two-sided Mann-Whitney U test (scipy) when the
+    two segments hold enough runs for that test to reach ALPHA at all; else (both short: 3 + 3
+    to 3 + 6, 4 + 4, 4 + 5 runs) by a z test of the two medians against the series' own noise,
+    which is estimated from every run of the series (the wider context), with the variance of a
+    median (pi/2 sigma^2 / n);
+  - the new level is not one the series already visited in RECURRING of the runs before it
+    (runs beyond the old level's noise toward the new level, and past half-way): a bimodal
+    series, such as a pool of two kinds of runner that nothing in the context tells apart,
+    switches between two levels without any change.
+
+The weakest failing boundary goes first (the smallest shift in units of its standard error).
+When every boundary holds, the smallest one below the reporting floor (``floor`` percent, the
+minimum magnitude) is merged away, and the pass goes on; those are returned apart, for the
+dashboard to draw as below the floor.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+ALPHA = 0.01  # significance of a level change
+MIN_SHIFT = 1.5  # the two segments' medians must differ by this many sigma
+RECURRING = 0.2  # share of the runs before a boundary already at its new level: a bimodal series
+MEDIAN_VAR = math.pi / 2  # variance of a sample median over that of a mean (normal noise)
+BAND = 3.0  # sigma: a run further than this from a level lies outside that level's noise
+
+
+@dataclass
+class Edge:
+    """One boundary: the first run of the new level, between segments [lo, at) and [at, hi)."""
+
+    lo: int
+    at: int
+    hi: int
+    old: float  # median of y over [lo, at)
+    new: float  # median of y over [at, hi)
+    p: float
+    z: float  # the shift in units of its standard error
+    holds: bool
+
+    @property
+    def shift(self) -> float:
+        return self.new - self.old
+
+    @property
+    def change_pct(self) -> float:
+        return math.expm1(self.shift) * 100.0
+
+
+def band(shift: float, sigma: float) -> float:
+    """How far from the old level a run must lie, toward the new one, to count as at the new
+    level: outside the old level's noise (BAND sigma), or past half-way for a small change."""
+    return min(abs(shift) / 2, BAND * sigma)
+
+
+def _min_rank_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p the exact Mann-Whitney U test can give for these sizes."""
+    if min(n1, n2) >= 8:
+        return 0.0
+    return 2.0 / math.comb(n1 + n2, n1)
+
+
+def test(y: np.ndarray, lo: int, at: int, hi: int, sigma: float) -> Edge:
+    from scipy.special import ndtr
+    from scipy.stats import mannwhitneyu
+
+    before, after = y[lo:at], y[at:hi]
+    old, new = float(np.median(before)), float(np.median(after))
+    shift = new - old
+    z = abs(shift) / (sigma * math.sqrt(MEDIAN_VAR * (1 / len(before) + 1 / len(after))))
+    if _min_rank_p(len(before), len(after)) < ALPHA:
+        p = float(mannwhitneyu(before, after, alternative="two-sided").pvalue)
+    else:
+        p = float(2 * ndtr(-z))
+    # Runs before the boundary already past the new level's side of the old level's noise.
+    beyond = np.sign(shift) * (before - old) > max(abs(shift) / 2, BAND * sigma)
+    recurring = shift != 0 and np.mean(beyond) >= RECURRING
+    holds = p < ALPHA and abs(shift) >= MIN_SHIFT * sigma and not recurring
+    return Edge(lo, at, hi, old, new, p, z, bool(holds))
+
+
+def merge(y: np.ndarray, sigma: float, boundaries: list[int],
+          floor: float) -> tuple[list[Edge], list[Edge]]:
+    """(kept, below the floor): every kept boundary holds against the whole segments beside it
+    and changes the level by at least ``floor`` percent."""
+    n = len(y)
+    cuts = [0, *boundaries, n]
+    edges = [test(y, cuts[i - 1], cuts[i], cuts[i + 1], sigma) for i in range(1, len(cuts) - 1)]
+    below: list[Edge] = []
+    while edges:
+        weak = [i for i, e in enumerate(edges) if not e.holds]
+        if weak:
+            i = min(weak, key=lambda k: edges[k].z)
+        else:
+            small = [i for i, e in enumerate(edges) if abs(e.change_pct) < floor]
+            if not small:
+                break
+            i = min(small, key=lambda k: abs(edges[k].shift))
+            below.append(edges[i])
+        gone = edges.pop(i)
+        # The neighbours now reach across the merged segment.
+        if i > 0:
+            e = edges[i - 1]
+            edges[i - 1] = test(y, e.lo, e.at, gone.hi, sigma)
+        if i < len(edges):
+            e = edges[i]
+            edges[i] = test(y, gone.lo, e.at, e.hi, sigma)
+    return edges, below
