@@ -17,6 +17,7 @@ import pytest
 
 import history_data as hd
 from browser import browser, screenshot  # noqa: F401  (the fixture)
+from tcbench_tools.history import canvas
 
 TOPICS = ("fp16_vs_fp32", "int8_gemm", "alignment")
 
@@ -53,7 +54,7 @@ def test_the_dashboard_loads_and_every_plot_renders(browser, dashboard):  # noqa
     sizes = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, "
         "i.naturalHeight])")
-    assert sizes and all(done and w == 300 and h == 180 for done, w, h in sizes), sizes
+    assert sizes and all(done and w == 390 and h == 240 for done, w, h in sizes), sizes
     width = browser.execute_script("return [window.innerWidth, "
                                    "document.documentElement.scrollWidth]")
     assert width[0] == 1280 and width[1] <= 1280, width
@@ -71,12 +72,12 @@ def test_the_regression_list_is_right(browser, dashboard):  # noqa: F811
     cells = [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in rows]
     # Newest first: the new one (the gate fails on it), then the older one.
     assert [(c[0], c[1], c[2], c[6]) for c in cells] == [
-        ("new", names[0], "Fixture GPU A", a[97]["context"]["git_sha"][:12]),
-        ("", names[5], "Fixture GPU A", a[40]["context"]["git_sha"][:12])]
+        ("new", f"{names[0]} (synthetic data)", "Fixture GPU A", a[97]["context"]["git_sha"][:12]),
+        ("", f"{names[5]} (synthetic data)", "Fixture GPU A", a[40]["context"]["git_sha"][:12])]
     assert cells[0][9].startswith("+") and cells[1][9].startswith("+")
     others = browser.find_elements(By.CSS_SELECTOR, "#other-list tbody tr")
     assert [[td.text for td in row.find_elements(By.TAG_NAME, "td")][1:3] for row in others] == [
-        [names[1], "Fixture GPU B"]]
+        [f"{names[1]} (synthetic data)", "Fixture GPU B"]]
     # The benchmark links to its plot, whose caption names the change and its sha.
     link = rows[0].find_element(By.CSS_SELECTOR, "td.name a").get_attribute("href")
     figure = browser.find_element(By.ID, link.split("#")[1])
@@ -105,4 +106,4 @@ def test_a_run_in_a_plot_links_to_its_provenance(browser, dashboard):  # noqa: F
     assert a[99]["context"]["gpu_uuid"] in text
     # The area of run i lies over run i's point: x grows with the run index.
     xs = [int(area.get_attribute("coords").split(",")[0]) for area in areas]
-    assert xs == sorted(xs) and xs[0] >= 40 and xs[-1] < 300
+    assert xs == sorted(xs) and xs[0] >= 40 and xs[-1] < canvas.WIDTH

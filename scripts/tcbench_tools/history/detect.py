@@ -16,7 +16,9 @@ The reporting floor (``floor``, percent; by default half the gate's threshold, `
 as Apache Otava's ``--magnitude``): a change smaller than it is neither listed nor gated
 (``Check.below_floor`` keeps them for the dashboard). The gate (exit 1) fails when a regression
 beyond ``threshold`` percent begins within the newest ``window`` runs of its series and at least
-CONFIRM runs are at its new level.
+CONFIRM runs are at its new level, and the series' environment identity is among the newest
+``window`` runs of its GPU model and mode (a runner that was updated or left the pool leaves a
+series whose last runs are not new).
 """
 
 from __future__ import annotations
@@ -77,13 +79,13 @@ class Check:
 
 
 def _point(s: Series, runs: list[RunInfo], y: np.ndarray, e: Edge, sigma: float, window: int,
-           threshold: float, listed: bool) -> ChangePoint:
+           threshold: float, listed: bool, current: bool) -> ChangePoint:
     b = float(np.median(s.median[e.lo:e.at]))
     a = float(np.median(s.median[e.at:e.hi]))
     change = (a / b - 1.0) * 100.0
     limit = band(e.shift, sigma)
     confirming = int(np.sum(np.sign(e.shift) * (y[e.at:] - e.old) > limit))
-    recent = e.at >= len(y) - window
+    recent = current and e.at >= len(y) - window
     gates = listed and a > b and change > threshold and recent and confirming >= CONFIRM
     return ChangePoint(s, e.at, runs[int(s.runs[e.at])], b, a, change, e.p, confirming, recent,
                        bool(gates), listed)
@@ -112,8 +114,10 @@ def series_change_points(s: Series, runs: list[RunInfo], window: int, threshold:
 
 
 def series_points(s: Series, runs: list[RunInfo], window: int, threshold: float,
-                  floor: float | None = None) -> tuple[list[ChangePoint], list[ChangePoint]]:
-    """(listed, below the floor) change points of one series, in time order."""
+                  floor: float | None = None, current: bool = True,
+                  ) -> tuple[list[ChangePoint], list[ChangePoint]]:
+    """(listed, below the floor) change points of one series, in time order. ``current``: the
+    series' environment still runs (see ``check``); only then can a change be recent."""
     floor = default_floor(threshold) if floor is None else floor
     y = np.log(s.median)
     sigma = noise(y)
@@ -125,19 +129,33 @@ def series_points(s: Series, runs: list[RunInfo], window: int, threshold: float,
             continue
         keep = abs(moved.change_pct) >= floor
         (listed if keep else below).append(
-            _point(s, runs, y, moved, sigma, window, threshold, keep))
-    below += [_point(s, runs, y, e, sigma, window, threshold, False) for e in small
+            _point(s, runs, y, moved, sigma, window, threshold, keep, current))
+    below += [_point(s, runs, y, e, sigma, window, threshold, False, current) for e in small
               if e.hi - e.at >= MIN_SIZE]
     below.sort(key=lambda c: c.index)
     return listed, below
 
 
+def current_identities(history: History, window: int) -> dict[tuple, set]:
+    """(GPU model, quick) -> the identities of its newest ``window`` runs. A series whose
+    identity is not among them no longer runs (its runner was updated or left the pool): the
+    last runs of such a series are not new, and never fail the gate."""
+    newest: dict[tuple, list] = {}
+    for run in reversed(history.runs):
+        seen = newest.setdefault((run.gpu_name, run.quick), [])
+        if len(seen) < window:
+            seen.append(run.identity)
+    return {key: set(ids) for key, ids in newest.items()}
+
+
 def check(history: History, window: int = DEFAULT_WINDOW,
           threshold: float = DEFAULT_THRESHOLD, floor: float | None = None) -> Check:
     floor = default_floor(threshold) if floor is None else floor
+    running = current_identities(history, window)
     points, below = [], []
     for s in history.series:
-        listed, small = series_points(s, history.runs, window, threshold, floor)
+        current = s.identity in running.get((s.gpu, s.quick), set())
+        listed, small = series_points(s, history.runs, window, threshold, floor, current)
         points += listed
         below += small
     points.sort(key=lambda c: (c.run.time, c.series.gpu, c.series.benchmark), reverse=True)
