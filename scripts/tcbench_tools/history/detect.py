@@ -29,7 +29,7 @@ import numpy as np
 
 from tcbench_tools.history import identity
 from tcbench_tools.history.merge import Edge, band, merge, test
-from tcbench_tools.history.search import MIN_SIZE, candidates, cleaned, noise
+from tcbench_tools.history.search import MIN_SIZE, candidates, cleaned, noise, sums_of
 from tcbench_tools.history.series import History, RunInfo, Series
 
 CONFIRM = 3  # runs that must show a regression before the gate fails
@@ -121,7 +121,8 @@ def series_points(s: Series, runs: list[RunInfo], window: int, threshold: float,
     floor = default_floor(threshold) if floor is None else floor
     y = np.log(s.median)
     sigma = noise(y)
-    kept, small = merge(y, sigma, candidates(cleaned(y, sigma), sigma), floor)
+    clean = cleaned(y, sigma)
+    kept, small = merge(y, sigma, candidates(clean, sigma), floor, sums_of(clean))
     listed, below = [], []
     for e in kept:
         moved = _refined(y, e, sigma)

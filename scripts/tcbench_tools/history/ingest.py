@@ -195,10 +195,11 @@ def _time(rs: ResultSet) -> datetime:
     return when
 
 
-def _check_names(rs: ResultSet) -> None:
+def _check_names(rs: ResultSet, counters: dict[str, list[str]]) -> None:
     """The names that key a row of the history (benchmark, GPU and counter names) fit the one
     limit both databases index (store.TEXT_LIMIT characters): checked before either sees them,
-    so that SQLite and PostgreSQL store the same runs."""
+    so that SQLite and PostgreSQL store the same runs. ``counters``: each benchmark's counter
+    names (read once: a run of 2000 benchmarks has 18,000 rows to look through)."""
     limit = store.TEXT_LIMIT
     gpu = printable(str(rs.context.get("gpu_name", "")).strip())
     if len(gpu) > limit:
@@ -209,7 +210,7 @@ def _check_names(rs: ResultSet) -> None:
             raise InputError(f"{rs.path}: benchmark {printable(name[:60])!r}... has a name of "
                              f"{len(name)} characters, more than the {limit} the history keys a "
                              "benchmark with.")
-        for counter in bench.counter_names():
+        for counter in counters[name]:
             if len(printable(counter)) > limit:
                 raise InputError(f"{rs.path}: benchmark {printable(name[:60])!r} has a counter "
                                  f"named with {len(counter)} characters, more than the {limit} "
@@ -230,28 +231,31 @@ def _invalid(rs: ResultSet, name: str, reason: str) -> InputError:
                       "no measurement gives (fix or regenerate the file).")
 
 
-def _result(rs: ResultSet, bench: Benchmark) -> Result:
+def _result(rs: ResultSet, bench: Benchmark, counters: list[str]) -> Result:
     if bench.skipped:
         return Result(bench.name, "skipped", message=bench.skip_reason[:1000])
     if bench.failed:
         return Result(bench.name, "failed", message=bench.error[:1000])
-    defect = bench.defect("time")
-    if defect is not None:
-        if defect.invalid:
-            raise _invalid(rs, bench.name, defect.reason)
-        return Result(bench.name, "unusable", message=defect.reason)
+    # The sample exists exactly when the value has no defect (results.Benchmark.sample): ask
+    # for the defect only to say why there is none.
     sample = bench.sample("time")  # every repetition > 0 (defect checks the physical range)
+    if sample is None:
+        defect = bench.defect("time")
+        if defect is not None and defect.invalid:
+            raise _invalid(rs, bench.name, defect.reason)
+        return Result(bench.name, "unusable",
+                      message=defect.reason if defect is not None else "it has no time")
     out = Result(bench.name, "ok", sample.center, repetitions=sample.count, cv=sample.cv)
     if sample.values:
         out.p10, out.p90 = _percentile(sample.values, 0.1), _percentile(sample.values, 0.9)
-    for counter in bench.counter_names():
-        defect = bench.defect(counter)
-        if defect is not None:
-            if defect.invalid:
+    for counter in counters:
+        value = bench.sample(counter)
+        if value is None:
+            defect = bench.defect(counter)
+            if defect is not None and defect.invalid:
                 raise _invalid(rs, bench.name, defect.reason)
             continue
-        value = bench.sample(counter)
-        if value is not None and math.isfinite(value.center):
+        if math.isfinite(value.center):
             out.counters[printable(counter)] = value.center
     return out
 
@@ -270,8 +274,9 @@ def to_run(rs: ResultSet, extra: dict[str, float]) -> Run:
     if quick not in ("true", "false"):
         raise InputError(f"{rs.path} has no tcbench_quick 'true' or 'false' in its context: "
                          "whether it is a quick or a full run is unknown.")
-    _check_names(rs)
-    results = [_result(rs, b) for _, b in sorted(rs.benchmarks.items())]
+    counters = {name: b.counter_names() for name, b in rs.benchmarks.items()}
+    _check_names(rs, counters)
+    results = [_result(rs, b, counters[name]) for name, b in sorted(rs.benchmarks.items())]
     reps = Counter(r.repetitions for r in results if r.repetitions)
     columns = {col: _text(context, key) for key, col in _TEXT_COLUMNS.items()}
     numbers = store.numeric_values(context)

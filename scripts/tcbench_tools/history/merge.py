@@ -16,11 +16,13 @@ A boundary holds when
     which is estimated from every run of the series (the wider context), with the variance of a
     median (pi/2 sigma^2 / n);
   - the new level is not one the series already visited in RECURRING of the runs before it
-    (runs beyond the old level's noise toward the new level, and past half-way): a bimodal
-    series, such as a pool of two kinds of runner that nothing in the context tells apart,
-    switches between two levels without any change.
+    (runs beyond the old level's noise toward the new level, and past half-way; judged on at
+    least RECURRING_RUNS runs): a bimodal series, such as a pool of two kinds of runner that
+    nothing in the context tells apart, switches between two levels without any change.
 
-The weakest failing boundary goes first (the smallest shift in units of its standard error).
+The weakest failing boundary goes first (the smallest shift in units of its standard error);
+its neighbours move to the best split of their new spans (least squares, as the search) and are
+tested again.
 When every boundary holds, the smallest one below the reporting floor (``floor`` percent, the
 minimum magnitude) is merged away, and the pass goes on; those are returned apart, for the
 dashboard to draw as below the floor.
@@ -36,6 +38,7 @@ import numpy as np
 ALPHA = 0.01  # significance of a level change
 MIN_SHIFT = 1.5  # the two segments' medians must differ by this many sigma
 RECURRING = 0.2  # share of the runs before a boundary already at its new level: a bimodal series
+RECURRING_RUNS = 10  # ... among at least this many (in fewer, a misplaced boundary looks alike)
 MEDIAN_VAR = math.pi / 2  # variance of a sample median over that of a mean (normal noise)
 BAND = 3.0  # sigma: a run further than this from a level lies outside that level's noise
 
@@ -89,15 +92,17 @@ def test(y: np.ndarray, lo: int, at: int, hi: int, sigma: float) -> Edge:
         p = float(2 * ndtr(-z))
     # Runs before the boundary already past the new level's side of the old level's noise.
     beyond = np.sign(shift) * (before - old) > max(abs(shift) / 2, BAND * sigma)
-    recurring = shift != 0 and np.mean(beyond) >= RECURRING
+    recurring = shift != 0 and len(before) >= RECURRING_RUNS and np.mean(beyond) >= RECURRING
     holds = p < ALPHA and abs(shift) >= MIN_SHIFT * sigma and not recurring
     return Edge(lo, at, hi, old, new, p, z, bool(holds))
 
 
-def merge(y: np.ndarray, sigma: float, boundaries: list[int],
-          floor: float) -> tuple[list[Edge], list[Edge]]:
+def merge(y: np.ndarray, sigma: float, boundaries: list[int], floor: float,
+          sums: np.ndarray | None = None) -> tuple[list[Edge], list[Edge]]:
     """(kept, below the floor): every kept boundary holds against the whole segments beside it
-    and changes the level by at least ``floor`` percent."""
+    and changes the level by at least ``floor`` percent. ``sums`` (search.sums_of the series
+    the search ran on): when a boundary's neighbours merge, it moves to the best split of its
+    new span before it is tested again, and the boundary beyond it is tested again too."""
     n = len(y)
     cuts = [0, *boundaries, n]
     edges = [test(y, cuts[i - 1], cuts[i], cuts[i + 1], sigma) for i in range(1, len(cuts) - 1)]
@@ -115,9 +120,26 @@ def merge(y: np.ndarray, sigma: float, boundaries: list[int],
         gone = edges.pop(i)
         # The neighbours now reach across the merged segment.
         if i > 0:
-            e = edges[i - 1]
-            edges[i - 1] = test(y, e.lo, e.at, gone.hi, sigma)
+            _retest(y, sigma, edges, i - 1, edges[i - 1].lo, gone.hi, sums)
         if i < len(edges):
-            e = edges[i]
-            edges[i] = test(y, gone.lo, e.at, e.hi, sigma)
+            _retest(y, sigma, edges, i, gone.lo, edges[i].hi, sums)
     return edges, below
+
+
+def _retest(y: np.ndarray, sigma: float, edges: list[Edge], i: int, lo: int, hi: int,
+            sums: np.ndarray | None) -> None:
+    """Edge i, now between lo and hi: placed at the best split there (when ``sums``), tested;
+    a move changes the segment of the edge beyond it, which is tested again too."""
+    at = edges[i].at
+    if sums is not None:
+        from tcbench_tools.history.search import best_split
+
+        at = best_split(sums, lo, hi)[0]
+    moved = at != edges[i].at
+    edges[i] = test(y, lo, at, hi, sigma)
+    if moved and i > 0 and edges[i - 1].hi != at:
+        e = edges[i - 1]
+        edges[i - 1] = test(y, e.lo, e.at, at, sigma)
+    if moved and i + 1 < len(edges) and edges[i + 1].lo != at:
+        e = edges[i + 1]
+        edges[i + 1] = test(y, at, e.at, e.hi, sigma)

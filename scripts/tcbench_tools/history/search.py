@@ -15,8 +15,10 @@ On y = log(median time) per run, in time order:
    inside one of them) and once over the whole series (long, slow shifts). Each split costs a few
    vector operations on cumulative sums, so a series of 10,000 runs takes about a millisecond;
    PELT's exact search (ruptures' C code) took 0.4 s per such series, 800 s for 2000 of them.
-   The search may propose more boundaries than are real: the merge pass tests each one against
-   its neighbours and merges the weakest away.
+   Boundaries closer than MIN_SIZE keep the strongest; then each moves to the best split
+   between its neighbours (a boundary found in one window can sit a run or two off). The
+   search may propose more boundaries than are real: the merge pass tests each one against its
+   neighbours and merges the weakest away.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def cleaned(y: np.ndarray, sigma: float) -> np.ndarray:
     return np.where(np.abs(y - smooth) > OUTLIER * sigma, smooth, y)
 
 
-def _best_split(sums: np.ndarray, a: int, b: int) -> tuple[int, float]:
+def best_split(sums: np.ndarray, a: int, b: int) -> tuple[int, float]:
     """The split a < t < b (segments of at least MIN_SIZE) that most lowers the squared error
     of [a, b), and by how much; sums are the cumulative sums with a leading 0."""
     t = np.arange(a + MIN_SIZE, b - MIN_SIZE + 1)
@@ -72,11 +74,34 @@ def _segment(sums: np.ndarray, a: int, b: int, penalty: float, out: dict[int, fl
         a, b = stack.pop()
         if b - a < 2 * MIN_SIZE:
             continue
-        t, gain = _best_split(sums, a, b)
+        t, gain = best_split(sums, a, b)
         if gain <= penalty:
             continue
         out[t] = max(out.get(t, 0.0), gain)
         stack += [(a, t), (t, b)]
+
+
+def sums_of(y: np.ndarray) -> np.ndarray:
+    """Cumulative sums with a leading 0, of y centred (the sums stay small, the gains exact)."""
+    return np.concatenate([[0.0], np.cumsum(y - np.median(y))])
+
+
+def placed(sums: np.ndarray, cuts: list[int], passes: int = 3) -> list[int]:
+    """Each boundary moved to the best split between its neighbours, a few times over: a
+    boundary found in one window, or before its neighbours were, can sit a run or two off."""
+    cuts = list(cuts)
+    n = len(sums) - 1
+    for _ in range(passes):
+        moved = False
+        for i, t in enumerate(cuts):
+            a = cuts[i - 1] if i else 0
+            b = cuts[i + 1] if i + 1 < len(cuts) else n
+            best, _ = best_split(sums, a, b)
+            if best != t:
+                cuts[i], moved = best, True
+        if not moved:
+            break
+    return cuts
 
 
 def candidates(y: np.ndarray, sigma: float) -> list[int]:
@@ -85,8 +110,7 @@ def candidates(y: np.ndarray, sigma: float) -> list[int]:
     n = len(y)
     if n < 2 * MIN_SIZE:
         return []
-    c = y - np.median(y)  # centred: the sums stay small, the gains exact
-    sums = np.concatenate([[0.0], np.cumsum(c)])
+    sums = sums_of(y)
     found: dict[int, float] = {}
     _segment(sums, 0, n, BETA * sigma ** 2 * np.log(n), found)
     if n > WINDOW:
@@ -109,4 +133,4 @@ def candidates(y: np.ndarray, sigma: float) -> list[int]:
     for t in sorted(found, key=lambda k: -found[k]):
         if MIN_SIZE <= t <= n - MIN_SIZE and all(abs(t - k) >= MIN_SIZE for k in kept):
             kept.append(t)
-    return sorted(kept)
+    return placed(sums, sorted(kept))
