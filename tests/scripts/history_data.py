@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import zlib
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -176,3 +177,36 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# -- real public histories (fixtures/history_real/, README.md there names each source) ----------
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "history_real"
+
+
+@dataclass
+class RealSeries:
+    """One series of a public project's test data, with what its source documents: the first
+    run of each new level (and how many runs off it may be found), the index ranges [from, to)
+    where the source documents no change, and the false changes tcbench is known to report."""
+
+    name: str
+    source: str  # repository@commit:path
+    values: list[float]
+    changes: list[tuple[int, int]]  # (index, tolerance)
+    quiet: list[tuple[int, int]]
+    known_extra: list[int]
+
+
+def real_histories() -> list[RealSeries]:
+    out = []
+    for path in sorted(REAL.glob("*.json")):
+        doc = json.loads(path.read_text())
+        source = f"{doc['repository']}@{doc['commit'][:12]}:{doc['path']}"
+        for metric, part in (doc.get("metrics") or {"": doc}).items():
+            out.append(RealSeries(
+                path.stem + (f"/{metric}" if metric else ""), source, part["values"],
+                [(c["index"], c.get("tolerance", 1)) for c in part["changes"]],
+                [(q["from"], q["to"]) for q in part["quiet"]],
+                [c["index"] for c in part.get("known_extra", [])]))
+    return out
