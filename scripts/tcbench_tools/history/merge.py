@@ -10,11 +10,11 @@ loses a large step next to a short one: with 3 runs on one side, no rank test ca
 A boundary holds when
   - the medians of its two segments differ by at least MIN_SHIFT sigma (the series' run-to-run
     noise, search.noise): a shift smaller than the noise is not reported;
-  - they differ significantly (p < ALPHA): by a two-sided Mann-Whitney U test (scipy) when the
-    two segments hold enough runs for that test to reach ALPHA at all; else (both short: 3 + 3
-    to 3 + 6, 4 + 4, 4 + 5 runs) by a z test of the two medians against the series' own noise,
-    which is estimated from every run of the series (the wider context), with the variance of a
-    median (pi/2 sigma^2 / n);
+  - they differ significantly (p < ALPHA): by a two-sided Mann-Whitney U test (ranks.py,
+    scipy's computation) when the two segments hold enough runs for that test to reach ALPHA at
+    all; else (both short: 3 + 3 to 3 + 6, 4 + 4, 4 + 5 runs) by a z test of the two medians
+    against the series' own noise, which is estimated from every run of the series (the wider
+    context), with the variance of a median (pi/2 sigma^2 / n);
   - the new level is not one the series already visited in RECURRING of the runs before it
     (runs beyond the old level's noise toward the new level, and past half-way; judged on at
     least RECURRING_RUNS runs): a bimodal series, such as a pool of two kinds of runner that
@@ -34,6 +34,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from tcbench_tools.history.ranks import mann_whitney_p, normal_sf
 
 ALPHA = 0.01  # significance of a level change
 MIN_SHIFT = 1.5  # the two segments' medians must differ by this many sigma
@@ -79,17 +81,16 @@ def _min_rank_p(n1: int, n2: int) -> float:
 
 
 def test(y: np.ndarray, lo: int, at: int, hi: int, sigma: float) -> Edge:
-    from scipy.special import ndtr
-    from scipy.stats import mannwhitneyu
-
     before, after = y[lo:at], y[at:hi]
     old, new = float(np.median(before)), float(np.median(after))
     shift = new - old
     z = abs(shift) / (sigma * math.sqrt(MEDIAN_VAR * (1 / len(before) + 1 / len(after))))
+    if abs(shift) < MIN_SHIFT * sigma:
+        return Edge(lo, at, hi, old, new, 1.0, z, False)  # smaller than the noise: no test
     if _min_rank_p(len(before), len(after)) < ALPHA:
-        p = float(mannwhitneyu(before, after, alternative="two-sided").pvalue)
+        p = mann_whitney_p(before, after)
     else:
-        p = float(2 * ndtr(-z))
+        p = 2 * normal_sf(z)
     # Runs before the boundary already past the new level's side of the old level's noise.
     beyond = np.sign(shift) * (before - old) > max(abs(shift) / 2, BAND * sigma)
     recurring = shift != 0 and len(before) >= RECURRING_RUNS and np.mean(beyond) >= RECURRING
@@ -117,29 +118,34 @@ def merge(y: np.ndarray, sigma: float, boundaries: list[int], floor: float,
                 break
             i = min(small, key=lambda k: abs(edges[k].shift))
             below.append(edges[i])
-        gone = edges.pop(i)
+        edges.pop(i)
         # The neighbours now reach across the merged segment.
         if i > 0:
-            _retest(y, sigma, edges, i - 1, edges[i - 1].lo, gone.hi, sums)
+            _retest(y, sigma, edges, i - 1, sums)
         if i < len(edges):
-            _retest(y, sigma, edges, i, gone.lo, edges[i].hi, sums)
+            _retest(y, sigma, edges, i, sums)
     return edges, below
 
 
-def _retest(y: np.ndarray, sigma: float, edges: list[Edge], i: int, lo: int, hi: int,
-            sums: np.ndarray | None) -> None:
-    """Edge i, now between lo and hi: placed at the best split there (when ``sums``), tested;
-    a move changes the segment of the edge beyond it, which is tested again too."""
-    at = edges[i].at
-    if sums is not None:
-        from tcbench_tools.history.search import best_split
+def _span(edges: list[Edge], j: int, n: int) -> tuple[int, int]:
+    """Where edge j's two segments begin and end: at its neighbours (or the series' ends)."""
+    return (edges[j - 1].at if j > 0 else 0), (edges[j + 1].at if j + 1 < len(edges) else n)
 
+
+def _retest(y: np.ndarray, sigma: float, edges: list[Edge], j: int,
+            sums: np.ndarray | None) -> None:
+    """Edge j, between its neighbours: placed at the best split there (when ``sums``), tested;
+    a move changes a segment of each neighbour, which are tested again too."""
+    from tcbench_tools.history.search import MIN_SIZE, best_split
+
+    n = len(y)
+    lo, hi = _span(edges, j, n)
+    at = edges[j].at
+    if sums is not None and hi - lo >= 2 * MIN_SIZE:
         at = best_split(sums, lo, hi)[0]
-    moved = at != edges[i].at
-    edges[i] = test(y, lo, at, hi, sigma)
-    if moved and i > 0 and edges[i - 1].hi != at:
-        e = edges[i - 1]
-        edges[i - 1] = test(y, e.lo, e.at, at, sigma)
-    if moved and i + 1 < len(edges) and edges[i + 1].lo != at:
-        e = edges[i + 1]
-        edges[i + 1] = test(y, at, e.at, e.hi, sigma)
+    moved = at != edges[j].at
+    edges[j] = test(y, lo, at, hi, sigma)
+    for k in (j - 1, j + 1) if moved else ():
+        if 0 <= k < len(edges):
+            a, b = _span(edges, k, n)
+            edges[k] = test(y, a, edges[k].at, b, sigma)
