@@ -118,6 +118,7 @@ class Canvas:
                     fontsize=FONT - 1, color="#555555", ha="left", va="bottom")
         self.ylabel = ax.set_ylabel("", fontsize=FONT, labelpad=2)
         self.log = False
+        self.drawn: dict = {}  # what the last plot drew (the tests read it)
         self._linear()
         mark_synthetic(self.fig)
         self.mark = self.fig.texts[-1]
@@ -208,6 +209,11 @@ class Canvas:
         ax.draw_artist(ax.yaxis)
         for artist in artists:
             (self.fig if artist is self.mark else ax).draw_artist(artist)
+        renderer = self.canvas.get_renderer()
+        self.drawn = {"ylim": ax.get_ylim(), "log": log, "ylabel": self.ylabel.get_text(),
+                      "noise_bands": len(noise_boxes), "synthetic": synthetic,
+                      "labels": [t.get_window_extent(renderer) for t in artists
+                                 if t in ax.texts]}
         self._save(path)
         for artist in artists:
             if artist is not self.mark:

@@ -48,7 +48,8 @@ ul.environments { margin: 4px 0 8px; padding-left: 20px; font-size: 13px; color:
 figure { margin: 0; width: 390px; }
 figure img { display: block; width: 390px; height: 240px; outline: 1px solid #e6e6e6; }
 figcaption { font-size: 12.5px; overflow-wrap: break-word; line-height: 1.3; margin-top: 3px; }
-figcaption .tag { font-weight: 600; }
+figcaption .tag { font-weight: 600; white-space: nowrap; }
+figcaption .tag.minor { white-space: normal; }
 figcaption .regression { color: #c62828; } figcaption .improvement { color: #2e7d32; }
 figcaption .minor { color: #777; font-weight: normal; }
 .none, .more { color: #666; }
