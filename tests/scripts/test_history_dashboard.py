@@ -201,7 +201,7 @@ def test_the_provenance_names_each_source_relative_to_its_run_folder(browser, pl
 def test_the_plots_of_the_feature_history(plain):
     page = plain["page"].read_text()
     names = plain["names"]
-    assert "<b>E1</b> from 2026-04-02 02:00" in page and "driver 13 -&gt; 14.1" in page
+    assert "<b>E1</b> from 2026-04-02 02:00" in page and "driver 13.0 -&gt; 14.1" in page
     assert "below the 2.5% floor" in page  # names[4]'s +2 %
     assert page.count("<figure ") == 6 and names[1].split("/")[0] in page
 

@@ -19,18 +19,22 @@ KEYS = (("sm_count", "SMs"), ("gpu_mig_mode", "MIG"), ("power_limit_w", "power l
         ("ecc_mode", "ECC"), ("driver_version", "driver"), ("cuda_runtime", "CUDA"),
         ("cublaslt_version", "cuBLASLt"), ("num_cpus", "host CPUs"))
 LABELS = dict(KEYS)
+NUMBERS = frozenset({"sm_count", "power_limit_w", "locked_sm_clock_mhz", "num_cpus"})
 MISSING = "-"  # a key the run's context does not record
 
 Identity = tuple[str, ...]  # one value per KEYS entry, in its order
 
 
-def _value(raw) -> str:
-    """The key's value as one comparable text: numbers in one spelling ("400.0" and 400 alike)."""
+def _value(key: str, raw) -> str:
+    """The key's value as one comparable text: a number in one spelling ("400.0" and 400
+    alike); a version or a word as written."""
     if raw is None or isinstance(raw, (dict, list)):
         return MISSING
     if isinstance(raw, bool):
         return str(raw).lower()
     text = str(raw).strip()
+    if key not in NUMBERS:
+        return text[:80] or MISSING
     try:
         number = float(text)
     except ValueError:
@@ -39,7 +43,7 @@ def _value(raw) -> str:
 
 
 def of(context: dict) -> Identity:
-    return tuple(_value(context.get(key)) for key, _ in KEYS)
+    return tuple(_value(key, context.get(key)) for key, _ in KEYS)
 
 
 def describe(identity: Identity) -> str:
