@@ -119,6 +119,8 @@ def series_points(s: Series, runs: list[RunInfo], window: int, threshold: float,
     """(listed, below the floor) change points of one series, in time order. ``current``: the
     series' environment still runs (see ``check``); only then can a change be recent."""
     floor = default_floor(threshold) if floor is None else floor
+    if len(s.median) < 2 * MIN_SIZE:
+        return [], []  # no level of MIN_SIZE runs after another one yet
     y = np.log(s.median)
     sigma = noise(y)
     clean = cleaned(y, sigma)
