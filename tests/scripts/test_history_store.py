@@ -17,6 +17,8 @@ import pytest
 
 import history_data as hd
 from conftest import REPO, assert_one_line_error, fixture, load_doc, tcbench, write
+from tcbench_tools import results
+from tcbench_tools.history import ingest
 
 FP32 = "fp16_vs_fp32/cublaslt/fp32/m:1024/n:1024/k:1024/layout:nn"
 SKIPPED = "fp8/gemm_e4m3xe4m3_bf16/fp8/m:4096/n:4096/k:4096/layout:tn/accum:fast"
@@ -383,3 +385,23 @@ def test_two_adds_at_the_same_moment(tmp_path, db):
     assert rows(db, "SELECT count(*), count(DISTINCT run_id) FROM runs") == [(18, 18)]
     assert rows(db, "SELECT count(*) FROM results") == [(18 * len(names),)]
     assert rows(db, "SELECT count(*) FROM benchmarks") == [(len(names),)]
+
+
+def test_runs_read_in_a_child_are_the_runs_read_here(cli, tmp_path, db, monkeypatch):
+    """A large input is read in a forked child (and hashed in a child of that one) while add
+    imports the database layer: the same runs come back as read in this process, and a bad
+    value is the same one sentence with nothing written. (The thresholds are lowered to 0 here,
+    so that the fixtures take that path.)"""
+    paths = [fixture("gpu_a.json"), fixture("gpu_b.json")]
+    here = ingest.read(paths)
+    monkeypatch.setattr(ingest, "READ_IN_CHILD_FROM", 0)
+    monkeypatch.setattr(ingest, "HASH_IN_CHILD_FROM", 0)
+    child = ingest.read(paths)
+    assert [r.run_id for r in child] == [r.run_id for r in here] == [
+        ingest.run_id(results.load(p)) for p in paths]
+    assert [(r.results, r.context, r.columns) for r in child] == [
+        (r.results, r.context, r.columns) for r in here]
+    assert cli("history", "add", *paths, "--db", db)[0] == 0
+    before = dump(db)
+    refused(cli, "history", "add", _nan_time(tmp_path), "--db", db, needles=("is NaN",))
+    assert dump(db) == before

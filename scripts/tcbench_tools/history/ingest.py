@@ -260,7 +260,8 @@ def _result(rs: ResultSet, bench: Benchmark, counters: list[str]) -> Result:
     return out
 
 
-def to_run(rs: ResultSet, extra: dict[str, float]) -> Run:
+def to_run(rs: ResultSet, extra: dict[str, float], rid: str | None = None) -> Run:
+    """The run of a result set, checked; ``rid``: its run id when already known."""
     if not rs.has_tcbench_context:
         raise InputError(f"{rs.path} has no tcbench provenance (no gpu_name, tcbench_version "
                          "or compute_capability in its context): history keeps only runs of "
@@ -287,16 +288,138 @@ def to_run(rs: ResultSet, extra: dict[str, float]) -> Run:
         sm_clock_mhz=numbers.get("sm_clock_mhz"), mem_clock_mhz=numbers.get("mem_clock_mhz"),
         power_draw_w=numbers.get("power_draw_w", extra.get("nvidia_smi.power.draw_W")),
         power_limit_w=numbers.get("power_limit_w", extra.get("nvidia_smi.power.limit_W")))
-    return Run(run_id(rs), rs.path, _time(rs), gpu, quick == "true", columns, values, context,
-               results)
+    return Run(rid or run_id(rs), rs.path, _time(rs), gpu, quick == "true", columns, values,
+               context, results)
 
 
 def read(paths: list[Path]) -> list[Run]:
-    """Every run the paths hold, checked; the first problem is an InputError."""
-    runs = []
-    for path in paths:
-        runs += [to_run(rs, extra) for rs, extra in result_sets(path)]
+    """Every run the paths hold, checked; the first problem is an InputError. Large inputs are
+    read in a forked child while this process imports the database layer (see ``_in_child``)."""
+    if hasattr(__import__("os"), "fork") and _input_bytes(paths) >= READ_IN_CHILD_FROM:
+        return _in_child(paths)
+    runs = _read(paths)
+    store._sa()
     return runs
+
+
+def _read(paths: list[Path]) -> list[Run]:
+    sets = [item for path in paths for item in result_sets(path)]
+    ids = RunIds([rs for rs, _ in sets])
+    runs = [to_run(rs, extra, rid="-") for rs, extra in sets]  # every check, in this process
+    for run, rid in zip(runs, ids.result()):
+        run.run_id = rid
+    return runs
+
+
+# Reading and checking a run of 2000 benchmarks with 5 repetitions (a 10 MB results.json) takes
+# about 0.6 s, importing SQLAlchemy about 0.35 s, and hashing the run about 0.2 s. From this
+# many bytes of input on, a forked child reads and checks (and a child of its own hashes) while
+# this process imports SQLAlchemy: history add of such a run within a second on two cores.
+READ_IN_CHILD_FROM = 2 * 2**20
+
+
+def _input_bytes(paths: list[Path]) -> int:
+    total = 0
+    for path in paths:
+        try:
+            total += (path.stat().st_size if path.is_file()
+                      else sum(f.stat().st_size for f in path.glob("*.json")))
+        except OSError:
+            continue  # the reader says what is wrong with it
+    return total
+
+
+def _in_child(paths: list[Path]) -> list[Run]:
+    """``_read`` in a forked child; its runs (or its one-sentence error) come back pickled. The
+    child never prints: an error of the tools in it becomes this process's internal error."""
+    import os
+    import pickle
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            try:
+                payload = ("ok", _read(paths))
+            except InputError as exc:
+                payload = ("input", str(exc))
+            except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises
+                payload = ("bug", f"reading the runs failed: {type(exc).__name__}: {exc}")
+            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+            while data:
+                data = data[os.write(write_end, data):]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        store._sa()  # meanwhile
+        chunks = []
+        while chunk := os.read(read_end, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    try:
+        kind, value = pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - a child that died before it answered
+        raise RuntimeError("reading the runs failed: the reading process ended without an "
+                           "answer") from None
+    if kind == "input":
+        raise InputError(value)
+    if kind == "bug":
+        raise RuntimeError(value)
+    return value
+
+
+# A run id hashes the run's whole canonical JSON: for 2000 benchmarks with 5 repetitions, a
+# quarter of a second of encoding, as long as importing the database layer. From this many
+# benchmarks on, a forked child computes the ids while this process checks the values and
+# imports SQLAlchemy (history add of one such run within a second on two cores).
+HASH_IN_CHILD_FROM = 500
+
+
+class RunIds:
+    """The run ids of result sets, computed in a forked child when they are many benchmarks
+    (and fork exists), else when asked for. The child only hashes: every check, and any error,
+    stays in this process; a child that fails leaves the work to it."""
+
+    def __init__(self, sets: list[ResultSet]):
+        import os
+
+        self.sets, self.pid, self.fd = sets, None, None
+        if (not hasattr(os, "fork")
+                or sum(len(rs.benchmarks) for rs in sets) < HASH_IN_CHILD_FROM):
+            return
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: hash, hand the hex digests over, and leave at once
+            code = 1
+            try:
+                os.close(read_end)
+                data = "".join(run_id(rs) for rs in sets).encode("ascii")
+                while data:
+                    data = data[os.write(write_end, data):]
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self.pid, self.fd = pid, read_end
+
+    def result(self) -> list[str]:
+        import os
+
+        if self.pid is None:
+            return [run_id(rs) for rs in self.sets]
+        chunks = []
+        while chunk := os.read(self.fd, 65536):
+            chunks.append(chunk)
+        os.close(self.fd)
+        _, status = os.waitpid(self.pid, 0)
+        text = b"".join(chunks).decode("ascii", "replace")
+        if status != 0 or len(text) != 64 * len(self.sets):
+            return [run_id(rs) for rs in self.sets]
+        return [text[i * 64:(i + 1) * 64] for i in range(len(self.sets))]
 
 
 # --------------------------------------------------------------------------------------------
