@@ -137,14 +137,18 @@ class Canvas:
         self.log = False
         self.drawn: dict = {}  # what the last plot drew (the tests read it)
         self._linear()
-        mark_synthetic(self.fig)
-        self.mark = self.fig.texts[-1]
-        self.mark.set_visible(False)
+        # The SYNTHETIC DATA mark, drawn once on a transparent figure of the same size and laid
+        # over each plot of synthetic runs as pixels (its large glyphs cost more than a plot).
+        overlay = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI)
+        overlay.patch.set_alpha(0.0)
+        mark_synthetic(overlay)
+        drawn = FigureCanvasAgg(overlay)
+        drawn.draw()
+        self.mark = np.asarray(drawn.buffer_rgba()).astype(np.uint16)
         ax.yaxis.set_visible(False)
         self.canvas.draw()
         self.background = self.canvas.copy_from_bbox(self.fig.bbox)
         ax.yaxis.set_visible(True)
-        self.mark.set_visible(True)
 
     def _linear(self) -> None:
         from matplotlib.ticker import MaxNLocator
@@ -228,21 +232,18 @@ class Canvas:
         if marks is not None:
             artists.append(marks)
         artists += self._labels(parts)
-        if synthetic:
-            artists.append(self.mark)
         self.canvas.restore_region(self.background)
         ax.draw_artist(ax.yaxis)
         for artist in artists:
-            (self.fig if artist is self.mark else ax).draw_artist(artist)
+            ax.draw_artist(artist)
         renderer = self.canvas.get_renderer()
         self.drawn = {"ylim": ax.get_ylim(), "log": log, "ylabel": self.ylabel.get_text(),
                       "noise_bands": len(noise_boxes), "synthetic": synthetic,
                       "labels": [t.get_window_extent(renderer) for t in artists
                                  if t in ax.texts]}
-        self._save(path)
+        self._save(path, synthetic)
         for artist in artists:
-            if artist is not self.mark:
-                artist.remove()
+            artist.remove()
 
     def _marks(self, parts: list[Part]):
         from matplotlib.collections import LineCollection
@@ -289,10 +290,14 @@ class Canvas:
                 text.remove()
         return out
 
-    def _save(self, path: Path) -> None:
+    def _save(self, path: Path, synthetic: bool) -> None:
+        """The plot as an RGB PNG (the figure is opaque: an alpha channel would only cost),
+        with the synthetic mark laid over it when asked."""
         from PIL import Image
 
-        width, height = self.canvas.get_width_height()
-        image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw",
-                                 "RGBA", 0, 1)
-        image.save(path, format="PNG", compress_level=1)
+        rgb = np.asarray(self.canvas.buffer_rgba())[..., :3]
+        if synthetic:
+            alpha = self.mark[..., 3:]
+            rgb = ((rgb * (255 - alpha) + self.mark[..., :3] * alpha + 127) // 255)
+        Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8), "RGB").save(
+            path, format="PNG", compress_level=1)
