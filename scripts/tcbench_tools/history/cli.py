@@ -17,8 +17,8 @@ from tcbench_tools.arguments import whole_number
 from tcbench_tools.errors import EXIT_FAIL, EXIT_OK
 
 EPILOG = ("Exit codes: 0 ok; 1 (check) a regression beyond the threshold began within the newest "
-          "runs and is confirmed by 3 runs; 2 usage or input error. The database is --db, else "
-          "$TCBENCH_HISTORY_DB, else results/history.sqlite. See docs/history.md.")
+          "runs and 3 runs are at its new level; 2 usage or input error. The database is --db, "
+          "else $TCBENCH_HISTORY_DB, else results/history.sqlite. See docs/history.md.")
 
 
 _window = whole_number(1, 100000)
@@ -46,11 +46,13 @@ def add_parser(sub) -> None:
     a.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
     _db_option(a)
     c = hs.add_parser("check", help="change points per series; exit 1 on a new regression",
-                      description="Finds level changes in each series' time (ruptures PELT, "
-                                  "penalty from the series' own noise, Mann-Whitney U between "
-                                  "the segments) and fails when a regression beyond the "
-                                  "threshold began within the newest --window runs of its series "
-                                  "and at least 3 runs show it.", epilog=EPILOG)
+                      description="Finds level changes in each series' time (binary "
+                                  "segmentation with a penalty from the series' own noise, then "
+                                  "each boundary tested against the whole segments beside it, "
+                                  "the weakest merged first) and fails when a regression beyond "
+                                  "the threshold began within the newest --window runs of its "
+                                  "series and at least 3 runs are at the new level.",
+                      epilog=EPILOG)
     _db_option(c)
     c.add_argument("--window", type=_window, default=5, metavar="N",
                    help="a regression gates when it begins within the newest N runs of its "

@@ -378,7 +378,7 @@ class Store:
     @contextmanager
     def _guard(self) -> Iterator[None]:
         """Every database access runs inside this: a database error, whether SQLAlchemy wraps
-        it or a reader met it on the driver's own cursor (series.load), is one sentence (exit
+        it or a reader met it on the driver's own cursor, is one sentence (exit
         2) without SQL, parameters or secrets. SQLAlchemy's own failures that are no database
         error (a bug of the tools) stay internal errors, without the SQL."""
         sa = _sa()
