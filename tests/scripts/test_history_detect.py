@@ -400,3 +400,23 @@ def test_a_runner_that_was_updated_leaves_no_new_regression():
     assert not c.recent and not result.failing
     history.runs[-1].identity = old  # the old driver ran again tonight: its series is current
     assert detect.check(history).failing
+
+
+def test_a_large_history_is_checked_in_forked_processes_with_the_same_result(monkeypatch):
+    rng = np.random.default_rng(44)
+    levels = 1e-4 * np.exp(rng.normal(0, 0.01, (300, 120)))
+    levels[200:, :10] *= 1.08
+    levels[296:, 30] *= 1.10
+    history = memory_history(levels)
+
+    def key(result):
+        return sorted((c.series.benchmark, c.index, c.run.run_id, round(c.change_pct, 9),
+                       c.p_value, c.confirming, c.gates) for c in result.change_points)
+
+    monkeypatch.setattr(detect, "PARALLEL_FROM", 10**12)
+    here = detect.check(history)
+    monkeypatch.setattr(detect, "PARALLEL_FROM", 0)
+    forked = detect.check(history)
+    assert key(forked) == key(here) and len(key(here)) == 11
+    assert [c.series.benchmark for c in forked.failing] == ["topic/v/fp16/m:30"]
+    assert len(forked.below_floor) == len(here.below_floor)

@@ -151,18 +151,74 @@ def current_identities(history: History, window: int) -> dict[tuple, set]:
     return {key: set(ids) for key, ids in newest.items()}
 
 
+# From this many runs over all series (2000 series of 500 runs) on, the series are checked in
+# one forked process per core: the search and the merge pass are independent per series.
+PARALLEL_FROM = 1_000_000
+WORKERS = 8
+
+
 def check(history: History, window: int = DEFAULT_WINDOW,
           threshold: float = DEFAULT_THRESHOLD, floor: float | None = None) -> Check:
     floor = default_floor(threshold) if floor is None else floor
     running = current_identities(history, window)
+    jobs = [(s, s.identity in running.get((s.gpu, s.quick), set())) for s in history.series]
     points, below = [], []
-    for s in history.series:
-        current = s.identity in running.get((s.gpu, s.quick), set())
-        listed, small = series_points(s, history.runs, window, threshold, floor, current)
+    for listed, small in _all_points(jobs, history.runs, window, threshold, floor):
         points += listed
         below += small
     points.sort(key=lambda c: (c.run.time, c.series.gpu, c.series.benchmark), reverse=True)
     return Check(len(history.runs), len(history.series), points, window, threshold, floor, below)
+
+
+_WORK: tuple = ()  # (jobs, runs, window, threshold, floor), for the forked workers
+
+
+def _chunk(bounds: tuple[int, int]) -> list[tuple[int, list[tuple], list[tuple]]]:
+    """A worker's share: per series, its change points as plain tuples (pickled back)."""
+    jobs, runs, window, threshold, floor = _WORK
+    out = []
+    for k in range(*bounds):
+        s, current = jobs[k]
+        listed, small = series_points(s, runs, window, threshold, floor, current)
+        if listed or small:
+            out.append((k, [_plain(c) for c in listed], [_plain(c) for c in small]))
+    return out
+
+
+def _plain(c: ChangePoint) -> tuple:
+    return (c.index, c.before, c.after, c.change_pct, c.p_value, c.confirming, c.recent,
+            c.gates, c.listed)
+
+
+def _all_points(jobs: list, runs: list[RunInfo], window: int, threshold: float,
+                floor: float) -> list[tuple[list[ChangePoint], list[ChangePoint]]]:
+    """series_points of every job: in this process, or for a large history in one forked
+    process per core (the change points come back as tuples and are rebuilt here)."""
+    global _WORK
+    import multiprocessing
+    import os
+
+    workers = min(os.cpu_count() or 1, WORKERS)
+    size = sum(len(s.median) for s, _ in jobs)
+    if (workers <= 1 or size < PARALLEL_FROM
+            or "fork" not in multiprocessing.get_all_start_methods()):
+        return [series_points(s, runs, window, threshold, floor, current)
+                for s, current in jobs]
+    step = -(-len(jobs) // (workers * 4))
+    chunks = [(i, min(i + step, len(jobs))) for i in range(0, len(jobs), step)]
+    _WORK = (jobs, runs, window, threshold, floor)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_chunk, chunks)
+    finally:
+        _WORK = ()
+
+    def rebuilt(s: Series, item: tuple) -> ChangePoint:
+        index, *rest = item
+        return ChangePoint(s, index, runs[int(s.runs[index])], *rest)
+
+    return [([rebuilt(jobs[k][0], c) for c in listed], [rebuilt(jobs[k][0], c) for c in small])
+            for part in parts for k, listed, small in part]
 
 
 def as_json(result: Check) -> dict:
