@@ -54,9 +54,9 @@ TARGETS = {"add": 1.0, "check": 60.0, "dashboard": 60.0}
 MEMORY_TARGET_MB = 2048  # check
 # Runs the peak memory of a command: its own and its children's largest resident set (Linux
 # reports ru_maxrss in KiB).
-_MEASURE = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:], "
-            "stdout=subprocess.DEVNULL).returncode; print(resource.getrusage("
-            "resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(code)")
+_MEASURE = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+            "sys.exit(code)")
 
 
 class Levels:
@@ -116,7 +116,8 @@ def timed(args: list[str], env: dict) -> tuple[float, float, float, subprocess.C
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     begin = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _MEASURE, str(REPO / "scripts" / "tcbench"),
-                           *args], stderr=subprocess.PIPE, text=True, env=env)
+                           *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env)
     wall = time.perf_counter() - begin
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -152,6 +153,8 @@ def measure(db_url: str, run_file: Path, work: Path) -> list[str]:
             else ""
         print(f"{what}: {seconds:.2f} s wall, {cpu:.2f} s CPU, peak {peak:.0f} MiB, exit "
               f"{proc.returncode}{note}", flush=True)
+        if what == "check":  # its first line: runs, series, change points
+            print("  " + proc.stdout.splitlines()[0] if proc.stdout else "  (no output)")
         if seconds > TARGETS[what] or (what == "check" and peak > MEMORY_TARGET_MB):
             over.append(what)
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

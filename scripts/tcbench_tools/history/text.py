@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tcbench_tools import synthetic
-from tcbench_tools.history.detect import Check
 from tcbench_tools.names import short_path
 from tcbench_tools.tables import fmt_time, text_table
+
+if TYPE_CHECKING:  # history add imports this module too, and needs neither numpy nor detect
+    from tcbench_tools.history.detect import Check
 
 
 def synthetic_note(runs: list) -> str | None:
