@@ -405,3 +405,19 @@ def test_runs_read_in_a_child_are_the_runs_read_here(cli, tmp_path, db, monkeypa
     before = dump(db)
     refused(cli, "history", "add", _nan_time(tmp_path), "--db", db, needles=("is NaN",))
     assert dump(db) == before
+
+
+def test_add_says_when_runs_are_synthetic(cli, tmp_path, db):
+    """A run whose context carries tcbench_synthetic is stored, and add says so in one line, as
+    compare and report mark such inputs; a run without it gets no such line."""
+    code, out, err = cli("history", "add", fixture("gpu_a.json"), fixture("gpu_b.json"),
+                         "--db", db)
+    assert code == 0, err
+    (line,) = [ln for ln in out.splitlines() if "SYNTHETIC DATA" in ln]
+    assert line == ("tcbench history: SYNTHETIC DATA: 2 of the 2 run(s) (gpu_a.json, gpu_b.json) "
+                    "carry the context key tcbench_synthetic: test fixtures, not measurements; "
+                    "the history keeps them, and its dashboard marks them.")
+    real = load_doc("gpu_c.json")
+    del real["context"]["tcbench_synthetic"]
+    code, out, err = cli("history", "add", write(tmp_path, "real.json", real), "--db", db)
+    assert code == 0 and "SYNTHETIC" not in out + err
