@@ -2,7 +2,9 @@
 
 What a plot shows (the page's legend says the same):
   - the median time of each run (a line with dots while they are more than a pixel apart), one
-    colour and marker per environment identity when the runs had several (series.py);
+    colour and marker per environment identity when the runs had several (series.py); a one-off
+    outlier (search.cleaned: beyond 4 sigma of its 5-run running median) is an open circle off
+    the line, on the axis' edge (a triangle) when it lies beyond the range;
   - the p10-p90 band of each run's repetitions (blue);
   - the median of each level (dashed) and the level's noise band: +-BAND sigma of the series'
     own run-to-run noise (grey), the band a run must leave to count as at a new level;
@@ -14,10 +16,11 @@ What a plot shows (the page's legend says the same):
     tag (E1, E2, ...: the section lists what changed);
   - "SYNTHETIC DATA" across the plot when a run of it carries tcbench_synthetic.
 
-The y axis spans at least +-``min_span`` percent of the series' median (pure +-1 % noise fills a
-fifth of it instead of all of it); a series whose values span more than a decade gets a log
-axis, which its label says. Everything the plots of a section share (frame, x axis, the
-environment lines) is drawn once and copied back for each plot (Agg's restore_region).
+The y range follows the runs without their outliers and spans at least +-``min_span`` percent
+of the series' median (pure +-1 % noise fills a fifth of it instead of all of it); a series
+whose values span more than a decade gets a log axis, which its label says. Everything the
+plots of a section share (frame, x axis, the environment lines) is drawn once and copied back for
+each plot (Agg's restore_region).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 
 from tcbench_tools.history.detect import ChangePoint
 from tcbench_tools.history.merge import BAND
-from tcbench_tools.history.search import noise
+from tcbench_tools.history.search import cleaned, noise
 from tcbench_tools.history.series import RunInfo, Series
 
 # Plot geometry in pixels: fixed, so that one image map fits every plot of a section.
@@ -186,36 +189,51 @@ class Canvas:
         ax = self.ax
         every = np.concatenate([p.series.median for p in parts])
         unit, scale = time_unit(float(np.median(every)))
-        values = [every / scale]
+        # The line follows each series as the search sees it (one-off outliers replaced by the
+        # running median: search.cleaned); the outliers are open circles, so that a slow night
+        # neither sets the y range nor draws a spike across the plot.
+        shown = []
         for p in parts:
+            y = np.log(p.series.median)
+            sigma = noise(y)
+            clean = cleaned(y, sigma)
+            odd = clean != y  # exactly the runs cleaned replaced
+            med = p.series.median / scale
+            shown.append((p, sigma, np.where(odd, np.exp(clean) / scale, med), med, odd))
+        values = [line for _, _, line, _, _ in shown]
+        for p, _, line, med, odd in shown:
             for band in (p.series.p10, p.series.p90):
                 if band is not None:
-                    values.append(band[np.isfinite(band)] / scale)
+                    b = band[~odd] / scale
+                    values.append(b[np.isfinite(b)])
         values = np.concatenate(values)
         log = values.max() > DECADE * values.min()
         if log != self.log:
             self._logarithmic() if log else self._linear()
         points = [c for p in parts for c in p.points]
-        ax.set_ylim(*self._limits(values, float(np.median(every)) / scale, bool(points)))
+        low_edge, high_edge = self._limits(values, float(np.median(every)) / scale,
+                                           bool(points))
+        ax.set_ylim(low_edge, high_edge)
         self.ylabel.set_text(f"time ({unit}{', log scale' if log else ''})")
         artists = []
         noise_boxes, level_lines = [], []
-        for k, p in enumerate(parts):
+        columns = int(AXES[2] * WIDTH)
+        for k, (p, sigma, line_values, med, odd) in enumerate(shown):
             colour, marker = PART_STYLES[min(k, len(PART_STYLES) - 1)]
-            med = p.series.median / scale
-            sigma = noise(np.log(p.series.median))
             for lo, hi, level in _levels(p, scale):
                 x0, x1 = p.x[lo] - 0.5, p.x[hi - 1] + 0.5
                 down, up = level * np.exp(-BAND * sigma), level * np.exp(BAND * sigma)
                 noise_boxes.append([(x0, down), (x1, down), (x1, up), (x0, up)])
                 level_lines.append([(x0, level), (x1, level)])
-            columns = int(AXES[2] * WIDTH)
-            x, line_y = p.x, med
+            x, line_y = p.x, line_values
             if len(p.x) > 3 * columns:  # more runs than pixels: each column's range
-                x, low, high = envelope(p.x, med, med, columns)
+                x, low, high = envelope(p.x, line_values, line_values, columns)
                 x, line_y = np.repeat(x, 2), np.column_stack([low, high]).ravel()
             if p.series.p10 is not None and np.isfinite(p.series.p10).any():
-                bx, b10, b90 = p.x, p.series.p10 / scale, p.series.p90 / scale
+                # An outlier's own spread is left out with it (the band follows the line).
+                bx = p.x
+                b10 = np.where(odd, line_values, p.series.p10 / scale)
+                b90 = np.where(odd, line_values, p.series.p90 / scale)
                 if len(p.x) > 3 * columns:
                     bx, b10, b90 = envelope(p.x, b10, b90, columns)
                 artists.append(ax.fill_between(bx, b10, b90, color=BAND_COLOR, alpha=0.55,
@@ -224,6 +242,18 @@ class Canvas:
                               marker=marker if len(p.x) <= MARKERS_UP_TO else "",
                               markersize=2.2)
             artists.append(line)
+            if odd.any():  # outliers: inside the range as open circles, beyond it on its edge
+                ox, oy = p.x[odd], med[odd]
+                for where, shape, at in ((oy > high_edge, "^", high_edge),
+                                         (oy < low_edge, "v", low_edge),
+                                         ((oy >= low_edge) & (oy <= high_edge), "o", None)):
+                    if where.any():
+                        (dots,) = ax.plot(ox[where], oy[where] if at is None else
+                                          np.full(where.sum(), at), linestyle="", marker=shape,
+                                          markersize=3.2, markerfacecolor="white",
+                                          markeredgecolor=colour, markeredgewidth=0.8,
+                                          clip_on=False)
+                        artists.append(dots)
         artists.insert(0, ax.add_collection(PolyCollection(noise_boxes, facecolors=NOISE_COLOR,
                                                            edgecolors="none")))
         artists.append(ax.add_collection(LineCollection(level_lines, colors="#555555",

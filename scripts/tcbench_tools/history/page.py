@@ -85,7 +85,9 @@ def legend(threshold: float, floor: float, min_span: float) -> str:
     items = (
         "the median time of each run (a line; one colour and marker per environment when a "
         f"benchmark's runs had several), and {swatch('#9db8de', 0.7)}the p10-p90 spread of its "
-        "repetitions;",
+        "repetitions; a one-off outlier (a run beyond 4 sigma of its neighbours, which the "
+        "search sets aside) is an open circle off the line, a triangle on the axis' edge when "
+        "it lies beyond the range;",
         f"the median of each level (dashed) and {swatch('#e3e3e3')}its noise band, &plusmn;3 "
         "sigma of the series' own run-to-run noise: a run outside it counts as at a new level;",
         "a change point: a vertical line labelled with the git sha of the first run of the new "
