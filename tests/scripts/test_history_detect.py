@@ -420,3 +420,15 @@ def test_a_large_history_is_checked_in_forked_processes_with_the_same_result(mon
     assert key(forked) == key(here) and len(key(here)) == 11
     assert [c.series.benchmark for c in forked.failing] == ["topic/v/fp16/m:30"]
     assert len(forked.below_floor) == len(here.below_floor)
+
+
+def test_a_p_value_below_the_smallest_double_is_not_shown_as_zero():
+    """Thousands of runs on both sides of a large step give a p-value that underflows to 0.0;
+    the tables say "<1e-300" (the JSON keeps the number)."""
+    from tcbench_tools.history.text import p_text
+
+    y = np.random.default_rng(45).normal(0, 0.005, 6000)
+    y[3000:] += np.log(1.08)
+    (c,) = detect.series_change_points(_series(y), _runs(6000), 5, 5.0)
+    assert c.p_value == 0.0 and p_text(c.p_value) == "<1e-300"
+    assert p_text(1.2e-5) == "1.2e-05"

@@ -11,6 +11,7 @@ from datetime import datetime
 from tcbench_tools import synthetic
 from tcbench_tools.history.detect import ChangePoint
 from tcbench_tools.history.series import RunInfo
+from tcbench_tools.history.text import p_text
 from tcbench_tools.names import short_path
 from tcbench_tools.tables import fmt_time
 
@@ -136,7 +137,7 @@ def change_table(points: list[ChangePoint], plot_ids: dict[int, str], css: str) 
             f"<td>{c.run.time.strftime('%Y-%m-%d %H:%M')}</td>"
             f"<td><code>{html.escape((c.run.git_sha or '-')[:12])}</code></td>"
             f"<td class='num'>{fmt_time(c.before)}</td><td class='num'>{fmt_time(c.after)}</td>"
-            f"<td class='num'>{c.change_pct:+.1f}%</td><td class='num'>{c.p_value:.1e}</td>"
+            f"<td class='num'>{c.change_pct:+.1f}%</td><td class='num'>{p_text(c.p_value)}</td>"
             f"<td class='num'>{c.confirming}</td></tr>")
     more = (f"<p class='more'>... and {len(points) - MAX_LISTED} more.</p>"
             if len(points) > MAX_LISTED else "")

@@ -12,6 +12,12 @@ if TYPE_CHECKING:  # history add imports this module too, and needs neither nump
     from tcbench_tools.history.detect import Check
 
 
+def p_text(p: float) -> str:
+    """A p-value as the tables show it; one below the smallest double is "<1e-300" (thousands
+    of runs on either side of a large step), not a 0 that reads as certainty."""
+    return f"{p:.1e}" if p >= 1e-300 else "<1e-300"
+
+
 def synthetic_note(runs: list) -> str | None:
     """The sentence ``history add`` prints when a run carries tcbench_synthetic (``runs``:
     ingest.Run objects), as compare and report mark such inputs; None when none does."""
@@ -39,7 +45,7 @@ def check_text(result: Check) -> str:
                  c.series.gpu, c.series.mode, c.run.run_id[:12],
                  c.run.time.strftime("%Y-%m-%d %H:%M"), (c.run.git_sha or "-")[:12],
                  fmt_time(c.before), fmt_time(c.after), f"{c.change_pct:+.1f}%",
-                 f"{c.p_value:.1e}", c.direction, str(c.confirming)]
+                 p_text(c.p_value), c.direction, str(c.confirming)]
                 for c in result.change_points]
         lines += ["", text_table(["gate", "benchmark", "GPU", "mode", "first run", "time",
                                   "git sha", "before", "after", "change", "p", "direction",
