@@ -108,11 +108,22 @@ def synthetic_runs(count: int, names: list[str], levels: Levels, rng: np.random.
         yield out
 
 
+def _copy_text(value) -> str:
+    """One field of COPY's text format: \\N for NULL, repr for floats (exact), escaped text."""
+    if value is None:
+        return "\\N"
+    if isinstance(value, float):
+        return repr(value)
+    return (str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+            .replace("\r", "\\r"))
+
+
 def fill_by_copy(db: store.Store, batches) -> None:
-    """PostgreSQL: the filled runs written with COPY (psycopg), a transaction per batch, because
-    ingest.add's multi-row INSERTs took about 3 s a run on this loaded machine (8 hours for
-    10,000). The rows are the ones ingest.add writes (its tables, its values, run_arrays packed
-    by arrays.pack); only the fill goes this way, the measured add is a real history add."""
+    """PostgreSQL: the filled runs written with COPY, a transaction and one COPY per table per
+    batch, because ingest.add's multi-row INSERTs took about 3 s a run on this loaded machine
+    (8 hours for 10,000). The rows are the ones ingest.add writes (its tables, its values,
+    run_arrays packed by arrays.pack); only the fill goes this way, the measured add is a real
+    history add."""
     from datetime import datetime, timezone
 
     from tcbench_tools.history import arrays
@@ -123,27 +134,32 @@ def fill_by_copy(db: store.Store, batches) -> None:
             ids = ingest._benchmark_ids(conn, {r.name for run in batch for r in run.results})
             cursor = conn.connection.dbapi_connection.cursor()
             now = datetime.now(timezone.utc).replace(tzinfo=None)
+            tables: dict[str, list[str]] = {"results": [], "counters": [], "run_values": []}
             for run in batch:
                 key = conn.execute(runs_t.insert().values(
                     run_id=run.run_id, time=run.time, added=now, gpu_name=run.gpu_name,
                     quick=run.quick, source=run.source,
                     context=json.dumps(run.context, sort_keys=True, default=str),
                     **run.columns)).inserted_primary_key[0]
-                with cursor.copy("COPY results (run, benchmark, status, median, p10, p90, "
-                                 "repetitions, cv, message) FROM STDIN") as copy:
-                    for r in run.results:
-                        copy.write_row((key, ids[r.name], r.status, r.median, r.p10, r.p90,
-                                        r.repetitions, r.cv, r.message))
-                with cursor.copy("COPY counters (run, benchmark, name, value) FROM STDIN") as copy:
-                    for r in run.results:
-                        for name, value in r.counters.items():
-                            copy.write_row((key, ids[r.name], name, value))
-                with cursor.copy("COPY run_values (run, key, value) FROM STDIN") as copy:
-                    for name, value in run.values.items():
-                        copy.write_row((key, name, value))
+                for r in run.results:
+                    bench = ids[r.name]
+                    tables["results"].append("\t".join(map(_copy_text, (
+                        key, bench, r.status, r.median, r.p10, r.p90, r.repetitions, r.cv,
+                        r.message))))
+                    tables["counters"] += [f"{key}\t{bench}\t{_copy_text(n)}\t{v!r}"
+                                           for n, v in r.counters.items()]
+                tables["run_values"] += [f"{key}\t{_copy_text(k)}\t{v!r}"
+                                         for k, v in run.values.items()]
                 conn.execute(store.table("run_arrays").insert().values(run=key, **arrays.pack(
                     [(ids[r.name], r.median, r.p10, r.p90) for r in run.results
                      if r.status == "ok"])))
+            columns = {"results": "run, benchmark, status, median, p10, p90, repetitions, cv, "
+                                  "message",
+                       "counters": "run, benchmark, name, value", "run_values": "run, key, value"}
+            for name, lines in tables.items():
+                if lines:
+                    with cursor.copy(f"COPY {name} ({columns[name]}) FROM STDIN") as copy:
+                        copy.write("\n".join(lines) + "\n")
 
 
 def timed(args: list[str], env: dict) -> tuple[float, float, float, subprocess.CompletedProcess]:
