@@ -147,7 +147,11 @@ class Canvas:
         mark_synthetic(overlay)
         drawn = FigureCanvasAgg(overlay)
         drawn.draw()
-        self.mark = np.asarray(drawn.buffer_rgba()).astype(np.uint16)
+        mark = np.asarray(drawn.buffer_rgba()).astype(np.uint16)
+        self.mark_at = np.nonzero(mark[..., 3])  # the pixels the mark covers (a sixth or so)
+        alpha = mark[..., 3][self.mark_at][:, None]
+        self.mark_keep = 255 - alpha  # per covered pixel: how much of the plot stays
+        self.mark_add = mark[..., :3][self.mark_at] * alpha + 127  # and the mark's part
         ax.yaxis.set_visible(False)
         self.canvas.draw()
         self.background = self.canvas.copy_from_bbox(self.fig.bbox)
@@ -326,10 +330,10 @@ class Canvas:
         mark laid over it when asked."""
         from PIL import Image
 
-        rgb = np.asarray(self.canvas.buffer_rgba())[..., :3]
+        rgb = np.array(np.asarray(self.canvas.buffer_rgba())[..., :3])
         if synthetic:
-            alpha = self.mark[..., 3:]
-            rgb = ((rgb * (255 - alpha) + self.mark[..., :3] * alpha + 127) // 255)
-        image = Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8), "RGB")
+            under = rgb[self.mark_at].astype(np.uint16)
+            rgb[self.mark_at] = (under * self.mark_keep + self.mark_add) // 255
+        image = Image.fromarray(rgb, "RGB")
         image.quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(
             path, format="PNG", compress_level=1)

@@ -22,9 +22,9 @@ A boundary holds when
 
 The weakest failing boundary goes first (the smallest shift in units of its standard error);
 its neighbours move to the best split of their new spans (least squares, as the search) and are
-tested again. When every boundary holds, the smallest one below the reporting floor (``floor`` percent, the
-minimum magnitude) is merged away, and the pass goes on; those are returned apart, for the
-dashboard to draw as below the floor.
+tested again. When every boundary holds, the smallest one below the reporting floor (``floor``
+percent, the minimum magnitude) is merged away, and the pass goes on; those are returned apart,
+for the dashboard to draw as below the floor.
 """
 
 from __future__ import annotations
