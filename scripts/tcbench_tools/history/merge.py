@@ -12,7 +12,7 @@ A boundary holds when
     noise, search.noise): a shift smaller than the noise is not reported;
   - they differ significantly (p < ALPHA): by a two-sided Mann-Whitney U test (ranks.py,
     scipy's computation) when the two segments hold enough runs for that test to reach ALPHA at
-    all; else (both short: 3 + 3 to 3 + 6, 4 + 4, 4 + 5 runs) by a z test of the two medians
+    all; else (both short: 3 + 3 to 3 + 8, 4 + 4, 4 + 5 runs) by a z test of the two medians
     against the series' own noise, which is estimated from every run of the series (the wider
     context), with the variance of a median (pi/2 sigma^2 / n);
   - the new level is not one the series already visited in RECURRING of the runs before it
