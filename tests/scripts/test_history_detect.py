@@ -432,3 +432,24 @@ def test_a_p_value_below_the_smallest_double_is_not_shown_as_zero():
     (c,) = detect.series_change_points(_series(y), _runs(6000), 5, 5.0)
     assert c.p_value == 0.0 and p_text(c.p_value) == "<1e-300"
     assert p_text(1.2e-5) == "1.2e-05"
+
+
+def test_the_floor_on_the_command_line(cli, tmp_path):
+    """A +1.5 % step on 0.2-0.4 % noise: below the default floor (2.5 %), listed with
+    --min-magnitude 1; a floor that is not a percentage is one sentence, exit 2."""
+    db = tmp_path / "h.sqlite"
+    names = hd.names(2)
+    docs = hd.step_history(30, names, np.random.default_rng(46), cv=(0.002, 0.004),
+                           steps={names[1]: (15, 1.015)})
+    _add(cli, db, docs, tmp_path)
+    code, out, err = cli("history", "check", "--db", db, "--json")
+    assert code == 0 and json.loads(out)["change_points"] == []
+    assert "0 change point(s) of at least 2.5% (the reporting floor; 1 smaller ones not listed)" \
+        in cli("history", "check", "--db", db)[1]
+    code, out, err = cli("history", "check", "--db", db, "--json", "--min-magnitude", "1")
+    doc = json.loads(out)
+    assert code == 0 and doc["min_magnitude"] == 1.0
+    (c,) = doc["change_points"]
+    assert c["benchmark"] == names[1] and c["git_sha"] == docs[15]["context"]["git_sha"]
+    code, out, err = cli("history", "check", "--db", db, "--min-magnitude", "lots")
+    assert code == 2 and err.count("\n") == 1 and "--min-magnitude" in err
