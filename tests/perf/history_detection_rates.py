@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
 """False-alarm rate and power of ``history check``'s rule on simulated series (not a test).
 
-    .venv/bin/python tests/perf/history_detection_rates.py [--trials N]
+    .venv/bin/python tests/perf/history_detection_rates.py [--trials N] [--rev GIT_REV]
 
 Every number comes from seeded simulations of the median time per run with log-normal
-run-to-run noise, through ``tcbench_tools.history.detect`` exactly as ``history check`` runs it:
+run-to-run noise, through ``tcbench_tools.history.detect`` exactly as ``history check`` runs it
+(with ``--rev``, through detect.py as it was at that git revision, for a before/after table):
 
-  false alarms  the share of 60-run (and 300-run) series of pure noise that get any change point:
-                Gaussian noise of 1-2 %, heavy-tailed noise (Student t, 3 degrees of freedom)
-                and 1-2 % noise with three 10-30 % outlier runs;
+  false alarms  the share of series of pure noise that get any change point: Gaussian noise of
+                1-2 % (60, 300 and 1000 runs), heavy-tailed noise (Student t, 3 degrees of
+                freedom) and 1-2 % noise with three 10-30 % outlier runs;
   power         the share of 60-run series with a 5 % step that get a change point within +-1 run
                 of it, for 1 %, 1.5 % and 2 % noise, the step 30, 5 and 3 runs before the end;
                 and how often the gate fails on a 5, 8 or 10 % step 3, 4 or 5 runs after it;
   held-to case  the share of seeds for which issue 22's case holds: a 5 % step in one series of
-                200 (1-2 % noise, 60 runs) found within +-1 and no change point anywhere else.
+                200 (1-2 % noise, 60 runs) found within +-1 and no change point anywhere else;
+  issue 35      a large step beside a short segment of a quiet series; the gate on a regression
+                whose level before is six runs long; sub-percent changes listed; the runs counted
+                at a new level that a later small shift splits; nights failed by a bimodal series
+                (a runner pool where 30 % of the nights are 25 % slower, no change).
 
 docs/history.md quotes what this prints.
 """
@@ -21,42 +26,61 @@ docs/history.md quotes what this prints.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import subprocess
 import sys
+import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
 
-from tcbench_tools.history import detect  # noqa: E402
 from tcbench_tools.history.series import RunInfo, Series  # noqa: E402
 
 RUNS = [RunInfo(i, f"{i:064x}", datetime(2026, 1, 1) + timedelta(days=i), None, "G", False, {})
-        for i in range(400)]
+        for i in range(2000)]
+detect = None  # the module measured (main)
 
 
-def points(y: np.ndarray) -> list[detect.ChangePoint]:
+def _module(rev: str | None):
+    if rev is None:
+        from tcbench_tools.history import detect as current
+
+        return current
+    text = subprocess.run(["git", "-C", str(REPO), "show",
+                           f"{rev}:scripts/tcbench_tools/history/detect.py"],
+                          capture_output=True, text=True, check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "detect_at_rev.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("detect_at_rev", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["detect_at_rev"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def points(y: np.ndarray) -> list:
     s = Series("b", "G", False, np.arange(len(y)), 1e-4 * np.exp(y), y * np.nan, y * np.nan)
     return detect.series_change_points(s, RUNS, detect.DEFAULT_WINDOW, detect.DEFAULT_THRESHOLD)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=4000)
-    args = parser.parse_args()
-    rng = np.random.default_rng(2026)
-    n = args.trials
-
+def noise_rates(rng, n: int) -> None:
     def rate(make) -> float:
         return float(np.mean([bool(points(make())) for _ in range(n)]))
 
     cv = lambda: rng.uniform(0.01, 0.02)  # noqa: E731
-    print(f"false alarms ({n} series each):")
+    print(f"false alarms ({n} series each; 1000 runs: {n // 4}):")
     print(f"  60 runs, 1-2 % Gaussian:        {rate(lambda: rng.normal(0, cv(), 60)):.4%}")
     print(f"  300 runs, 1-2 % Gaussian:       {rate(lambda: rng.normal(0, cv(), 300)):.4%}")
+    long = float(np.mean([bool(points(rng.normal(0, cv(), 1000))) for _ in range(n // 4)]))
+    print(f"  1000 runs, 1-2 % Gaussian:      {long:.4%}")
     print(f"  60 runs, 1-2 % Student t(3):    "
           f"{rate(lambda: rng.standard_t(3, 60) * cv() / np.sqrt(3)):.4%}")
+    print(f"  300 runs, 1-2 % Student t(3):   "
+          f"{rate(lambda: rng.standard_t(3, 300) * cv() / np.sqrt(3)):.4%}")
 
     def spiky():
         y = rng.normal(0, cv(), 60)
@@ -65,7 +89,8 @@ def main() -> int:
 
     print(f"  60 runs, 1-2 % + 3 outlier runs: {rate(spiky):.4%}")
 
-    trials = max(n // 10, 100)
+
+def power(rng, trials: int) -> None:
     print(f"power: a 5 % step found within +-1 run ({trials} series each)")
     for noise in (0.01, 0.015, 0.02):
         row = []
@@ -90,7 +115,8 @@ def main() -> int:
             row.append(f"{step - 1:.0%} step: {fails / trials:5.1%}")
         print(f"  {noise:.1%} noise: " + "   ".join(row))
 
-    seeds = max(n // 40, 50)
+
+def held_to(rng, seeds: int) -> None:
     held, misplaced, extra, largest = 0, 0, 0, 0.0
     for _ in range(seeds):
         cvs = rng.uniform(0.01, 0.02, 200)
@@ -105,6 +131,81 @@ def main() -> int:
     print(f"held-to case (a 5 % step in 1 of 200 series, 60 runs): holds for "
           f"{held}/{seeds} seeds (step missed or placed > 1 run off: {misplaced}; a change "
           f"point in another series: {extra}, the largest {largest:.1f} %)")
+
+
+def quiet_with_wiggles(rng, n: int = 60) -> np.ndarray:
+    """0.1-0.2 % noise and three sub-percent wiggles (0.3-0.6 % for 3-6 runs)."""
+    y = rng.normal(0, rng.uniform(0.001, 0.002), n)
+    for _ in range(3):
+        start, width = rng.integers(0, n - 6), rng.integers(3, 7)
+        y[start:start + width] += rng.choice([-1, 1]) * rng.uniform(0.003, 0.006)
+    return y
+
+
+def issue35(rng, trials: int) -> None:
+    print(f"issue 35 cases ({trials} series each):")
+    for step, what in ((1.10, "a +10 % regression"), (1.26, "a +26 % regression"),
+                       (1 / 1.58, "a 58 % speed-up"), (1 / 1.79, "a 79 % speed-up")):
+        hits = 0
+        for _ in range(trials):
+            y = quiet_with_wiggles(rng)
+            at = int(rng.integers(15, 45))
+            for lo, hi in ((at - int(rng.integers(3, 7)), at), (at, at + int(rng.integers(3, 7)))):
+                y[lo:hi] += rng.choice([-1, 1]) * rng.uniform(0.003, 0.006)  # short segments
+            y[at:] += np.log(step)
+            hits += any(abs(c.index - at) <= 1 for c in points(y))
+        print(f"  {what} between two 3-6 run wiggles (0.1-0.2 % noise, 0.3-0.6 % wiggles): "
+              f"found within +-1 run in {hits / trials:.1%}")
+    for step in (1.10, 1.26):
+        fails = []
+        for _ in range(trials):
+            y = rng.normal(0, 0.01, 54)
+            y[40:] += np.log(0.92)  # an improvement six runs before the regression
+            y[46:] += np.log(step)
+            fails.append([any(c.gates for c in points(y[:k])) for k in (49, 50, 51)])
+        night = np.mean(fails, axis=0)
+        print(f"  {step - 1:+.0%} regression after a 6-run level (1 % noise): the gate fails on "
+              f"night 3 after it in {night[0]:.1%}, 4: {night[1]:.1%}, 5: {night[2]:.1%}")
+    listed = 0
+    for _ in range(trials):
+        y = rng.normal(0, 0.001, 60)
+        y[40:] += np.log(1.004)
+        listed += bool(points(y))
+    print(f"  a +0.4 % step, 0.1 % noise: listed in {listed / trials:.1%}")
+    counts = []
+    for _ in range(trials):
+        y = rng.normal(0, 0.003, 60)
+        y[20:] += np.log(1.093)
+        y[24:] += np.log(1.01)  # a small later shift splits the new level
+        found = [c for c in points(y) if abs(c.index - 20) <= 1]
+        counts.append(found[0].confirming if found else 0)
+    print(f"  +9.3 % at run 20 of 60 and +1 % more at run 24 (0.3 % noise): runs at the new "
+          f"level {np.median(counts):.0f} (median; the truth is 40)")
+    bad = []
+    for _ in range(max(trials // 5, 20)):
+        slow = rng.random(100) < 0.3
+        y = rng.normal(0, 0.01, 100) + np.where(slow, np.log(1.25), 0.0)
+        bad.append(sum(any(c.gates for c in points(y[:k])) for k in range(20, 101)))
+    print(f"  bimodal runner pool (30 % of 100 nights 25 % slower, 1 % noise, no change): "
+          f"{np.mean(bad):.2f} nights fail per history ({len(bad)} histories)")
+
+
+def main() -> int:
+    global detect
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=4000)
+    parser.add_argument("--rev", help="measure detect.py as it was at this git revision")
+    parser.add_argument("--only", choices=("noise", "power", "held", "issue35"))
+    args = parser.parse_args()
+    detect = _module(args.rev)
+    rng = np.random.default_rng(2026)
+    n = args.trials
+    parts = {"noise": lambda: noise_rates(rng, n), "power": lambda: power(rng, max(n // 10, 100)),
+             "held": lambda: held_to(rng, max(n // 40, 50)),
+             "issue35": lambda: issue35(rng, max(n // 10, 100))}
+    for name, part in parts.items():
+        if args.only in (None, name):
+            part()
     return 0
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import zlib
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -29,14 +30,18 @@ START = datetime(2026, 3, 1, 2, 0, tzinfo=timezone.utc)
 def run_doc(times: dict[str, list[float]], *, gpu: str = "Fixture GPU A", when: datetime = START,
             git_sha: str = "0123456789ab", quick: bool = False,
             context: dict | None = None, counters: bool = True,
-            aggregates: bool = False) -> dict:
+            aggregates: bool = False, synthetic: bool = True) -> dict:
     """One run: for each benchmark name, its repetitions' real times in seconds (and, with
-    ``aggregates``, the mean/median/stddev/cv rows Google Benchmark adds after them)."""
+    ``aggregates``, the mean/median/stddev/cv rows Google Benchmark adds after them). The
+    template's context carries tcbench_synthetic; ``synthetic=False`` leaves it out (a run that
+    passes for a measurement, for the tests of what marks synthetic data)."""
     ctx = dict(_TEMPLATE["context"])
     ctx.update({"gpu_name": gpu, "date": when.isoformat(), "git_sha": git_sha,
                 "tcbench_quick": "true" if quick else "false",
                 "gpu_uuid": f"GPU-{zlib.crc32(gpu.encode()):08x}-0000-0000-0000-000000000000"})
     ctx.update(context or {})
+    if not synthetic:
+        ctx.pop("tcbench_synthetic", None)
     rows = []
     for name, reps in times.items():
         for i, seconds in enumerate(reps):
@@ -105,7 +110,8 @@ def write_runs(folder: Path, docs: list[dict]) -> list[Path]:
 def step_history(n_runs: int, bench_names: list[str], rng: np.random.Generator, *,
                  steps: dict[str, tuple[int, float]] | None = None, gpu: str = "Fixture GPU A",
                  cv: tuple[float, float] = (0.01, 0.02), reps: int = 5, rep_cv: float = 0.004,
-                 start: datetime = START, quick: bool = False) -> list[dict]:
+                 start: datetime = START, quick: bool = False,
+                 synthetic: bool = True) -> list[dict]:
     """``n_runs`` nightly runs; ``steps[name] = (run index, factor)`` multiplies that benchmark's
     time from that run on. Each benchmark has its own noise, drawn from ``cv``; the run-level
     noise is that drawn from ``cv``; the repetitions of one run spread by ``rep_cv`` around it."""
@@ -125,7 +131,7 @@ def step_history(n_runs: int, bench_names: list[str], rng: np.random.Generator, 
             times[n] = noisy(rng, night, rep_cv, reps)
         sha = f"{k:04x}{zlib.crc32(gpu.encode()) & 0xffff:04x}cafe"
         docs.append(run_doc(times, gpu=gpu, when=start + timedelta(days=k), git_sha=sha,
-                            quick=quick))
+                            quick=quick, synthetic=synthetic))
     return docs
 
 
@@ -176,3 +182,56 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# -- real public histories (fixtures/history_real/, README.md there names each source) ----------
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "history_real"
+
+
+@dataclass
+class RealSeries:
+    """One series of a public project's test data, with what its source documents: the first
+    run of each new level (and how many runs off it may be found), the index ranges [from, to)
+    where the source documents no change, and the false changes tcbench is known to report."""
+
+    name: str
+    source: str  # repository@commit:path
+    values: list[float]
+    changes: list[tuple[int, int]]  # (index, tolerance)
+    quiet: list[tuple[int, int]]
+    known_extra: list[int]
+
+
+def real_histories() -> list[RealSeries]:
+    out = []
+    for path in sorted(REAL.glob("*.json")):
+        doc = json.loads(path.read_text())
+        source = f"{doc['repository']}@{doc['commit'][:12]}:{doc['path']}"
+        for metric, part in (doc.get("metrics") or {"": doc}).items():
+            out.append(RealSeries(
+                path.stem + (f"/{metric}" if metric else ""), source, part["values"],
+                [(c["index"], c.get("tolerance", 1)) for c in part["changes"]],
+                [(q["from"], q["to"]) for q in part["quiet"]],
+                [c["index"] for c in part.get("known_extra", [])]))
+    return out
+
+
+def feature_history(rng: np.random.Generator, synthetic: bool = False) -> tuple[list[dict], list]:
+    """40 nightly runs of 6 benchmarks that show each thing the dashboard draws: names[0] a
+    +12 % step at run 14; names[1] 15 times slower from run 20 (a log axis); names[2] +9 % at 18
+    and +8 % more at 23 (labels side by side); names[3] -10 % at 12; names[4] +2 % at 16 (below
+    the floor); names[5] pure noise of +-1 %. The driver is updated from run 32 on."""
+    bench = names(6, ("fp16_vs_fp32", "int8_gemm", "alignment"))
+    docs = step_history(40, bench, rng, cv=(0.004, 0.01), rep_cv=0.006, synthetic=synthetic,
+                        steps={bench[0]: (14, 1.12), bench[3]: (12, 0.9)})
+    for k, doc in enumerate(docs):
+        for row in doc["benchmarks"]:
+            name = row["run_name"].removesuffix("/manual_time")
+            factor = {bench[1]: 15.0 if k >= 20 else 1.0,
+                      bench[2]: 1.09 * 1.08 if k >= 23 else 1.09 if k >= 18 else 1.0,
+                      bench[4]: 1.02 if k >= 16 else 1.0}.get(name, 1.0)
+            row["real_time"] *= factor
+        if k >= 32:
+            doc["context"]["driver_version"] = "14.1"
+    return docs, bench

@@ -17,6 +17,7 @@ import pytest
 
 import history_data as hd
 from browser import browser, screenshot  # noqa: F401  (the fixture)
+from tcbench_tools.history import canvas
 
 TOPICS = ("fp16_vs_fp32", "int8_gemm", "alignment")
 
@@ -53,7 +54,7 @@ def test_the_dashboard_loads_and_every_plot_renders(browser, dashboard):  # noqa
     sizes = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, "
         "i.naturalHeight])")
-    assert sizes and all(done and w == 300 and h == 180 for done, w, h in sizes), sizes
+    assert sizes and all(done and w == 390 and h == 240 for done, w, h in sizes), sizes
     width = browser.execute_script("return [window.innerWidth, "
                                    "document.documentElement.scrollWidth]")
     assert width[0] == 1280 and width[1] <= 1280, width
@@ -71,12 +72,12 @@ def test_the_regression_list_is_right(browser, dashboard):  # noqa: F811
     cells = [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in rows]
     # Newest first: the new one (the gate fails on it), then the older one.
     assert [(c[0], c[1], c[2], c[6]) for c in cells] == [
-        ("new", names[0], "Fixture GPU A", a[97]["context"]["git_sha"][:12]),
-        ("", names[5], "Fixture GPU A", a[40]["context"]["git_sha"][:12])]
+        ("new", f"{names[0]} (synthetic data)", "Fixture GPU A", a[97]["context"]["git_sha"][:12]),
+        ("", f"{names[5]} (synthetic data)", "Fixture GPU A", a[40]["context"]["git_sha"][:12])]
     assert cells[0][9].startswith("+") and cells[1][9].startswith("+")
     others = browser.find_elements(By.CSS_SELECTOR, "#other-list tbody tr")
     assert [[td.text for td in row.find_elements(By.TAG_NAME, "td")][1:3] for row in others] == [
-        [names[1], "Fixture GPU B"]]
+        [f"{names[1]} (synthetic data)", "Fixture GPU B"]]
     # The benchmark links to its plot, whose caption names the change and its sha.
     link = rows[0].find_element(By.CSS_SELECTOR, "td.name a").get_attribute("href")
     figure = browser.find_element(By.ID, link.split("#")[1])
@@ -105,4 +106,151 @@ def test_a_run_in_a_plot_links_to_its_provenance(browser, dashboard):  # noqa: F
     assert a[99]["context"]["gpu_uuid"] in text
     # The area of run i lies over run i's point: x grows with the run index.
     xs = [int(area.get_attribute("coords").split(",")[0]) for area in areas]
-    assert xs == sorted(xs) and xs[0] >= 40 and xs[-1] < 300
+    assert xs == sorted(xs) and xs[0] >= 40 and xs[-1] < canvas.WIDTH
+
+
+# -- issue 36 section 4, issue 33 section 3: a dashboard that reads true ------------------------
+
+MARK_PIXELS = 1000  # pixels of the SYNTHETIC DATA mark on white in a plot (it has thousands)
+MARK_ON_WHITE = (241, 198, 188)  # plot_style.MARK_COLOR at the mark's alpha 0.28 over white
+
+
+def mark_pixels(png) -> int:
+    from PIL import Image
+
+    a = np.asarray(Image.open(png).convert("RGB")).astype(int)
+    return int((np.abs(a - np.array(MARK_ON_WHITE)).max(axis=2) <= 6).sum())
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """The feature history (history_data.feature_history) without tcbench_synthetic."""
+    from tcbench_tools.cli import main
+
+    work = tmp_path_factory.mktemp("plain")
+    docs, names = hd.feature_history(np.random.default_rng(36))
+    paths = hd.write_runs(work / "runs", docs)
+    db = str(work / "h.sqlite")
+    assert main(["history", "add", *map(str, paths), "--db", db]) == 0
+    assert main(["history", "dashboard", "--db", db, "--out", str(work / "out")]) == 0
+    return {"page": work / "out" / "index.html", "names": names, "work": work}
+
+
+def test_synthetic_runs_are_marked_in_a_banner_and_every_plot(browser, dashboard, plain):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    browser.get(dashboard["page"].as_uri())
+    banner = browser.find_element(By.ID, "synthetic-banner")
+    assert banner.text.startswith("SYNTHETIC DATA: All 160 runs of this history carry the "
+                                  "context key tcbench_synthetic.")
+    assert banner.rect["y"] < 200 and banner.get_attribute("role") == "alert"
+    assert len(browser.find_elements(By.CSS_SELECTOR, "table.runs small.synthetic")) == 160
+    pngs = sorted(dashboard["page"].parent.glob("plots/*/*.png"))
+    assert len(pngs) == 12 and all(mark_pixels(p) > MARK_PIXELS for p in pngs)
+    browser.get(plain["page"].as_uri())
+    assert not browser.find_elements(By.ID, "synthetic-banner")
+    assert "SYNTHETIC" not in browser.find_element(By.TAG_NAME, "body").text.upper()
+    plain_pngs = sorted(plain["page"].parent.glob("plots/*/*.png"))
+    assert len(plain_pngs) == 6 and all(mark_pixels(p) < MARK_PIXELS / 5 for p in plain_pngs)
+
+
+def test_captions_break_between_name_fields_and_plots_show_at_their_size(browser, dashboard):  # noqa: F811
+    browser.get(dashboard["page"].as_uri())
+    # Each field of a name ("fp16_vs_fp32/", "cublaslt/", ..., "layout:nn") is its own text
+    # node between <wbr> marks: one that a line break cut would have two client rectangles.
+    split = browser.execute_script("""
+        const out = [];
+        for (const cap of document.querySelectorAll('figcaption, td.name')) {
+          const walker = document.createTreeWalker(cap, NodeFilter.SHOW_TEXT);
+          let lines = new Set();
+          while (walker.nextNode()) {
+            const range = document.createRange();
+            range.selectNodeContents(walker.currentNode);
+            const rects = Array.from(range.getClientRects()).filter(r => r.width > 0);
+            if (rects.length > 1) out.push(walker.currentNode.textContent);
+            rects.forEach(r => lines.add(Math.round(r.top)));
+          }
+          cap.dataset.lines = lines.size;
+        }
+        return out;""")
+    assert split == []
+    tags = browser.execute_script(  # a change's tag ("+7.9% at 00288c3") stays on one line
+        "return Array.from(document.querySelectorAll('figcaption .tag:not(.minor)')).map(t => "
+        "t.getClientRects().length)")
+    assert tags and set(tags) == {1}
+    lines = browser.execute_script(
+        "return Array.from(document.querySelectorAll('figcaption')).map(c => +c.dataset.lines)")
+    assert max(lines) >= 2  # the names do wrap (at a '/')
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('figure img')).map(i => [i.width, "
+        "i.naturalWidth, i.height, i.naturalHeight])")
+    assert all(w == nw and h == nh for w, nw, h, nh in shown)  # never scaled down
+    assert canvas.FONT * canvas.DPI / 72 >= 11.5  # tick labels of 12 px at that size
+
+
+def test_the_provenance_names_each_source_relative_to_its_run_folder(browser, plain):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    browser.get(plain["page"].as_uri())
+    table = browser.find_element(By.CSS_SELECTOR, "table.runs")
+    text = table.text
+    assert "run-0039.json" in text and "run-0000.json" in text
+    assert str(plain["work"]) not in plain["page"].read_text()  # no absolute path anywhere
+
+
+def test_the_plots_of_the_feature_history(plain):
+    page = plain["page"].read_text()
+    names = plain["names"]
+    assert "<b>E1</b> from 2026-04-02 02:00" in page and "driver 13.0 -&gt; 14.1" in page
+    assert "below the 2.5% floor" in page  # names[4]'s +2 %
+    assert page.count("<figure ") == 6 and names[1].split("/")[0] in page
+
+
+def _draw(levels: np.ndarray, points: list[int] = (), step: float = 1.0):
+    """One plot drawn on a fresh canvas: levels (seconds per run), change points at ``points``
+    (each a regression of ``step``)."""
+    from tcbench_tools.history.detect import ChangePoint
+    from tcbench_tools.history.series import RunInfo, Series
+
+    n = len(levels)
+    runs = [RunInfo(i, f"{i:064x}", hd.START.replace(tzinfo=None) + timedelta(days=i),
+                    f"{i:04x}abcdef", "G", False, {}) for i in range(n)]
+    s = Series("t/v/fp16/m:1", "G", False, np.arange(n), levels, levels * 0.99, levels * 1.01)
+    cps = [ChangePoint(s, i, runs[i], 1.0, step, (step - 1) * 100, 1e-5, 3, False, False)
+           for i in points]
+    c = canvas.Canvas(runs, [(30, "E1")], 5.0)
+    import tempfile
+    from pathlib import Path
+
+    c.draw([canvas.Part(np.arange(n, dtype=float), s, cps, [])], False,
+           Path(tempfile.mkdtemp()) / "p.png")
+    return c.drawn, levels
+
+
+def test_pure_noise_of_a_percent_fills_a_fifth_of_the_axis():
+    levels = 1e-4 * np.exp(np.random.default_rng(1).normal(0, 0.01, 60))
+    drawn, _ = _draw(levels)
+    lo, hi = drawn["ylim"]
+    center = np.median(levels) * 1e6  # microseconds
+    assert lo <= center * 0.95 and hi >= center * 1.05  # at least +-5 % (the threshold)
+    assert (levels.max() - levels.min()) * 1e6 / (hi - lo) < 0.45
+    assert drawn["noise_bands"] == 1 and not drawn["log"]
+
+
+def test_a_series_spanning_more_than_a_decade_gets_a_log_axis():
+    levels = np.r_[np.full(20, 1e-4), np.full(20, 15e-4)]
+    drawn, _ = _draw(levels, [20], 15.0)
+    assert drawn["log"] and drawn["ylabel"] == "time (µs, log scale)"
+    drawn, _ = _draw(np.r_[np.full(20, 1e-4), np.full(20, 5e-4)], [20], 5.0)
+    assert not drawn["log"] and drawn["ylabel"] == "time (µs)"
+
+
+def test_labels_of_nearby_change_points_never_overlap():
+    levels = 1e-4 * np.exp(np.random.default_rng(2).normal(0, 0.002, 60))
+    drawn, _ = _draw(levels, [20, 22, 24, 26], 1.06)
+    boxes = drawn["labels"]
+    assert len(boxes) == 3  # three rows; the fourth label is left to the caption
+    for i, a in enumerate(boxes):
+        assert 0 <= a.x0 and a.x1 <= canvas.WIDTH and 0 <= a.y0 and a.y1 <= canvas.HEIGHT
+        for b in boxes[i + 1:]:
+            assert a.x1 < b.x0 or b.x1 < a.x0 or a.y1 < b.y0 or b.y1 < a.y0

@@ -176,6 +176,7 @@ def test_an_older_postgresql_schema_with_lengths_is_widened(cli, tmp_path, pg_ur
         for table, column, length in (("runs", "git_sha", 64), ("runs", "compute_capability", 16),
                                       ("benchmarks", "name", 1024), ("counters", "name", 128)):
             conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE VARCHAR({length})")
+        conn.execute("DROP TABLE run_arrays")  # schema 2 had none
         conn.execute("UPDATE schema_version SET version = 2")
     run = write(tmp_path, "hostile.json", hostile_run())
     code, out, err = cli("history", "add", run, "--db", pg_url)
@@ -184,13 +185,13 @@ def test_an_older_postgresql_schema_with_lengths_is_widened(cli, tmp_path, pg_ur
         types = dict(conn.execute("SELECT column_name, data_type FROM information_schema.columns "
                                   "WHERE table_name = 'runs'").fetchall())
         version = conn.execute("SELECT version FROM schema_version").fetchone()[0]
-    assert version == 3 and types["git_sha"] == types["compute_capability"] == "text"
+    assert version == 4 and types["git_sha"] == types["compute_capability"] == "text"
 
 
 def damaged(tmp_path: Path) -> Path:
-    """A history whose results table's first page is overwritten (the file's header is intact,
-    so SQLite opens it, and the reader fails on that page: 'database disk image is
-    malformed')."""
+    """A history whose results and run_arrays tables' first pages are overwritten (the file's
+    header is intact, so SQLite opens it, and the reader fails on such a page: 'database disk
+    image is malformed')."""
     db = tmp_path / "h.sqlite"
     for name in ("gpu_a.json", "gpu_b.json", "gpu_c.json"):
         write(tmp_path, "x.json", load_doc(name))
@@ -199,11 +200,13 @@ def damaged(tmp_path: Path) -> Path:
         assert main(["history", "add", str(tmp_path / "x.json"), "--db", str(db)]) == 0
     with sqlite3.connect(db) as conn:
         page = conn.execute("PRAGMA page_size").fetchone()[0]
-        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'results'"
-                            ).fetchone()[0]
+        roots = [r for (r,) in conn.execute("SELECT rootpage FROM sqlite_master WHERE name IN "
+                                            "('results', 'run_arrays')")]
+    assert len(roots) == 2
     with open(db, "r+b") as fh:
-        fh.seek((root - 1) * page)
-        fh.write(b"\xff" * 64)
+        for root in roots:
+            fh.seek((root - 1) * page)
+            fh.write(b"\xff" * 64)
     return db
 
 

@@ -126,12 +126,15 @@ def test_a_database_that_is_not_tcbench_s_is_refused(cli, url):
 def test_an_older_schema_is_migrated(cli, url):
     assert cli("history", "add", fixture("gpu_a.json"), "--db", url)[0] == 0
     want = sorted(query(url, "SELECT run, key, value FROM run_values"))
+    arrays = query(url, "SELECT * FROM run_arrays")
     query(url, "DROP TABLE run_values")  # what schema 1 was
+    query(url, "DROP TABLE run_arrays")
     query(url, "UPDATE schema_version SET version = 1")
     code, out, err = cli("history", "check", "--db", url)
     assert code == 0, err
-    assert query(url, "SELECT component, version FROM schema_version") == [("tcbench-history", 3)]
+    assert query(url, "SELECT component, version FROM schema_version") == [("tcbench-history", 4)]
     assert sorted(query(url, "SELECT run, key, value FROM run_values")) == want
+    assert query(url, "SELECT * FROM run_arrays") == arrays  # schema 4's, built from results
 
 
 def test_an_unknown_database_name_is_one_sentence(cli, server):

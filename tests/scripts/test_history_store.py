@@ -17,6 +17,8 @@ import pytest
 
 import history_data as hd
 from conftest import REPO, assert_one_line_error, fixture, load_doc, tcbench, write
+from tcbench_tools import results
+from tcbench_tools.history import ingest
 
 FP32 = "fp16_vs_fp32/cublaslt/fp32/m:1024/n:1024/k:1024/layout:nn"
 SKIPPED = "fp8/gemm_e4m3xe4m3_bf16/fp8/m:4096/n:4096/k:4096/layout:tn/accum:fast"
@@ -275,7 +277,7 @@ def test_a_newer_schema_is_refused(cli, db):
         conn.execute("UPDATE schema_version SET version = 99")
     before = dump(db)
     refused(cli, "history", "add", fixture("gpu_b.json"), "--db", db,
-            needles=("has schema version 99, newer than this tcbench knows (3)",))
+            needles=("has schema version 99, newer than this tcbench knows (4)",))
     assert dump(db) == before
 
 
@@ -285,13 +287,16 @@ def test_an_older_schema_is_migrated(cli, db):
     assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
     want = sorted(rows(db, "SELECT run, key, value FROM run_values"))
     assert len(want) > 20
+    arrays = rows(db, "SELECT * FROM run_arrays")
     with sqlite3.connect(db) as conn:  # what schema 1 was
         conn.execute("DROP TABLE run_values")
+        conn.execute("DROP TABLE run_arrays")
         conn.execute("UPDATE schema_version SET version = 1")
     code, out, err = cli("history", "check", "--db", db)
     assert code == 0, err
-    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 3)]
+    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 4)]
     assert sorted(rows(db, "SELECT run, key, value FROM run_values")) == want
+    assert rows(db, "SELECT * FROM run_arrays") == arrays  # schema 4's, built from results
     assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
     assert rows(db, "SELECT count(*) FROM runs") == [(2,)]
 
@@ -299,8 +304,9 @@ def test_an_older_schema_is_migrated(cli, db):
 def test_the_schema_is_created_with_its_version(cli, db):
     assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
     tables = {r[0] for r in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"schema_version", "runs", "benchmarks", "results", "counters", "run_values"}
-    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 3)]
+    assert tables == {"schema_version", "runs", "benchmarks", "results", "counters", "run_values",
+                      "run_arrays"}
+    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 4)]
 
 
 def test_a_run_folder_a_gpu_check_folder_and_a_fleet_folder(cli, tmp_path, db):
@@ -379,3 +385,39 @@ def test_two_adds_at_the_same_moment(tmp_path, db):
     assert rows(db, "SELECT count(*), count(DISTINCT run_id) FROM runs") == [(18, 18)]
     assert rows(db, "SELECT count(*) FROM results") == [(18 * len(names),)]
     assert rows(db, "SELECT count(*) FROM benchmarks") == [(len(names),)]
+
+
+def test_runs_read_in_a_child_are_the_runs_read_here(cli, tmp_path, db, monkeypatch):
+    """A large input is read in a forked child (and hashed in a child of that one) while add
+    imports the database layer: the same runs come back as read in this process, and a bad
+    value is the same one sentence with nothing written. (The thresholds are lowered to 0 here,
+    so that the fixtures take that path.)"""
+    paths = [fixture("gpu_a.json"), fixture("gpu_b.json")]
+    here = ingest.read(paths)
+    monkeypatch.setattr(ingest, "READ_IN_CHILD_FROM", 0)
+    monkeypatch.setattr(ingest, "HASH_IN_CHILD_FROM", 0)
+    child = ingest.read(paths)
+    assert [r.run_id for r in child] == [r.run_id for r in here] == [
+        ingest.run_id(results.load(p)) for p in paths]
+    assert [(r.results, r.context, r.columns) for r in child] == [
+        (r.results, r.context, r.columns) for r in here]
+    assert cli("history", "add", *paths, "--db", db)[0] == 0
+    before = dump(db)
+    refused(cli, "history", "add", _nan_time(tmp_path), "--db", db, needles=("is NaN",))
+    assert dump(db) == before
+
+
+def test_add_says_when_runs_are_synthetic(cli, tmp_path, db):
+    """A run whose context carries tcbench_synthetic is stored, and add says so in one line, as
+    compare and report mark such inputs; a run without it gets no such line."""
+    code, out, err = cli("history", "add", fixture("gpu_a.json"), fixture("gpu_b.json"),
+                         "--db", db)
+    assert code == 0, err
+    (line,) = [ln for ln in out.splitlines() if "SYNTHETIC DATA" in ln]
+    assert line == ("tcbench history: SYNTHETIC DATA: 2 of the 2 run(s) (gpu_a.json, gpu_b.json) "
+                    "carry the context key tcbench_synthetic: test fixtures, not measurements; "
+                    "the history keeps them, and its dashboard marks them.")
+    real = load_doc("gpu_c.json")
+    del real["context"]["tcbench_synthetic"]
+    code, out, err = cli("history", "add", write(tmp_path, "real.json", real), "--db", db)
+    assert code == 0 and "SYNTHETIC" not in out + err

@@ -17,8 +17,8 @@ from tcbench_tools.arguments import whole_number
 from tcbench_tools.errors import EXIT_FAIL, EXIT_OK
 
 EPILOG = ("Exit codes: 0 ok; 1 (check) a regression beyond the threshold began within the newest "
-          "runs and is confirmed by 3 runs; 2 usage or input error. The database is --db, else "
-          "$TCBENCH_HISTORY_DB, else results/history.sqlite. See docs/history.md.")
+          "runs and 3 runs are at its new level; 2 usage or input error. The database is --db, "
+          "else $TCBENCH_HISTORY_DB, else results/history.sqlite. See docs/history.md.")
 
 
 _window = whole_number(1, 100000)
@@ -46,17 +46,20 @@ def add_parser(sub) -> None:
     a.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
     _db_option(a)
     c = hs.add_parser("check", help="change points per series; exit 1 on a new regression",
-                      description="Finds level changes in each series' time (ruptures PELT, "
-                                  "penalty from the series' own noise, Mann-Whitney U between "
-                                  "the segments) and fails when a regression beyond the "
-                                  "threshold began within the newest --window runs of its series "
-                                  "and at least 3 runs show it.", epilog=EPILOG)
+                      description="Finds level changes in each series' time (binary "
+                                  "segmentation with a penalty from the series' own noise, then "
+                                  "each boundary tested against the whole segments beside it, "
+                                  "the weakest merged first) and fails when a regression beyond "
+                                  "the threshold began within the newest --window runs of its "
+                                  "series and at least 3 runs are at the new level.",
+                      epilog=EPILOG)
     _db_option(c)
     c.add_argument("--window", type=_window, default=5, metavar="N",
                    help="a regression gates when it begins within the newest N runs of its "
                         "series (default: 5)")
     c.add_argument("--threshold", default="5", metavar="PCT",
                    help="slowdown in percent that gates (default: 5, as compare)")
+    _floor_option(c)
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     d = hs.add_parser("dashboard", help="one static HTML page of every series",
                       description="DIR/index.html and its PNG plots: per GPU and topic, each "
@@ -68,7 +71,15 @@ def add_parser(sub) -> None:
     d.add_argument("--window", type=_window, default=5, metavar="N",
                    help="as for check: which regressions are marked as new (default: 5)")
     d.add_argument("--threshold", default="5", metavar="PCT", help="as for check (default: 5)")
+    _floor_option(d)
     h.set_defaults(func=run)
+
+
+def _floor_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--min-magnitude", metavar="PCT",
+                   help="reporting floor: a change smaller than PCT percent is neither listed "
+                        "nor gated (the dashboard draws it, marked below the floor); default: "
+                        "half the threshold")
 
 
 def _store(args: argparse.Namespace):
@@ -78,7 +89,7 @@ def _store(args: argparse.Namespace):
 
 
 def _add(args: argparse.Namespace) -> int:
-    from tcbench_tools.history import ingest
+    from tcbench_tools.history import ingest, text
 
     runs = ingest.read(args.results)  # every input checked before the database is touched
     db = _store(args)
@@ -88,22 +99,35 @@ def _add(args: argparse.Namespace) -> int:
           f"{len(present)} already there, in {db.where}.")
     for run in present:
         print(f"tcbench history: already there: {run.run_id[:12]} from {run.source}.")
+    note = text.synthetic_note(added + present)
+    if note:
+        print(f"tcbench history: {note}")
     return EXIT_OK
 
 
-def _threshold(text: str) -> float:
+def _percent(text: str, option: str) -> float:
     from tcbench_tools.compare import parse_percent
 
-    return parse_percent(text, "--threshold") * 100.0
+    return parse_percent(text, option) * 100.0
 
 
-def _history(db):
+def _limits(args: argparse.Namespace) -> tuple[float, float]:
+    """(threshold, reporting floor) in percent."""
+    from tcbench_tools.history import detect
+
+    threshold = _percent(args.threshold, "--threshold")
+    floor = (detect.default_floor(threshold) if args.min_magnitude is None
+             else _percent(args.min_magnitude, "--min-magnitude"))
+    return threshold, floor
+
+
+def _history(db, bands: bool = True):
     """Every series of the database; a database without runs is an input error."""
     from tcbench_tools.errors import InputError
     from tcbench_tools.history import series
 
     with db.reading() as conn:
-        history = series.load(conn)
+        history = series.load(conn, bands)
     if not history.runs:
         raise InputError(f"the history database {db.where} holds no runs yet (history add "
                          "stores some).")
@@ -113,10 +137,10 @@ def _history(db):
 def _check(args: argparse.Namespace) -> int:
     from tcbench_tools.history import detect, text
 
-    threshold = _threshold(args.threshold)
+    threshold, floor = _limits(args)
     db = _store(args)
-    history = _history(db)
-    result = detect.check(history, args.window, threshold)
+    history = _history(db, bands=False)
+    result = detect.check(history, args.window, threshold, floor)
     if args.json:
         print(json.dumps(detect.as_json(result), indent=2))
     else:
@@ -127,9 +151,9 @@ def _check(args: argparse.Namespace) -> int:
 def _dashboard(args: argparse.Namespace) -> int:
     from tcbench_tools.history import dashboard, detect
 
-    threshold = _threshold(args.threshold)
+    threshold, floor = _limits(args)
     history = _history(_store(args))
-    result = detect.check(history, args.window, threshold)
+    result = detect.check(history, args.window, threshold, floor)
     page, images = dashboard.write(history, result, args.out)
     print(f"tcbench history: dashboard of {len(history.runs)} runs, {len(history.series)} "
           f"series -> {page} ({images} plots).")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tcbench_tools import files, schema
 from tcbench_tools.errors import InputError
-from tcbench_tools.history import store
+from tcbench_tools.history import arrays, store
 from tcbench_tools.printable import printable
 from tcbench_tools.results import Benchmark, ResultSet, load
 
@@ -195,10 +195,11 @@ def _time(rs: ResultSet) -> datetime:
     return when
 
 
-def _check_names(rs: ResultSet) -> None:
+def _check_names(rs: ResultSet, counters: dict[str, list[str]]) -> None:
     """The names that key a row of the history (benchmark, GPU and counter names) fit the one
     limit both databases index (store.TEXT_LIMIT characters): checked before either sees them,
-    so that SQLite and PostgreSQL store the same runs."""
+    so that SQLite and PostgreSQL store the same runs. ``counters``: each benchmark's counter
+    names (read once: a run of 2000 benchmarks has 18,000 rows to look through)."""
     limit = store.TEXT_LIMIT
     gpu = printable(str(rs.context.get("gpu_name", "")).strip())
     if len(gpu) > limit:
@@ -209,7 +210,7 @@ def _check_names(rs: ResultSet) -> None:
             raise InputError(f"{rs.path}: benchmark {printable(name[:60])!r}... has a name of "
                              f"{len(name)} characters, more than the {limit} the history keys a "
                              "benchmark with.")
-        for counter in bench.counter_names():
+        for counter in counters[name]:
             if len(printable(counter)) > limit:
                 raise InputError(f"{rs.path}: benchmark {printable(name[:60])!r} has a counter "
                                  f"named with {len(counter)} characters, more than the {limit} "
@@ -230,33 +231,37 @@ def _invalid(rs: ResultSet, name: str, reason: str) -> InputError:
                       "no measurement gives (fix or regenerate the file).")
 
 
-def _result(rs: ResultSet, bench: Benchmark) -> Result:
+def _result(rs: ResultSet, bench: Benchmark, counters: list[str]) -> Result:
     if bench.skipped:
         return Result(bench.name, "skipped", message=bench.skip_reason[:1000])
     if bench.failed:
         return Result(bench.name, "failed", message=bench.error[:1000])
-    defect = bench.defect("time")
-    if defect is not None:
-        if defect.invalid:
-            raise _invalid(rs, bench.name, defect.reason)
-        return Result(bench.name, "unusable", message=defect.reason)
+    # The sample exists exactly when the value has no defect (results.Benchmark.sample): ask
+    # for the defect only to say why there is none.
     sample = bench.sample("time")  # every repetition > 0 (defect checks the physical range)
+    if sample is None:
+        defect = bench.defect("time")
+        if defect is not None and defect.invalid:
+            raise _invalid(rs, bench.name, defect.reason)
+        return Result(bench.name, "unusable",
+                      message=defect.reason if defect is not None else "it has no time")
     out = Result(bench.name, "ok", sample.center, repetitions=sample.count, cv=sample.cv)
     if sample.values:
         out.p10, out.p90 = _percentile(sample.values, 0.1), _percentile(sample.values, 0.9)
-    for counter in bench.counter_names():
-        defect = bench.defect(counter)
-        if defect is not None:
-            if defect.invalid:
+    for counter in counters:
+        value = bench.sample(counter)
+        if value is None:
+            defect = bench.defect(counter)
+            if defect is not None and defect.invalid:
                 raise _invalid(rs, bench.name, defect.reason)
             continue
-        value = bench.sample(counter)
-        if value is not None and math.isfinite(value.center):
+        if math.isfinite(value.center):
             out.counters[printable(counter)] = value.center
     return out
 
 
-def to_run(rs: ResultSet, extra: dict[str, float]) -> Run:
+def to_run(rs: ResultSet, extra: dict[str, float], rid: str | None = None) -> Run:
+    """The run of a result set, checked; ``rid``: its run id when already known."""
     if not rs.has_tcbench_context:
         raise InputError(f"{rs.path} has no tcbench provenance (no gpu_name, tcbench_version "
                          "or compute_capability in its context): history keeps only runs of "
@@ -270,8 +275,9 @@ def to_run(rs: ResultSet, extra: dict[str, float]) -> Run:
     if quick not in ("true", "false"):
         raise InputError(f"{rs.path} has no tcbench_quick 'true' or 'false' in its context: "
                          "whether it is a quick or a full run is unknown.")
-    _check_names(rs)
-    results = [_result(rs, b) for _, b in sorted(rs.benchmarks.items())]
+    counters = {name: b.counter_names() for name, b in rs.benchmarks.items()}
+    _check_names(rs, counters)
+    results = [_result(rs, b, counters[name]) for name, b in sorted(rs.benchmarks.items())]
     reps = Counter(r.repetitions for r in results if r.repetitions)
     columns = {col: _text(context, key) for key, col in _TEXT_COLUMNS.items()}
     numbers = store.numeric_values(context)
@@ -282,16 +288,138 @@ def to_run(rs: ResultSet, extra: dict[str, float]) -> Run:
         sm_clock_mhz=numbers.get("sm_clock_mhz"), mem_clock_mhz=numbers.get("mem_clock_mhz"),
         power_draw_w=numbers.get("power_draw_w", extra.get("nvidia_smi.power.draw_W")),
         power_limit_w=numbers.get("power_limit_w", extra.get("nvidia_smi.power.limit_W")))
-    return Run(run_id(rs), rs.path, _time(rs), gpu, quick == "true", columns, values, context,
-               results)
+    return Run(rid or run_id(rs), rs.path, _time(rs), gpu, quick == "true", columns, values,
+               context, results)
 
 
 def read(paths: list[Path]) -> list[Run]:
-    """Every run the paths hold, checked; the first problem is an InputError."""
-    runs = []
-    for path in paths:
-        runs += [to_run(rs, extra) for rs, extra in result_sets(path)]
+    """Every run the paths hold, checked; the first problem is an InputError. Large inputs are
+    read in a forked child while this process imports the database layer (see ``_in_child``)."""
+    if hasattr(__import__("os"), "fork") and _input_bytes(paths) >= READ_IN_CHILD_FROM:
+        return _in_child(paths)
+    runs = _read(paths)
+    store._sa()
     return runs
+
+
+def _read(paths: list[Path]) -> list[Run]:
+    sets = [item for path in paths for item in result_sets(path)]
+    ids = RunIds([rs for rs, _ in sets])
+    runs = [to_run(rs, extra, rid="-") for rs, extra in sets]  # every check, in this process
+    for run, rid in zip(runs, ids.result()):
+        run.run_id = rid
+    return runs
+
+
+# Reading and checking a run of 2000 benchmarks with 5 repetitions (a 10 MB results.json) takes
+# about 0.6 s, importing SQLAlchemy about 0.35 s, and hashing the run about 0.2 s. From this
+# many bytes of input on, a forked child reads and checks (and a child of its own hashes) while
+# this process imports SQLAlchemy: history add of such a run within a second on two cores.
+READ_IN_CHILD_FROM = 2 * 2**20
+
+
+def _input_bytes(paths: list[Path]) -> int:
+    total = 0
+    for path in paths:
+        try:
+            total += (path.stat().st_size if path.is_file()
+                      else sum(f.stat().st_size for f in path.glob("*.json")))
+        except OSError:
+            continue  # the reader says what is wrong with it
+    return total
+
+
+def _in_child(paths: list[Path]) -> list[Run]:
+    """``_read`` in a forked child; its runs (or its one-sentence error) come back pickled. The
+    child never prints: an error of the tools in it becomes this process's internal error."""
+    import os
+    import pickle
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            try:
+                payload = ("ok", _read(paths))
+            except InputError as exc:
+                payload = ("input", str(exc))
+            except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises
+                payload = ("bug", f"reading the runs failed: {type(exc).__name__}: {exc}")
+            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+            while data:
+                data = data[os.write(write_end, data):]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        store._sa()  # meanwhile
+        chunks = []
+        while chunk := os.read(read_end, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    try:
+        kind, value = pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - a child that died before it answered
+        raise RuntimeError("reading the runs failed: the reading process ended without an "
+                           "answer") from None
+    if kind == "input":
+        raise InputError(value)
+    if kind == "bug":
+        raise RuntimeError(value)
+    return value
+
+
+# A run id hashes the run's whole canonical JSON: for 2000 benchmarks with 5 repetitions, a
+# quarter of a second of encoding, as long as importing the database layer. From this many
+# benchmarks on, a forked child computes the ids while this process checks the values and
+# imports SQLAlchemy (history add of one such run within a second on two cores).
+HASH_IN_CHILD_FROM = 500
+
+
+class RunIds:
+    """The run ids of result sets, computed in a forked child when they are many benchmarks
+    (and fork exists), else when asked for. The child only hashes: every check, and any error,
+    stays in this process; a child that fails leaves the work to it."""
+
+    def __init__(self, sets: list[ResultSet]):
+        import os
+
+        self.sets, self.pid, self.fd = sets, None, None
+        if (not hasattr(os, "fork")
+                or sum(len(rs.benchmarks) for rs in sets) < HASH_IN_CHILD_FROM):
+            return
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: hash, hand the hex digests over, and leave at once
+            code = 1
+            try:
+                os.close(read_end)
+                data = "".join(run_id(rs) for rs in sets).encode("ascii")
+                while data:
+                    data = data[os.write(write_end, data):]
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self.pid, self.fd = pid, read_end
+
+    def result(self) -> list[str]:
+        import os
+
+        if self.pid is None:
+            return [run_id(rs) for rs in self.sets]
+        chunks = []
+        while chunk := os.read(self.fd, 65536):
+            chunks.append(chunk)
+        os.close(self.fd)
+        _, status = os.waitpid(self.pid, 0)
+        text = b"".join(chunks).decode("ascii", "replace")
+        if status != 0 or len(text) != 64 * len(self.sets):
+            return [run_id(rs) for rs in self.sets]
+        return [text[i * 64:(i + 1) * 64] for i in range(len(self.sets))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,6 +456,9 @@ def _store_run(conn, run: Run, ids: dict[str, int]) -> None:
         counters += [{"run": key, "benchmark": bench, "name": n, "value": v}
                      for n, v in r.counters.items()]
     conn.execute(store.table("results").insert(), rows)
+    conn.execute(store.table("run_arrays").insert().values(run=key, **arrays.pack(
+        [(row["benchmark"], row["median"], row["p10"], row["p90"]) for row in rows
+         if row["status"] == "ok"])))
     if counters:
         conn.execute(store.table("counters").insert(), counters)
     if run.values:

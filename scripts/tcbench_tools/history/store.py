@@ -22,6 +22,9 @@ Versions:
   3. every text column unbounded TEXT (2 gave PostgreSQL VARCHAR(N) lengths that SQLite never
      enforced, so a run SQLite stored could fail on PostgreSQL); migrating from 2 widens them on
      PostgreSQL and changes nothing on SQLite.
+  4. run_arrays: each run's usable results as packed arrays (arrays.py), which check and the
+     dashboard read instead of millions of result rows; migrating from 3 builds them from
+     results.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from tcbench_tools.history import dburl
 from tcbench_tools.printable import printable
 
 COMPONENT = "tcbench-history"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # pg_advisory_xact_lock key of every tcbench history writer ('tcbh' in ASCII).
 PG_LOCK_KEY = 0x74636268
 LOCK_WAIT_S = 120  # how long a writer waits for another one before it gives up
@@ -125,6 +128,13 @@ def _build_metadata():
              sa.Column("key", sa.Text, primary_key=True),
              sa.Column("value", sa.Float, nullable=False),
              sqlite_with_rowid=False)
+    # The usable results of each run as little-endian arrays (arrays.py), written with them.
+    sa.Table("run_arrays", md,
+             sa.Column("run", sa.Integer, sa.ForeignKey("runs.id"), primary_key=True),
+             sa.Column("benchmarks", sa.LargeBinary, nullable=False),  # int32 benchmark ids
+             sa.Column("median", sa.LargeBinary, nullable=False),  # float64 seconds
+             sa.Column("p10", sa.LargeBinary, nullable=False),  # float64 seconds, NaN: unknown
+             sa.Column("p90", sa.LargeBinary, nullable=False))
     return md
 
 
@@ -147,6 +157,8 @@ TABLES_BY_VERSION = {
     1: ("schema_version", "runs", "benchmarks", "results", "counters"),
     2: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values"),
     3: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values"),
+    4: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values",
+        "run_arrays"),
 }
 
 
@@ -218,7 +230,26 @@ def _v2_to_v3(conn) -> None:
             f"ALTER COLUMN {c} TYPE TEXT" for c in columns)))
 
 
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}  # from version N to N + 1
+def _v3_to_v4(conn) -> None:
+    from tcbench_tools.history import arrays
+
+    sa = _sa()
+    md = metadata()
+    md.create_all(conn, tables=[md.tables["run_arrays"]])
+    res = table("results")
+    keys = list(conn.execute(sa.select(table("runs").c.id).order_by(table("runs").c.id)).scalars())
+    for chunk in range(0, len(keys), 200):  # a few hundred runs' rows in memory at a time
+        part = keys[chunk:chunk + 200]
+        rows: dict[int, list] = {k: [] for k in part}
+        for run, bench, median, p10, p90 in conn.execute(
+                sa.select(res.c.run, res.c.benchmark, res.c.median, res.c.p10, res.c.p90).where(
+                    res.c.status == "ok", res.c.run.in_(part))):
+            rows[run].append((bench, median, p10, p90))
+        conn.execute(table("run_arrays").insert(),
+                     [{"run": k, **arrays.pack(v)} for k, v in rows.items()])
+
+
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}  # from version N to N + 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,7 +378,7 @@ class Store:
     @contextmanager
     def _guard(self) -> Iterator[None]:
         """Every database access runs inside this: a database error, whether SQLAlchemy wraps
-        it or a reader met it on the driver's own cursor (series.load), is one sentence (exit
+        it or a reader met it on the driver's own cursor, is one sentence (exit
         2) without SQL, parameters or secrets. SQLAlchemy's own failures that are no database
         error (a bug of the tools) stay internal errors, without the SQL."""
         sa = _sa()
