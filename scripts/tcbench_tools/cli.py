@@ -213,9 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write answers.md, answers.html and answers.json into DIR")
     q.set_defaults(func=cmd_answers)
 
-    from tcbench_tools import model_cmd
+    from tcbench_tools import model_cli
 
-    model_cmd.add_parser(sub)
+    model_cli.add_parser(sub)
     from tcbench_tools.fleet import cli as fleet_cli
 
     fleet_cli.add_parser(sub)
