@@ -41,6 +41,8 @@ def test_collect_adds_the_runs_to_the_history(cli, tmp_path, monkeypatch):
     code, out, err = cli("fleet", "collect", root, "--history", db)
     assert code == 0, err
     assert f"2 run(s) added to the history in {db}, 0 already there." in out
+    # Both fixtures carry tcbench_synthetic: collect says so, in history add's words (issue 33).
+    assert "tcbench fleet: SYNTHETIC DATA: 2 of the 2 run(s) (" in out
     with sqlite3.connect(db) as conn:
         gpus = sorted(r[0] for r in conn.execute("SELECT gpu_name FROM runs"))
     assert gpus == ["Fixture GPU C", "Fixture GPU H (fp8)"]  # the GPU names, not report labels

@@ -107,12 +107,15 @@ def _fleet_section(m: Manifest, tasks: list[Task], labels: dict[str, str]) -> re
 
 def _add_to_history(db, done: list[tuple[Task, ResultSet]]) -> None:
     """Every finished task's run into the history (one transaction; the same run twice once)."""
-    from tcbench_tools.history import ingest
+    from tcbench_tools.history import ingest, text
 
     runs = [ingest.to_run(rs, {}) for _, rs in done]
     added, present = ingest.add(db, runs)
     print(f"tcbench fleet: {len(added)} run(s) added to the history in {db.where}, "
           f"{len(present)} already there.")
+    note = text.synthetic_note(added + present)  # as history add says it
+    if note:
+        print(f"tcbench fleet: {note}")
 
 
 def collect(root: Path, out: Path | None, history: str | None = None) -> int:
