@@ -186,7 +186,7 @@ NOT_COUNTERS = {("sections/fp8.py", "selected"),  # the FP8 block's "selected" m
                 # The run context's sm_clock_mhz (cudaDevAttrClockRate), a history column; the
                 # counter of the same name is the median clock NVML saw while timing.
                 *(("history/" + f, "sm_clock_mhz")
-                  for f in ("dashboard.py", "ingest.py", "series.py", "store.py"))}
+                  for f in ("dashboard.py", "ingest.py", "page.py", "series.py", "store.py"))}
 
 
 def test_the_tools_name_counters_only_through_schema_py():
