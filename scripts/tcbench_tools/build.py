@@ -2,9 +2,10 @@
 presets, the configure command line, and the one discovery of cuobjdump.
 
 ``tcbench test`` runs ``cmake --preset P`` (passing this environment's Python and the cuobjdump
-``find_cuobjdump`` finds), ``cmake --build --preset P --parallel N``, ``ctest --preset P`` and
-``pytest tests/scripts`` (the tools' own tests; the SASS and device tests belong to CTest).
-pytest runs even when the C++ side failed, since it needs no build.
+``find_cuobjdump`` finds), ``cmake --build --preset P --parallel N``, ``ctest --preset P
+--parallel N`` and ``pytest tests/scripts`` (the tools' own tests; the SASS and device tests
+belong to CTest) in up to four pytest-xdist workers. pytest runs even when the C++ side failed,
+since it needs no build.
 
 ``python -m tcbench_tools.build --find-cuobjdump`` prints the path (or nothing): tests/sass's
 CMake uses it when it was not given ``-DTCBENCH_CUOBJDUMP``.
@@ -110,15 +111,26 @@ def _step(title: str, cmd: list[str], cwd: Path, env: dict[str, str] | None = No
     return code
 
 
+def pytest_command(jobs: int) -> list[str]:
+    """pytest of tests/scripts, in min(jobs, 4) pytest-xdist workers when jobs > 1 (docs/ci.md
+    gives the times). ``--dist loadfile`` keeps each file in one worker, so a module's fixture
+    (the gpu_check bundle's Release build, a report rendered for its browser checks) runs once;
+    a session's PostgreSQL server starts once per worker that needs one. More than four workers
+    would mostly start more servers, not finish sooner: the longest file alone takes minutes."""
+    cmd = [sys.executable, "-m", "pytest", "tests/scripts"]
+    workers = min(jobs, 4)
+    return cmd + ["-n", str(workers), "--dist", "loadfile"] if workers > 1 else cmd
+
+
 def run_tests(preset: str, jobs: int | None, python_only: bool) -> int:
     root = repo_root()
     check_preset(preset, root)
     results: list[tuple[str, int]] = []
+    jobs = jobs or os.cpu_count() or 1
     if not python_only:
-        jobs = jobs or os.cpu_count() or 1
         steps = [("configure", configure_args(preset)),
                  ("build", ["cmake", "--build", "--preset", preset, "--parallel", str(jobs)]),
-                 ("ctest", ["ctest", "--preset", preset])]
+                 ("ctest", ["ctest", "--preset", preset, "--parallel", str(jobs)])]
         for title, cmd in steps:
             code = _step(title, cmd, root)
             results.append((title, code))
@@ -128,8 +140,7 @@ def run_tests(preset: str, jobs: int | None, python_only: bool) -> int:
     if not python_only:
         # tests/scripts/test_schema.py compares the fixtures with what this build's C++ writes.
         env["TCBENCH_BUILD_DIR"] = str(root / "build" / preset)
-    results.append(("pytest", _step("pytest", [sys.executable, "-m", "pytest", "tests/scripts"],
-                                     root, env)))
+    results.append(("pytest", _step("pytest", pytest_command(jobs), root, env)))
     failed = [f"{t} (exit {c})" for t, c in results if c != 0]
     skipped = []
     if not python_only and len(results) < 4:

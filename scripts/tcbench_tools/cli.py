@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--preset", default="dev",
                    help="CMake configure/build/test preset of CMakePresets.json (default: dev)")
     t.add_argument("--jobs", "-j", type=positive_int, default=None,
-                   help="parallel build jobs (default: number of CPUs)")
+                   help="parallel jobs of the build and of ctest, and pytest workers (at most 4) "
+                        "(default: number of CPUs)")
     t.add_argument("--python-only", action="store_true",
                    help="run only the Python tests (pytest tests/scripts), no CMake")
     t.set_defaults(func=cmd_test)

@@ -59,10 +59,18 @@ def test_test_runs_configure_build_ctest_pytest(calls, capsys):
     assert f"-DTCBENCH_CUOBJDUMP={tool}" in configure
     assert compile_cmd[:4] == ["cmake", "--build", "--preset", "dev"]
     assert "--parallel" in compile_cmd
-    assert ctest == ["ctest", "--preset", "dev"]
-    assert pytest_cmd == [sys.executable, "-m", "pytest", "tests/scripts"]
+    jobs = os.cpu_count() or 1
+    assert ctest == ["ctest", "--preset", "dev", "--parallel", str(jobs)]
+    assert pytest_cmd == build.pytest_command(jobs)
     assert capsys.readouterr().out.strip().splitlines()[-1] == \
         "tcbench test (dev): PASSED (configure, build, ctest, pytest)."
+
+
+def test_pytest_runs_in_at_most_four_workers_one_file_per_worker():
+    plain = [sys.executable, "-m", "pytest", "tests/scripts"]
+    assert build.pytest_command(1) == plain
+    assert build.pytest_command(2) == plain + ["-n", "2", "--dist", "loadfile"]
+    assert build.pytest_command(64) == plain + ["-n", "4", "--dist", "loadfile"]
 
 
 def test_test_stops_the_cpp_side_at_the_first_failure_but_runs_pytest(calls, capsys):
