@@ -271,6 +271,10 @@ def test_the_page_is_short_and_has_no_empty_table(browser, reports, case):  # no
     assert "result file(s)" not in text
     if case == "host_only":
         assert "No GPU ran" in text and "docs/gpu-check.md" in text
+        rows = browser.execute_script(
+            "return Array.from(document.querySelectorAll('table.glance tbody tr'))"
+            ".map(r => Array.from(r.cells).map(c => c.innerText.trim()))")
+        assert rows[0][0] == "without a GPU" and rows[0][3] == "GPU only"  # Q3: no host half
         assert "Every benchmark ran" not in text and "GPUs\n" not in text
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tcbench_tools import summary
 from tcbench_tools.answers.model import CAVEAT, FAILS, HOLDS, HOST, NOT_MEASURED, QUESTIONS, Answer
-from tcbench_tools.answers.render import HOST_LABEL, clean
+from tcbench_tools.answers.render import HOST_LABEL, NO_HOST_HALF, clean
 from tcbench_tools.doc import Cell
 from tcbench_tools.results import ResultSet
 
@@ -70,9 +70,12 @@ def _reason(a: Answer) -> str:
     return clean(a.caveats[0]) if a.caveats else a.verdict
 
 
-def _verdict_cell(a: Answer | None, host_row: bool) -> Cell | str:
+def _verdict_cell(a: Answer | None, host_row: bool) -> Cell:
     if a is None:
-        return "-" if host_row else Cell(SHORT[NOT_MEASURED], cls=CLASS[NOT_MEASURED])
+        if host_row:  # a question without a host half (Q3 reads a GPU pipe counter)
+            return Cell(NO_HOST_HALF, title=f"{NO_HOST_HALF}: nothing the CPU computes answers it",
+                        cls=CLASS[NOT_MEASURED])
+        return Cell(SHORT[NOT_MEASURED], cls=CLASS[NOT_MEASURED])
     return Cell(SHORT.get(a.verdict, a.verdict), title=f"{a.verdict}: {_reason(a)}",
                 cls=CLASS.get(a.verdict))
 
