@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from tcbench_tools.errors import InputError
-from tcbench_tools.history import identity, page
+from tcbench_tools.history import forked, identity, page
 from tcbench_tools.history.canvas import HEIGHT, WIDTH, Canvas, Part, areas
 from tcbench_tools.history.detect import ChangePoint, Check
 from tcbench_tools.history.series import History, RunInfo, Series
@@ -202,18 +202,14 @@ def _render(jobs: list, canvases: list) -> None:
     """Draw every plot; on several cores, in that many forked processes (the plots are
     independent, and drawing them is most of the dashboard's time)."""
     global _JOBS
-    import multiprocessing
     import os
 
     workers = min(os.cpu_count() or 1, PLOT_WORKERS, len(jobs) // 100)
     _JOBS = (jobs, canvases)
     try:
-        if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if workers <= 1 or not forked.can_fork():
             _render_chunk((0, len(jobs)))
-            return
-        step = -(-len(jobs) // (workers * 4))
-        chunks = [(i, min(i + step, len(jobs))) for i in range(0, len(jobs), step)]
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            pool.map(_render_chunk, chunks)
+        else:
+            forked.map_chunks(_render_chunk, len(jobs), workers)
     finally:
         _JOBS = ([], [])

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcbench_tools.history import identity
+from tcbench_tools.history import forked, identity
 from tcbench_tools.history.merge import Edge, band, merge, test
 from tcbench_tools.history.search import MIN_SIZE, candidates, cleaned, noise, sums_of
 from tcbench_tools.history.series import History, RunInfo, Series
@@ -195,21 +195,16 @@ def _all_points(jobs: list, runs: list[RunInfo], window: int, threshold: float,
     """series_points of every job: in this process, or for a large history in one forked
     process per core (the change points come back as tuples and are rebuilt here)."""
     global _WORK
-    import multiprocessing
     import os
 
     workers = min(os.cpu_count() or 1, WORKERS)
     size = sum(len(s.median) for s, _ in jobs)
-    if (workers <= 1 or size < PARALLEL_FROM
-            or "fork" not in multiprocessing.get_all_start_methods()):
+    if workers <= 1 or size < PARALLEL_FROM or not forked.can_fork():
         return [series_points(s, runs, window, threshold, floor, current)
                 for s, current in jobs]
-    step = -(-len(jobs) // (workers * 4))
-    chunks = [(i, min(i + step, len(jobs))) for i in range(0, len(jobs), step)]
     _WORK = (jobs, runs, window, threshold, floor)
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_chunk, chunks)
+        parts = forked.map_chunks(_chunk, len(jobs), workers)
     finally:
         _WORK = ()
 

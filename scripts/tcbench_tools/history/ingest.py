@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tcbench_tools import files, schema
 from tcbench_tools.errors import InputError
-from tcbench_tools.history import arrays, store
+from tcbench_tools.history import arrays, forked, store
 from tcbench_tools.printable import printable
 from tcbench_tools.results import Benchmark, ResultSet, load
 
@@ -294,9 +294,14 @@ def to_run(rs: ResultSet, extra: dict[str, float], rid: str | None = None) -> Ru
 
 def read(paths: list[Path]) -> list[Run]:
     """Every run the paths hold, checked; the first problem is an InputError. Large inputs are
-    read in a forked child while this process imports the database layer (see ``_in_child``)."""
-    if hasattr(__import__("os"), "fork") and _input_bytes(paths) >= READ_IN_CHILD_FROM:
-        return _in_child(paths)
+    read in a forked child while this process imports the database layer."""
+    if forked.can_fork() and _input_bytes(paths) >= READ_IN_CHILD_FROM:
+        reading = forked.ForkedCall(_read, paths)
+        store._sa()  # meanwhile
+        try:
+            return reading.result()
+        except forked.ChildFailed as exc:  # an error of the tools: this process's internal error
+            raise RuntimeError(f"reading the runs failed: {exc}") from None
     runs = _read(paths)
     store._sa()
     return runs
@@ -314,7 +319,7 @@ def _read(paths: list[Path]) -> list[Run]:
 # Reading and checking a run of 2000 benchmarks with 5 repetitions (a 10 MB results.json) takes
 # about 0.6 s, importing SQLAlchemy about 0.35 s, and hashing the run about 0.2 s. From this
 # many bytes of input on, a forked child reads and checks (and a child of its own hashes) while
-# this process imports SQLAlchemy: history add of such a run within a second on two cores.
+# this process imports SQLAlchemy: history add of such a run in about a second on two cores.
 READ_IN_CHILD_FROM = 2 * 2**20
 
 
@@ -329,54 +334,15 @@ def _input_bytes(paths: list[Path]) -> int:
     return total
 
 
-def _in_child(paths: list[Path]) -> list[Run]:
-    """``_read`` in a forked child; its runs (or its one-sentence error) come back pickled. The
-    child never prints: an error of the tools in it becomes this process's internal error."""
-    import os
-    import pickle
-
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(read_end)
-            try:
-                payload = ("ok", _read(paths))
-            except InputError as exc:
-                payload = ("input", str(exc))
-            except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises
-                payload = ("bug", f"reading the runs failed: {type(exc).__name__}: {exc}")
-            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-            while data:
-                data = data[os.write(write_end, data):]
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    try:
-        store._sa()  # meanwhile
-        chunks = []
-        while chunk := os.read(read_end, 1 << 20):
-            chunks.append(chunk)
-    finally:
-        os.close(read_end)
-        os.waitpid(pid, 0)
-    try:
-        kind, value = pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 - a child that died before it answered
-        raise RuntimeError("reading the runs failed: the reading process ended without an "
-                           "answer") from None
-    if kind == "input":
-        raise InputError(value)
-    if kind == "bug":
-        raise RuntimeError(value)
-    return value
-
-
 # A run id hashes the run's whole canonical JSON: for 2000 benchmarks with 5 repetitions, a
 # quarter of a second of encoding, as long as importing the database layer. From this many
 # benchmarks on, a forked child computes the ids while this process checks the values and
-# imports SQLAlchemy (history add of one such run within a second on two cores).
+# imports SQLAlchemy.
 HASH_IN_CHILD_FROM = 500
+
+
+def _run_ids(sets: list[ResultSet]) -> list[str]:
+    return [run_id(rs) for rs in sets]
 
 
 class RunIds:
@@ -385,41 +351,19 @@ class RunIds:
     stays in this process; a child that fails leaves the work to it."""
 
     def __init__(self, sets: list[ResultSet]):
-        import os
-
-        self.sets, self.pid, self.fd = sets, None, None
-        if (not hasattr(os, "fork")
-                or sum(len(rs.benchmarks) for rs in sets) < HASH_IN_CHILD_FROM):
-            return
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: hash, hand the hex digests over, and leave at once
-            code = 1
-            try:
-                os.close(read_end)
-                data = "".join(run_id(rs) for rs in sets).encode("ascii")
-                while data:
-                    data = data[os.write(write_end, data):]
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(write_end)
-        self.pid, self.fd = pid, read_end
+        self.sets, self.hashing = sets, None
+        if forked.can_fork() and sum(len(rs.benchmarks) for rs in sets) >= HASH_IN_CHILD_FROM:
+            self.hashing = forked.ForkedCall(_run_ids, sets)
 
     def result(self) -> list[str]:
-        import os
-
-        if self.pid is None:
-            return [run_id(rs) for rs in self.sets]
-        chunks = []
-        while chunk := os.read(self.fd, 65536):
-            chunks.append(chunk)
-        os.close(self.fd)
-        _, status = os.waitpid(self.pid, 0)
-        text = b"".join(chunks).decode("ascii", "replace")
-        if status != 0 or len(text) != 64 * len(self.sets):
-            return [run_id(rs) for rs in self.sets]
-        return [text[i * 64:(i + 1) * 64] for i in range(len(self.sets))]
+        if self.hashing is not None:
+            try:
+                ids = self.hashing.result()
+                if len(ids) == len(self.sets):
+                    return ids
+            except Exception:  # noqa: BLE001 - the child failed: hash here, where errors show
+                pass
+        return _run_ids(self.sets)
 
 
 # --------------------------------------------------------------------------------------------
