@@ -88,9 +88,8 @@ void add_peak(const Env& env, PeakInstr instr) {
       DeviceBuffer<std::uint8_t> out(kernels::peak_out_bytes(instr, check_launch));
       DeviceBuffer<kernels::PeakClocks> check_clocks(static_cast<std::size_t>(blocks));
       TCB_CUDA(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), env.stream()));  // NaN
-      kernels::launch_tensor_peak(instr, check_launch,
-                                  {da.get(), db.get(), out.get(), check_clocks.get()},
-                                  env.stream());
+      kernels::launch_tensor_peak(
+          instr, check_launch, {da.get(), db.get(), out.get(), check_clocks.get()}, env.stream());
       const kernels::PeakCheck check =
           kernels::check_peak_output(instr, check_launch, out.download(env.stream()));
       if (check.mismatches != 0)
@@ -116,10 +115,10 @@ void add_peak(const Env& env, PeakInstr instr) {
     // Registers only: no memory traffic for an L2 flush to matter. The clock is read right after
     // the last timed launch and kept with the window, which Google Benchmark's later sizing calls
     // reuse without launching (measure_window).
-    const Window w =
-        measure_window(st, env, run,
-                       MeasureOptions{.flush_l2 = false,
-                                      .read_after = [&] { return measured_mhz(clocks, env.stream()); }});
+    MeasureOptions options;
+    options.flush_l2 = false;
+    options.read_after = [&] { return measured_mhz(clocks, env.stream()); };
+    const Window w = measure_window(st, env, run, options);
     const SampleStats& t = w.seconds;
     const double ops = kernels::peak_ops(instr, launch);
     report_compute(st, env, info.precision, ops, t);

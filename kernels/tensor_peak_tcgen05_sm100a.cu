@@ -366,12 +366,11 @@ void launch(const PeakPrepared& p, const PeakBuffers& buf, cudaStream_t s) {
                           " need a prepared launch (prepare_tensor_peak)");
   cudaLaunchAttribute cluster{};
   const cudaLaunchConfig_t cfg = config(p.launch.blocks, G, p.dynamic_smem_bytes, cluster, s);
-  TCB_CUDA(cudaLaunchKernelEx(&cfg, tensor_peak_tcgen05_kernel<Kind, G>,
-                              static_cast<const std::uint8_t*>(buf.a),
-                              static_cast<const std::uint8_t*>(buf.b),
-                              static_cast<double*>(buf.out), buf.clocks,
-                              static_cast<long long>(p.launch.iterations), p.tcgen05.idesc,
-                              p.tcgen05.sf_a, p.tcgen05.sf_b));
+  TCB_CUDA(cudaLaunchKernelEx(
+      &cfg, tensor_peak_tcgen05_kernel<Kind, G>, static_cast<const std::uint8_t*>(buf.a),
+      static_cast<const std::uint8_t*>(buf.b), static_cast<double*>(buf.out), buf.clocks,
+      static_cast<long long>(p.launch.iterations), p.tcgen05.idesc, p.tcgen05.sf_a,
+      p.tcgen05.sf_b));
 }
 
 template <class Kind, int G>

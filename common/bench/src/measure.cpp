@@ -137,7 +137,7 @@ SampleStats measure(benchmark::State& state, const Env& env,
 }
 
 Window measure_window(benchmark::State& state, const Env& env,
-                     const std::function<void(cudaStream_t)>& work, MeasureOptions options) {
+                      const std::function<void(cudaStream_t)>& work, MeasureOptions options) {
   const Window w = detail::measure_window([&] { return sample_window(env, work, options); });
   const SampleStats& stats = w.seconds;
   report_precomputed(state, stats.median);
