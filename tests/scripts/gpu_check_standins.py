@@ -76,6 +76,9 @@ log = os.environ.get("TCBENCH_TEST_ARGV_LOG")
 if log:
     with open(log, "a") as fh:
         fh.write(json.dumps([os.path.basename(sys.argv[0]), *args]) + "\n")
+if os.environ.get("TCBENCH_TEST_ENV_LOG"):
+    with open(os.environ["TCBENCH_TEST_ENV_LOG"], "a") as fh:
+        fh.write(os.path.basename(sys.argv[0]) + " " + os.environ.get("LD_LIBRARY_PATH", "") + "\n")
 names = SPEC["names"] + ([] if "--quick" in args else SPEC.get("full_only", []))
 if any(a.startswith("--benchmark_list_tests") for a in args):
     if SPEC.get("crash_list"):
@@ -149,7 +152,10 @@ json.dump({{"context": {{"tcbench_kind": "host-studies"}}, "benchmarks": rows}},
 
 # Just enough of torch for gpu_check_torch.py's `time`: every matmul "takes" 2 ms.
 FAKE_TORCH = """
-import types
+import os, types
+if os.environ.get("TCBENCH_TEST_ENV_LOG"):
+    with open(os.environ["TCBENCH_TEST_ENV_LOG"], "a") as fh:
+        fh.write("torch " + os.environ.get("LD_LIBRARY_PATH", "") + "\\n")
 __version__ = "0.0-stand-in"
 version = types.SimpleNamespace(cuda="13.0")
 bfloat16, float16 = "bf16", "fp16"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -240,3 +241,53 @@ def test_box_txt_is_written_first_and_survives_a_refused_check(tmp_path: Path):
                   "NVIDIA H100 80GB HBM3", "torch ("):
         assert words in box, box
     assert sorted(p.name for p in copy_back.iterdir()) == ["box.txt"]
+
+
+def shared_library(path: Path, soname: str, needs: Path | None = None) -> None:
+    """A tiny ELF shared library (gcc), optionally needing another one."""
+    source = path.with_suffix(".c")
+    source.write_text("int tcbench_stand_in(void) { return 1; }\n")
+    cmd = ["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(path), str(source)]
+    if needs is not None:  # --no-as-needed: NEEDED although nothing calls it
+        cmd += ["-Wl,--no-as-needed", f"-L{needs.parent}", f"-l:{needs.name}"]
+    subprocess.run(cmd, check=True, capture_output=True)
+
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("ldd") is None,
+                               reason="needs gcc and ldd")
+
+
+@needs_gcc
+def test_the_loading_check_uses_the_library_path_the_steps_use(tmp_path: Path):
+    """A box whose CUDA libraries are reachable only through the folders the check adds
+    ($CUDA_HOME/lib64 ...) was refused: ldd ran without them. It now loads; and without CUPTI
+    only the tensor-counter binaries are lost, with a note, never the check."""
+    cuda = tmp_path / "cuda"
+    (cuda / "lib64").mkdir(parents=True)
+    shared_library(cuda / "lib64" / "libstandin_cuda.so.13", "libstandin_cuda.so.13")  # only here
+    bundle = make_bundle(tmp_path / "box")
+    add_bench(bundle, "bench_alpha")
+    add_studies(bundle)
+    (bundle / "lib").mkdir()
+    shared_library(bundle / "lib" / "libneeds_blas.so", "libneeds_blas.so",
+                   needs=cuda / "lib64" / "libstandin_cuda.so.13")
+    env = environment(tmp_path, CUDA_HOME=str(cuda))
+    env.pop("LD_LIBRARY_PATH", None)
+    out = tmp_path / "check"
+    proc = run_check(bundle, out, env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "cannot load" not in proc.stdout + proc.stderr
+    box = (out / "box.txt").read_text()
+    assert f"LD_LIBRARY_PATH (the steps'): {cuda / 'lib64'}" in box
+    # Without a CUPTI library (one of nvperf's names that nothing provides, since this machine
+    # has the real libcupti): a note, and the check goes on.
+    shared_library(tmp_path / "libnvperf_standin.so", "libnvperf_standin.so")
+    shared_library(bundle / "lib" / "libneeds_cupti.so", "libneeds_cupti.so",
+                   needs=tmp_path / "libnvperf_standin.so")
+    (tmp_path / "libnvperf_standin.so").unlink()
+    proc = run_check(bundle, out, env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    note = ("libnvperf_standin.so not found here: the tensor-counter binaries (libneeds_cupti.so) "
+            "cannot load, so their steps fail and their counters are not read; every other step "
+            "runs")
+    assert note in proc.stdout and f"note: {note}" in (out / "summary.txt").read_text()

@@ -437,3 +437,31 @@ def test_tier_1_rows_carry_the_clock_and_power_of_their_own_window(tmp_path: Pat
     assert re.search(r"int8_gemm/cublaslt/fp16/\S+\s+700\.0 tflops, 1980 MHz of 1980, 520 W of "
                      r"700: at boost", table), table
     assert "1 row(s) report a time made of other windows" in table  # the training run
+
+
+def test_torch_runs_with_the_boxs_environment_and_names_its_cublas(tmp_path: Path):
+    """LD_LIBRARY_PATH wins over the torch wheels' RUNPATH: with the toolkit's lib64 first, torch
+    may load another libnvJitLink (undefined symbol) or another cuBLAS. The benchmark binaries get
+    the CUDA folders the check adds; torch gets the box's own environment."""
+    cuda = tmp_path / "cuda"
+    (cuda / "lib64").mkdir(parents=True)
+    bundle = make_bundle(tmp_path)
+    add_bench(bundle, "bench_fp16_vs_fp32", ["fp16_vs_fp32/cublaslt/fp16/m:64/n:64/k:64/layout:nn"],
+              full_only=[f"fp16_vs_fp32/cublaslt/{p}/m:8192/n:8192/k:8192/layout:nn"
+                         for p in ("bf16", "fp16")], default={"tflops": 600.0})
+    add_studies(bundle)
+    env_log = tmp_path / "env.log"
+    env = environment(tmp_path, CUDA_HOME=str(cuda), LD_LIBRARY_PATH="/box/own/lib",
+                      TCBENCH_TORCH_PYTHON=str(torch_python(tmp_path)),
+                      TCBENCH_TEST_ENV_LOG=str(env_log))
+    out = tmp_path / "check"
+    proc = run_check(bundle, out, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = [line.split(" ", 1) for line in env_log.read_text().splitlines()]
+    torch = {path for who, path in seen if who == "torch"}
+    binaries = {path for who, path in seen if who == "bench_fp16_vs_fp32"}
+    assert torch == {"/box/own/lib"}, seen  # the probe, box.txt's and the step's: as the box set it
+    assert binaries == {f"/box/own/lib:{cuda / 'lib64'}"}, seen
+    summary = (out / "summary.txt").read_text()
+    assert "torch 0.0-stand-in (CUDA 13.0) ran cuBLAS unknown" in step_line(summary,
+                                                                          "torch.matmul 8192^3")

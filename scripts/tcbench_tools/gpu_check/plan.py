@@ -130,10 +130,11 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def list_binary(binary: Path, args: list[str], is_name) -> Listing:
-    """The names ``binary args`` prints, or why there are none (one outcome word and detail)."""
+def list_binary(binary: Path, args: list[str], is_name, env: dict | None = None) -> Listing:
+    """The names ``binary args`` prints, or why there are none (one outcome word and detail);
+    `env`: the steps' environment (their library path)."""
     try:
-        done = process.capture([str(binary), *args], LIST_TIMEOUT)
+        done = process.capture([str(binary), *args], LIST_TIMEOUT, env=env)
     except OSError as exc:
         return Listing([], "NOT RUNNABLE", exc.strerror or str(exc))
     text = done.output.decode("utf-8", errors="replace")
@@ -156,15 +157,15 @@ def bench_name(line: str) -> bool:
     return bool(NAME_LINE.match(line.strip())) and "/" in line
 
 
-def list_benchmarks(binary: Path) -> Listing:
-    got = list_binary(binary, ["--quick", "--benchmark_list_tests"], bench_name)
+def list_benchmarks(binary: Path, env: dict | None = None) -> Listing:
+    got = list_binary(binary, ["--quick", "--benchmark_list_tests"], bench_name, env)
     got.names = [n.removesuffix("/manual_time") for n in got.names]
     return got
 
 
-def list_tests(binary: Path) -> Listing:
+def list_tests(binary: Path, env: dict | None = None) -> Listing:
     """GoogleTest's listing: "Suite." lines, then "  Test" lines (a comment may follow)."""
-    got = list_binary(binary, ["--gtest_list_tests"], lambda ln: ln.startswith("  "))
+    got = list_binary(binary, ["--gtest_list_tests"], lambda ln: ln.startswith("  "), env)
     if got.problem == "GARBAGE OUTPUT" or got.problem == "NO OUTPUT":
         # Something that is no GoogleTest listing: run it anyway (its own run says more).
         return Listing([], None, "")
@@ -223,9 +224,11 @@ def binaries(bin_dir: Path, prefix: str) -> list[Path]:
 
 
 def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_after: int = 3,
-              out: Path | None = None, recorded: dict[str, list[str]] | None = None) -> Plan:
+              out: Path | None = None, recorded: dict[str, list[str]] | None = None,
+              env: dict | None = None) -> Plan:
     """Every step after the GPU record (and a source tree's build): the three tiers and the
-    closing. Lists every binary once; writes each listing to out/plan/<binary>.txt.
+    closing. Lists every binary once, with `env` (the steps' environment); writes each listing
+    to out/plan/<binary>.txt.
     ``recorded``: {binary: its quick list, or a device test's test names} to plan with instead of
     listing binaries that are not built (``--plan`` on a fresh clone, a run without a GPU)."""
     steps: list[Step] = []
@@ -233,7 +236,8 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
     benches = (binaries(bin_dir, "bench_") if recorded is None
                else [bin_dir / name for name in sorted(recorded) if name.startswith("bench_")])
     for b in benches:
-        listings[b.name] = list_benchmarks(b) if recorded is None else Listing(recorded[b.name])
+        listings[b.name] = (list_benchmarks(b, env) if recorded is None
+                            else Listing(recorded[b.name]))
         if out is not None:
             (out / "plan").mkdir(parents=True, exist_ok=True)
             (out / "plan" / f"{b.name}.txt").write_text("".join(n + "\n" for n in
@@ -254,7 +258,7 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
                    else [bin_dir / name for name in sorted(recorded) if name.startswith("device_")])
         first = [d for n in TIER2_FIRST for d in devices if d.name == n]
         for d in first + [d for d in devices if d not in first]:
-            got = list_tests(d) if recorded is None else Listing(recorded[d.name])
+            got = list_tests(d, env) if recorded is None else Listing(recorded[d.name])
             tests = len(got.names) if not got.problem else None
             step = Step(d.name, "device", 2, d, tests=tests)
             if got.problem:

@@ -669,7 +669,7 @@ class Check:
             self.save()
         process.check_stop()
         self.plan = make_plan(self.bin_dir, self.model, device_tests=self.bundle,
-                              stop_after=self.opts.tier, out=self.out)
+                              stop_after=self.opts.tier, out=self.out, env=self.env)
         self.save()
         for step in self.plan.steps:
             self.run_step(step)
@@ -730,7 +730,7 @@ def plan_only(repo: Path, tier: int, bin_dir: Path | None = None, markdown: bool
             print(f"gpu_check: no benchmark binaries in {check.bin_dir}: nothing to plan (give "
                   "the folder of the binaries, or plan from a source tree).", file=sys.stderr)
             return EXIT_REFUSED
-        made = make_plan(check.bin_dir, check.model, stop_after=tier,
+        made = make_plan(check.bin_dir, check.model, stop_after=tier, env=check.env,
                          device_tests=check.bundle or any(check.bin_dir.glob("device_*")))
         lists = f"the binaries in {check.bin_dir}"
     print(f"== tcbench gpu_check --plan ({check.where_from()}; {lists})")
