@@ -10,5 +10,6 @@ everything in at most three files. Standard library only: the box's Python has n
     summary.py   summary.txt and its tables
     archive.py   --archive: the output folder as one .tar.gz after every step
     gpu_state.py nvidia-smi queries (never a setting)
+    box.py       box.txt: the box as the check found it, written before anything else
     bundle.py    --bundle, and the checks a box makes of one
 """
