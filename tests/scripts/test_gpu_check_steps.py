@@ -465,3 +465,23 @@ def test_torch_runs_with_the_boxs_environment_and_names_its_cublas(tmp_path: Pat
     summary = (out / "summary.txt").read_text()
     assert "torch 0.0-stand-in (CUDA 13.0) ran cuBLAS unknown" in step_line(summary,
                                                                           "torch.matmul 8192^3")
+
+
+def test_an_archive_that_cannot_be_rewritten_mid_check_fails_it_and_leaves_no_temporary(
+        tmp_path: Path):
+    """Found writable at the start, the archive's path became a folder half-way: the check said
+    PASSED. A rewrite that fails is an error in the verdict, and its temporary file is removed."""
+    bundle = make_bundle(tmp_path)
+    archive = tmp_path / "copy-back" / "gpu-check.tgz"
+    write_exec(bundle / "bin" / "device_test_a_blocks",
+               DEVICE_OK.replace("echo '[==========] 3 tests ran.'",
+                                 f"rm -f '{archive}'; mkdir '{archive}'; echo '[==========] 3 tests ran.'"))
+    add_bench(bundle, "bench_alpha")
+    add_studies(bundle)
+    out = tmp_path / "check"
+    proc = run_check(bundle, out, environment(tmp_path), "--archive", str(archive))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    last = (out / "summary.txt").read_text().rstrip().splitlines()[-1]
+    assert last == f"-- FAILED: the archive {archive} could not be written (exit 1)", last
+    assert sorted(p.name for p in archive.parent.iterdir()) == ["box.txt", "gpu-check.tgz",
+                                                                "summary.txt"]
