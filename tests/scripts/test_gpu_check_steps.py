@@ -475,7 +475,8 @@ def test_an_archive_that_cannot_be_rewritten_mid_check_fails_it_and_leaves_no_te
     archive = tmp_path / "copy-back" / "gpu-check.tgz"
     write_exec(bundle / "bin" / "device_test_a_blocks",
                DEVICE_OK.replace("echo '[==========] 3 tests ran.'",
-                                 f"rm -f '{archive}'; mkdir '{archive}'; echo '[==========] 3 tests ran.'"))
+                                 f"rm -f '{archive}'; mkdir '{archive}'\n"
+                                 "echo '[==========] 3 tests ran.'"))
     add_bench(bundle, "bench_alpha")
     add_studies(bundle)
     out = tmp_path / "check"
