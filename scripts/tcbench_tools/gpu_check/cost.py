@@ -434,7 +434,7 @@ def gpu_from_context(context: dict) -> Gpu | None:
     peak = {}
     for key in context:  # every precision the binary wrote a peak for
         m = re.fullmatch(r"peak_([a-z0-9]+(?:_acc16)?)", str(key))
-        value = _context_number(context, key) if m and m.group(1) != "gbps" else None
+        value = _context_number(context, key) if m and m.group(1) != schema.GBPS else None
         if value is not None:
             peak[m.group(1)] = value
     if not set(H200.peak) <= set(peak):
