@@ -167,8 +167,7 @@ std::size_t peak_out_bytes(PeakInstr instr, const PeakLaunch& launch) {
          static_cast<std::size_t>(i.m * i.n) * sizeof(double);
 }
 
-void launch_tensor_peak(PeakInstr instr, const PeakLaunch& launch, const PeakBuffers& buffers,
-                        cudaStream_t stream) {
+PeakPrepared prepare_tensor_peak(PeakInstr instr, const PeakLaunch& launch) {
   int device = 0, major = 0, minor = 0;
   TCB_CUDA(cudaGetDevice(&device));
   TCB_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
@@ -181,27 +180,45 @@ void launch_tensor_peak(PeakInstr instr, const PeakLaunch& launch, const PeakBuf
                           " needs blocks >= 1 (a multiple of " + std::to_string(i.cta_group) +
                           ") and iterations >= 0, got " + std::to_string(launch.blocks) + " and " +
                           std::to_string(launch.iterations));
+  PeakPrepared p{instr, launch};
+#if defined(TCBENCH_TENSOR_PEAK_TCGEN05)
+  if (i.family == PeakFamily::tcgen05) {
+    p.dynamic_smem_bytes = detail::prepare_tcgen05_peak(instr);
+    p.tcgen05 = peak_tcgen05_operands(instr);
+  }
+#endif
+  return p;
+}
+
+void enqueue_tensor_peak(const PeakPrepared& p, const PeakBuffers& buffers, cudaStream_t stream) {
+  const PeakInstrInfo& i = info(p.instr);
   switch (i.family) {
     case PeakFamily::wgmma:
-      detail::launch_wgmma_peak(instr, launch, buffers, stream);
+      detail::launch_wgmma_peak(p.instr, p.launch, buffers, stream);
       break;
     case PeakFamily::tcgen05:
 #if defined(TCBENCH_TENSOR_PEAK_TCGEN05)
-      detail::launch_tcgen05_peak(instr, launch, buffers, stream);
+      detail::launch_tcgen05_peak(p, buffers, stream);
 #endif
       break;
     case PeakFamily::mma_sync:
 #if defined(TCBENCH_TENSOR_PEAK_BLACKWELL)
       if (i.kind) {
-        detail::launch_mma_blackwell_peak(instr, launch, buffers, stream);
+        detail::launch_mma_blackwell_peak(p.instr, p.launch, buffers, stream);
         break;
       }
 #endif
-      detail::launch_mma_peak(instr, launch, buffers, stream);
+      detail::launch_mma_peak(p.instr, p.launch, buffers, stream);
       break;
   }
-  TCB_CUDA_LAUNCH("tensor peak " + std::string(i.ptx) + ", " + std::to_string(launch.blocks) +
+  // The context is built only when the launch failed: nothing but the check runs otherwise.
+  TCB_CUDA_LAUNCH("tensor peak " + std::string(i.ptx) + ", " + std::to_string(p.launch.blocks) +
                   " blocks");
+}
+
+void launch_tensor_peak(PeakInstr instr, const PeakLaunch& launch, const PeakBuffers& buffers,
+                        cudaStream_t stream) {
+  enqueue_tensor_peak(prepare_tensor_peak(instr, launch), buffers, stream);
 }
 
 PeakCheck check_peak_output(PeakInstr instr, const PeakLaunch& launch,

@@ -35,8 +35,11 @@ void launch_wgmma_peak(PeakInstr instr, const PeakLaunch& launch, const PeakBuff
 // (numerics::smem_row), and the kernel copies row (offset / 16) % 8 into every 16 bytes.
 inline constexpr int kTcgen05N = 256, kTcgen05RowsPerCta = 128;
 inline constexpr int kSmemRowBytes = 16, kSmemRowValues = 8;
+// prepare_tcgen05_peak sets the kernel's dynamic shared memory (cudaFuncSetAttribute) and returns
+// the size; launch_tcgen05_peak only enqueues with it (prepare_tensor_peak's rule).
 int tcgen05_blocks(PeakInstr instr, int sm_count);
-void launch_tcgen05_peak(PeakInstr instr, const PeakLaunch& launch, const PeakBuffers& buffers,
+int prepare_tcgen05_peak(PeakInstr instr);
+void launch_tcgen05_peak(const PeakPrepared& prepared, const PeakBuffers& buffers,
                          cudaStream_t stream);
 
 }  // namespace tcbench::kernels::detail

@@ -332,12 +332,19 @@ int dynamic_smem_bytes() {
   return std::min(optin, std::max(kTileBytes, per_sm / 2 + 1024));
 }
 
+// Sets the kernel's dynamic shared memory: a runtime call, made before timing (prepare).
 template <class Kind, int G>
-cudaLaunchConfig_t config(int blocks, int smem, cudaLaunchAttribute& cluster, cudaStream_t s) {
-  auto* kernel = tensor_peak_tcgen05_kernel<Kind, G>;
-  TCB_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+int set_smem() {
+  const int smem = dynamic_smem_bytes();
+  TCB_CUDA(cudaFuncSetAttribute(tensor_peak_tcgen05_kernel<Kind, G>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  return smem;
+}
+
+cudaLaunchConfig_t config(int blocks, int group, int smem, cudaLaunchAttribute& cluster,
+                          cudaStream_t s) {
   cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = G;
+  cluster.val.clusterDim.x = static_cast<unsigned>(group);
   cluster.val.clusterDim.y = 1;
   cluster.val.clusterDim.z = 1;
   cudaLaunchConfig_t cfg{};
@@ -350,25 +357,27 @@ cudaLaunchConfig_t config(int blocks, int smem, cudaLaunchAttribute& cluster, cu
   return cfg;
 }
 
+// Enqueues only: prepare_tcgen05_peak set the shared-memory size on the kernel before.
 template <class Kind, int G>
-void launch(const PeakLaunch& l, const PeakBuffers& buf, std::uint32_t idesc, std::uint32_t sf_a,
-            std::uint32_t sf_b, cudaStream_t s) {
-  if (l.blocks % G != 0)
-    throw InvalidArgument("launch_tcgen05_peak: " + std::to_string(l.blocks) +
-                          " blocks do not make clusters of " + std::to_string(G));
+void launch(const PeakPrepared& p, const PeakBuffers& buf, cudaStream_t s) {
+  if (p.launch.blocks % G != 0 || p.dynamic_smem_bytes <= 0)
+    throw InvalidArgument("launch_tcgen05_peak: " + std::to_string(p.launch.blocks) +
+                          " blocks in clusters of " + std::to_string(G) +
+                          " need a prepared launch (prepare_tensor_peak)");
   cudaLaunchAttribute cluster{};
-  const cudaLaunchConfig_t cfg = config<Kind, G>(l.blocks, dynamic_smem_bytes(), cluster, s);
+  const cudaLaunchConfig_t cfg = config(p.launch.blocks, G, p.dynamic_smem_bytes, cluster, s);
   TCB_CUDA(cudaLaunchKernelEx(
       &cfg, tensor_peak_tcgen05_kernel<Kind, G>, static_cast<const std::uint8_t*>(buf.a),
       static_cast<const std::uint8_t*>(buf.b), static_cast<double*>(buf.out), buf.clocks,
-      static_cast<long long>(l.iterations), idesc, sf_a, sf_b));
+      static_cast<long long>(p.launch.iterations), p.tcgen05.idesc, p.tcgen05.sf_a,
+      p.tcgen05.sf_b));
 }
 
 template <class Kind, int G>
 int blocks(int sm_count) {
   if (G == 1) return sm_count;
   cudaLaunchAttribute cluster{};
-  const cudaLaunchConfig_t cfg = config<Kind, G>(G, dynamic_smem_bytes(), cluster, nullptr);
+  const cudaLaunchConfig_t cfg = config(G, G, set_smem<Kind, G>(), cluster, nullptr);
   int clusters = 0;
   TCB_CUDA(cudaOccupancyMaxActiveClusters(&clusters, tensor_peak_tcgen05_kernel<Kind, G>, &cfg));
   return G * clusters;
@@ -403,14 +412,17 @@ auto dispatch(PeakInstr instr) {
 
 template <class Kind, int G>
 struct Launch {
-  static void run(const PeakLaunch& l, const PeakBuffers& b, std::uint32_t idesc,
-                  std::uint32_t sf_a, std::uint32_t sf_b, cudaStream_t s) {
-    launch<Kind, G>(l, b, idesc, sf_a, sf_b, s);
+  static void run(const PeakPrepared& p, const PeakBuffers& b, cudaStream_t s) {
+    launch<Kind, G>(p, b, s);
   }
 };
 template <class Kind, int G>
 struct Blocks {
   static int run(int sm_count) { return blocks<Kind, G>(sm_count); }
+};
+template <class Kind, int G>
+struct Prepare {
+  static int run() { return set_smem<Kind, G>(); }
 };
 
 }  // namespace
@@ -419,10 +431,12 @@ int tcgen05_blocks(PeakInstr instr, int sm_count) {
   return dispatch<Blocks>(instr)(sm_count);
 }
 
-void launch_tcgen05_peak(PeakInstr instr, const PeakLaunch& l, const PeakBuffers& buf,
-                         cudaStream_t s) {
-  const PeakTcgen05Operands ops = peak_tcgen05_operands(instr);
-  dispatch<Launch>(instr)(l, buf, ops.idesc, ops.sf_a, ops.sf_b, s);
+int prepare_tcgen05_peak(PeakInstr instr) {
+  return dispatch<Prepare>(instr)();
+}
+
+void launch_tcgen05_peak(const PeakPrepared& p, const PeakBuffers& buf, cudaStream_t s) {
+  dispatch<Launch>(p.instr)(p, buf, s);
 }
 
 }  // namespace tcbench::kernels::detail

@@ -21,7 +21,8 @@ left behind:
   ends it instead of leaving a hung binary on the GPU. ``timeout`` passes the child's exit status
   and its death by a signal on unchanged.
 - **Short captures** (``capture``): a listing or a query whose output is wanted, in its own
-  group, killed with it at its limit; it neither forwards signals nor counts as the running child.
+  group, killed with it at its limit; it does not count as the running child, but a signal that
+  asked the run to stop kills its group at once and stops the run (``Interrupted``).
 
 Standard library only: ``tcbench run`` imports this.
 """
@@ -44,6 +45,7 @@ STOP_GRACE = 10.0  # seconds a signalled child gets to exit before its group is 
 TIMEOUT_GRACE = 10.0  # seconds between SIGTERM and SIGKILL for a child past its time limit
 WATCHDOG_MARGIN = TIMEOUT_GRACE + 5.0  # the watchdog's limit past supervise's own
 POLL = 0.5  # seconds between checks (progress, deadline)
+CAPTURE_POLL = 0.2  # seconds between a short capture's checks for a signal
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -188,19 +190,28 @@ class Captured:
 def capture(cmd: list[str], timeout: float, *, limit_bytes: int = 16 << 20, **popen) -> Captured:
     """Run ``cmd`` in its own process group and return its output; at ``timeout`` seconds the
     group is killed and ``code`` is None. OSError when it cannot start. Output goes to a file, not
-    a pipe, so a child that writes a lot cannot block while nobody reads."""
+    a pipe, so a child that writes a lot cannot block while nobody reads. A signal that asked the
+    run to stop (``forward_signals``) kills the group within ``CAPTURE_POLL`` s and raises
+    ``Interrupted``: a listing that hangs never holds a stop back for its whole limit."""
     begin = time.monotonic()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(cmd, start_new_session=True, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, **popen)
+        code: int | None = None
         try:
-            code: int | None = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            code = None
+            while _stop.signum is None:
+                try:
+                    code = proc.wait(timeout=min(CAPTURE_POLL, max(
+                        0.0, timeout - (time.monotonic() - begin))))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() - begin >= timeout:
+                        break
         finally:
             signal_group(proc, signal.SIGKILL)  # the group, or what the leader left of it
             if proc.returncode is None:
                 proc.wait()
+        _stop.check()
         out.seek(0)
         data = out.read(limit_bytes)
     return Captured(code, data, time.monotonic() - begin)

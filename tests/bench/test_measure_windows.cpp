@@ -6,6 +6,7 @@
 #include "tcbench/bench/flags.hpp"
 #include "tcbench/bench/measure.hpp"
 #include "tcbench/bench/registry.hpp"
+#include "tcbench/schema.hpp"
 
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
@@ -109,6 +110,65 @@ TEST(MeasureWindows, EveryRepetitionMeasuresAnew) {
     const Counts got = c.at("harness_test/windows/fp32/elements:0");
     EXPECT_EQ(got.windows, 3) << median << " s median, " << got.calls << " calls";
   }
+}
+
+// bench_tensor_peak's clock, with stand-ins: every body call first runs a correctness launch,
+// which writes its clock where the kernel writes clocks, then measure(); the timed launches run
+// in the window, which later sizing calls reuse without launching. The reported row is the last
+// call's. The "device" is a number each launch overwrites: the check runs at 1000 MHz, the
+// timed launches of window w at 1400 + w MHz (a power-capped steady state below the burst).
+struct PeakStandIn {
+  double clocks = 0;  // the clocks buffer
+  int windows = 0;
+  void check_launch() { clocks = 1000; }
+  Window measured(const MeasureOptions& options) {
+    return detail::measure_window([&] {
+      ++windows;
+      clocks = 1400 + windows;  // the samples' launches
+      Window w;
+      w.seconds.count = 10;
+      w.seconds.median = 10e-6;  // 5 sizing calls at --benchmark_min_time=0.05
+      detail::finish_window(w, options);
+      return w;
+    });
+  }
+};
+
+double reported_clock(bool read_in_window) {
+  benchmark::ClearRegisteredBenchmarks();
+  static PeakStandIn gpu;
+  gpu = {};
+  static bool in_window;
+  in_window = read_in_window;
+  register_gpu_benchmark("harness_test/peak_clock/fp16", [](benchmark::State& st) {
+    gpu.check_launch();
+    MeasureOptions options;
+    if (in_window) options.read_after = [] { return gpu.clocks; };
+    const Window w = gpu.measured(options);
+    report_precomputed(st, w.seconds.median);
+    // 5820cfe read the buffer after measure(): the check launch's clock in a reused window.
+    set_counter(st, counters::clock_mhz_measured, in_window ? *w.read_after : gpu.clocks);
+  });
+  std::vector<std::string> args = {"bench_windows", kQuickTime, "--benchmark_repetitions=1",
+                                   "--benchmark_enable_random_interleaving=false"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  Collect reported;
+  benchmark::RunSpecifiedBenchmarks(&reported);
+  benchmark::ClearRegisteredBenchmarks();
+  EXPECT_EQ(gpu.windows, 1);
+  EXPECT_EQ(reported.iterations.size(), 1u);
+  if (reported.iterations.empty()) return 0;
+  return reported.iterations[0].counters.at(std::string(counters::clock_mhz_measured.name)).value;
+}
+
+TEST(MeasureWindows, AValueReadAfterTheSamplesIsTheTimedLaunchesEvenInAReusedWindow) {
+  EXPECT_EQ(reported_clock(true), 1401);  // the one window's timed launches
+  // The mechanism this guards against: the buffer read after measure() in the reported call
+  // holds the correctness launch's clock, since that call reused the window and launched none.
+  EXPECT_EQ(reported_clock(false), 1000);
 }
 
 TEST(MeasureWindows, InterleavedRepetitionsOfTwoBenchmarksDoNotShareWindows) {

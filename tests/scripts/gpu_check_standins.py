@@ -8,6 +8,7 @@ run can. Synthetic test data, not measurements."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -64,7 +65,9 @@ exit 1
 # The stand-in benchmark binary. SPEC (filled in per binary): names, rows (counters and labels
 # by name), seconds per row, and what goes wrong: "crash_list", "garbage_list", "empty_list",
 # "crash_run", "hang", "kill_after" (SIGKILL after that many rows), "exit" (the exit code);
-# "full_only": names registered without --quick only (the torch comparison's 8192^3 rows).
+# "full_only": names registered without --quick only (the torch comparison's 8192^3 rows);
+# "start_delay": seconds before the row file's first line (a slow start-up); "context": more
+# context keys.
 BENCH = r'''#!{python}
 import json, os, re, signal, sys, time
 SPEC = json.loads({spec!r})
@@ -73,6 +76,9 @@ log = os.environ.get("TCBENCH_TEST_ARGV_LOG")
 if log:
     with open(log, "a") as fh:
         fh.write(json.dumps([os.path.basename(sys.argv[0]), *args]) + "\n")
+if os.environ.get("TCBENCH_TEST_ENV_LOG"):
+    with open(os.environ["TCBENCH_TEST_ENV_LOG"], "a") as fh:
+        fh.write(os.path.basename(sys.argv[0]) + " " + os.environ.get("LD_LIBRARY_PATH", "") + "\n")
 names = SPEC["names"] + ([] if "--quick" in args else SPEC.get("full_only", []))
 if any(a.startswith("--benchmark_list_tests") for a in args):
     if SPEC.get("crash_list"):
@@ -91,7 +97,8 @@ chosen = [n for n in names if (re.search(pattern, n + "/manual_time") is not Non
 out = next(a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out="))
 rows_path = out[:-5] + ".jsonl" if out.endswith(".json") else out + ".jsonl"
 context = {{"gpu_name": "Fake GPU", "compute_capability": "9.0", "tcbench_synthetic": "true",
-           "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "cublaslt_version": "130000"}}
+           "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "cublaslt_version": "130000",
+           "max_sm_clock_mhz": "1980", "power_limit_w": "700.00", **SPEC.get("context", {{}})}}
 # A misbehaviour applies to every run, or with "only_negated" to tier 3's (a negated filter or
 # none).
 if SPEC.get("only_negated") and flt and not negate:
@@ -100,6 +107,7 @@ if SPEC.get("crash_run"):
     print("starting", flush=True)
     os.kill(os.getpid(), signal.SIGSEGV)
 rows_file = open(rows_path, "w")
+time.sleep(SPEC.get("start_delay", 0.0))  # the CUDA context, cuBLAS, NVML
 rows_file.write(json.dumps({{"context": context, "tcbench_planned": chosen}}) + "\n")
 rows_file.flush()
 json_file = open(out, "w")
@@ -144,7 +152,10 @@ json.dump({{"context": {{"tcbench_kind": "host-studies"}}, "benchmarks": rows}},
 
 # Just enough of torch for gpu_check_torch.py's `time`: every matmul "takes" 2 ms.
 FAKE_TORCH = """
-import types
+import os, types
+if os.environ.get("TCBENCH_TEST_ENV_LOG"):
+    with open(os.environ["TCBENCH_TEST_ENV_LOG"], "a") as fh:
+        fh.write("torch " + os.environ.get("LD_LIBRARY_PATH", "") + "\\n")
 __version__ = "0.0-stand-in"
 version = types.SimpleNamespace(cuda="13.0")
 bfloat16, float16 = "bf16", "fp16"
@@ -177,9 +188,16 @@ def write_exec(path: Path, text: str) -> None:
 
 
 def quick_lists() -> dict[str, list[str]]:
-    """The real binaries' quick lists (data/gpu_check/quick_lists.json; test_gpu_check_plan
-    checks it against a build's binaries when there is one)."""
-    return json.loads(QUICK_LISTS.read_text())
+    """The real benchmark binaries' quick lists (data/gpu_check/quick_lists.json;
+    test_gpu_check_plan checks it against a build's binaries when there is one)."""
+    return {k: v for k, v in json.loads(QUICK_LISTS.read_text()).items()
+            if k.startswith("bench_")}
+
+
+def recorded_device_tests() -> dict[str, list[str]]:
+    """The device test binaries' tests, as data/gpu_check/quick_lists.json records them."""
+    return {k: v for k, v in json.loads(QUICK_LISTS.read_text()).items()
+            if k.startswith("device_")}
 
 
 def make_bundle(root: Path, needs_glibc: str = "2.17") -> Path:
@@ -190,8 +208,21 @@ def make_bundle(root: Path, needs_glibc: str = "2.17") -> Path:
     (bundle / "MANIFEST.txt").write_text(
         "# stand-in bundle\ngit_sha: 0123456789ab\ncuda_architectures: 90-real\n"
         f"glibc: 2.36 (the build machine's)\nneeds_glibc: {needs_glibc} (stand-in)\n"
-        "files: sha256 bytes path\n")
+        "files: sha256 bytes mode path\n")
     return bundle
+
+
+def list_in_manifest(bundle: Path, *paths: str, sizes: dict[str, int] | None = None) -> None:
+    """Appends files to the stand-in MANIFEST.txt's listing, as --bundle writes them (a size in
+    `sizes` instead of the real one: a copy that differs)."""
+    lines = []
+    for path in paths:
+        data = (bundle / path).read_bytes()
+        size = (sizes or {}).get(path, len(data))
+        mode = (bundle / path).stat().st_mode & 0o7777
+        lines.append(f"{hashlib.sha256(data).hexdigest()} {size} {mode:04o} {path}\n")
+    with open(bundle / "MANIFEST.txt", "a") as fh:
+        fh.writelines(lines)
 
 
 def add_bench(bundle: Path, name: str, names: list[str] | None = None, **spec) -> Path:
@@ -256,8 +287,24 @@ def verdict_rows(names: set[str]) -> dict[str, dict]:
     return out
 
 
+def device_tests(binary: Path) -> list[str]:
+    """A device test binary's tests as Suite.Test (its --gtest_list_tests; no GPU needed)."""
+    import subprocess
+
+    out = subprocess.run([str(binary), "--gtest_list_tests"], check=True, capture_output=True,
+                         text=True).stdout
+    names, suite = [], ""
+    for line in out.splitlines():
+        if line.strip() and not line.startswith(" "):
+            suite = line.split("#")[0].strip()
+        elif line.startswith("  ") and line.strip():
+            names.append(suite + line.split("#")[0].strip())
+    return names
+
+
 def write_quick_lists(bin_dir: Path) -> None:
-    """Regenerates data/gpu_check/quick_lists.json from a build's binaries:
+    """Regenerates data/gpu_check/quick_lists.json from a build's binaries: every bench_*'s quick
+    list and every device_*'s tests (the check's tier 2):
     python3 tests/scripts/gpu_check_standins.py build/<preset>/bin"""
     import subprocess
 
@@ -269,6 +316,9 @@ def write_quick_lists(bin_dir: Path) -> None:
                              capture_output=True, text=True).stdout
         lists[binary.name] = [n.strip().removesuffix("/manual_time") for n in out.splitlines()
                               if n.strip()]
+    for binary in sorted(bin_dir.glob("device_*")):
+        if not binary.suffix and binary.is_file():
+            lists[binary.name] = device_tests(binary)
     QUICK_LISTS.write_text(json.dumps(lists, indent=1) + "\n")
 
 

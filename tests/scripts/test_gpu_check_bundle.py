@@ -82,7 +82,7 @@ def bundle(tmp_path_factory) -> Path:
     proc = subprocess.run([str(SCRIPT), "--bundle", str(dest), "--arch", "90a"],
                           capture_output=True, text=True, check=False, env=env, timeout=3600)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    BUILT["stderr"] = proc.stderr
+    BUILT["stderr"], BUILT["dest"] = proc.stderr, str(dest)
     return dest
 
 
@@ -107,9 +107,18 @@ def test_bundle_is_at_most_40_mib_and_its_last_line_says_so(bundle: Path):
     total = sum(p.lstat().st_size for p in bundle.rglob("*") if p.is_file() or p.is_symlink())
     assert 0 < total <= LIMIT_BYTES, f"{total} bytes"
     last = BUILT["stderr"].strip().splitlines()[-1]
-    m = re.search(r"bundle .*: \d+ binaries, [0-9.]+ MiB \((\d+) bytes; limit 40 MiB\) for "
+    m = re.search(r"bundle .*: (\d+) binaries, [0-9.]+ MiB \((\d+) bytes; limit 40 MiB\) for "
                   r"90a-real, in \d+ s$", last)
-    assert m and int(m.group(1)) == total, last
+    assert m and int(m.group(2)) == total, last
+    # The figures README.md and docs/gpu-check.md show (data/gpu_check/bundle.json) still hold.
+    facts = json.loads((REPO / "data" / "gpu_check" / "bundle.json").read_text())
+    assert int(m.group(1)) == facts["binaries"], "measure the bundle again: bundle.json"
+    assert abs(total - facts["bytes"]) <= 0.1 * facts["bytes"], (total, "update bundle.json")
+    # The device call is in the build's last lines, whole.
+    from tcbench_tools import next_steps
+
+    for line in next_steps.device_command(Path(BUILT["dest"]).name):
+        assert f"gpu_check:   {line}" in BUILT["stderr"], line
 
 
 @needs_build
@@ -168,23 +177,25 @@ def test_binaries_look_for_libraries_beside_them(bundle: Path):
 
 
 @needs_build
-def test_manifest_lists_every_file_with_size_and_sha256(bundle: Path):
+def test_manifest_lists_every_file_with_size_sha256_and_mode(bundle: Path):
     text = (bundle / "MANIFEST.txt").read_text()
-    head, _, listing = text.partition("files: sha256 bytes path\n")
+    head, _, listing = text.partition("files: sha256 bytes mode path\n")
     assert re.search(r"^cuda_architectures: \S+", head, re.MULTILINE)
     assert re.search(r"^git_sha: [0-9a-f]{7,}", head, re.MULTILINE)
     listed = {}
     for line in listing.splitlines():
         if line.startswith("size_bytes:"):
             continue
-        digest, size, rel = line.split(" ", 2)
-        listed[rel] = (digest, int(size))
+        digest, size, mode, rel = line.split(" ", 3)
+        listed[rel] = (digest, int(size), int(mode, 8))
     present = {str(p.relative_to(bundle)) for p in bundle.rglob("*")
                if p.is_file() and not p.is_symlink() and p.name != "MANIFEST.txt"}
     assert set(listed) == present
-    for rel, (digest, size) in listed.items():
+    for rel, (digest, size, mode) in listed.items():
         data = (bundle / rel).read_bytes()
         assert (hashlib.sha256(data).hexdigest(), len(data)) == (digest, size), rel
+        assert (bundle / rel).stat().st_mode & 0o7777 == mode, rel
+    assert all(m & 0o100 for r, (_, _, m) in listed.items() if r.startswith("bin/"))
 
 
 @needs_build
@@ -211,10 +222,24 @@ def check_outputs(out: Path, bundle_dir: Path) -> str:
 @needs_build
 def test_bundle_check_without_gpu_uses_the_boxs_python_as_it_is(moved_bundle: Path,
                                                                 tmp_path: Path):
+    """The documented call on a copy that lost its execute bits, in a path with spaces: exit 77
+    without a GPU, with the archive, the summary and box.txt beside it."""
     out = tmp_path / "check out"
-    # The box's Python, whatever it has installed; no .venv, no pip.
-    proc = run_check(moved_bundle, out, TCBENCH_PYTHON=sys.executable)
+    copy_back = tmp_path / "copy back"
+    for path in moved_bundle.rglob("*"):
+        if path.is_file():
+            path.chmod(0o644)
+    env = dict(os.environ, TCBENCH_PYTHON=sys.executable)  # the box's Python: no .venv, no pip
+    env.pop("TCBENCH_PYTHON_ENV", None)
+    proc = subprocess.run(["sh", str(moved_bundle / "scripts" / "gpu_check.sh"), "--archive",
+                           str(copy_back / "gpu-check.tgz"), str(out)], capture_output=True,
+                          text=True, check=False, env=env, timeout=600)
     assert proc.returncode == 77, proc.stdout + proc.stderr
+    assert "restored the execute bits of" in proc.stderr
+    assert sorted(p.name for p in copy_back.iterdir()) == ["box.txt", "gpu-check.tgz",
+                                                           "summary.txt"]
+    assert "ldd bench_tensor_peak (the steps' LD_LIBRARY_PATH):" in (
+        copy_back / "box.txt").read_text()
     summary = check_outputs(out, moved_bundle)
     assert "-- per topic (quick suite)" in summary  # the tables, made by the box's Python
     assert not (moved_bundle / ".venv").exists()

@@ -8,6 +8,7 @@ build's binaries when there is one). Synthetic rows, not measurements.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,28 +18,18 @@ import pytest
 import answers_data as data
 from conftest import built_bin_dir
 from gpu_check_standins import (
+    REPO,
     add_bench,
+    device_tests,
     make_bundle,
     quick_lists,
+    recorded_device_tests,
     verdict_rows,
     write_exec,
 )
 from tcbench_tools.answers import NOT_MEASURED, rules
 from tcbench_tools.gpu_check import cost, plan
 from tcbench_tools.results import parse_doc
-
-# The device tests the bundle holds and their GoogleTest counts (the review's 13 binaries, 116
-# tests, then issue 37's Blackwell rows: device_test_tensor_peak's 41 instructions x 3 suites and
-# its host tests, and device_test_tensor_peak_blackwell; test_gpu_check_bundle's plan test checks
-# the real ones).
-DEVICE_TESTS = {"device_test_tensor_peak": 129, "device_test_tensor_peak_blackwell": 10,
-                "device_profiling_test_range_profiler": 4,
-                "device_test_block_quant": 6, "device_test_fp8_kernels": 9,
-                "device_test_gemm_cublas": 11, "device_test_gemm_paths": 13,
-                "device_test_gemm_simt": 16, "device_test_gpu_training": 8,
-                "device_test_int8_kernels": 5, "device_test_loss_scaling_kernels": 3,
-                "device_test_numerics_device": 1, "device_test_pad_copy": 2,
-                "device_test_stream_triad": 2}
 
 
 def tier1_rows() -> dict[str, list[str]]:
@@ -51,11 +42,15 @@ def test_the_quick_lists_fixture_is_what_the_binaries_list():
         bin_dir = built_bin_dir()
     except pytest.skip.Exception:
         pytest.skip("no build with the benchmark binaries")
+    regenerate = f"regenerate the fixture: python3 tests/scripts/gpu_check_standins.py {bin_dir}"
     for binary, names in quick_lists().items():
         got = plan.list_benchmarks(bin_dir / binary)
         assert got.problem is None, (binary, got.detail)
-        assert got.names == names, (f"{binary}: regenerate the fixture: python3 "
-                                    f"tests/scripts/gpu_check_standins.py {bin_dir}")
+        assert got.names == names, f"{binary}: {regenerate}"
+    built = sorted(p.name for p in bin_dir.glob("device_*") if not p.suffix)
+    assert built == sorted(recorded_device_tests()), regenerate
+    for binary, names in recorded_device_tests().items():
+        assert device_tests(bin_dir / binary) == names, f"{binary}: {regenerate}"
 
 
 def test_tier_1_is_small_and_every_tier_1_filter_matches_rows():
@@ -89,8 +84,8 @@ def model_totals(model: cost.Model | None = None) -> dict[str, float]:
     tier1 = sum(cost.step_seconds(model, rows) for rows in t1.values())
     rest = sum(cost.step_seconds(model, [n for n in names if n not in t1.get(b, [])])
                for b, names in lists.items())
-    devices = sum(model.process_start + plan.DEVICE_TEST_SECONDS * n
-                  for n in DEVICE_TESTS.values())
+    devices = sum(model.process_start + plan.DEVICE_TEST_SECONDS * len(tests)
+                  for tests in recorded_device_tests().values())
     closing = plan.STATE_SECONDS * 2 + plan.ANSWERS_SECONDS * 2
     torch = cost.step_seconds(model, ["fp16_vs_fp32/cublaslt/bf16/m:8192/n:8192/k:8192/layout:nn",
                                       "fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"])
@@ -192,3 +187,153 @@ def test_each_gpu_refuses_the_peaks_it_lacks_at_once():
     assert "wgmma_m64n256k16/fp16" in b200 and "mma_m16n8k32/fp8" in b200
     assert not any(n.startswith(("mma_f8f6f4_", "mma_mx")) for n in rtx)
     assert "mma_f8f6f4_e2m1_m16n8k32/fp4" in b200 and "mma_m16n8k16/fp16" not in b200
+
+
+UNPRICEABLE = ["alpha/cublaslt/fp16/m:4096/n:0/k:4096/layout:nn",
+               "alpha/cublaslt/fp16/m:1e400/n:64/k:64/layout:nn"]
+
+
+def test_a_listed_name_the_model_cannot_price_is_planned_at_a_default_and_named(tmp_path: Path):
+    """n:0 and m:1e400 made --plan and the whole check end in a traceback before any step."""
+    names = ["alpha/cublaslt/fp16/m:64/n:64/k:64/layout:nn", *UNPRICEABLE]
+    made = plan.make_plan(tmp_path, cost.Model(), device_tests=False,
+                          recorded={"bench_alpha": names})
+    step = next(s for s in made.steps if s.name == "bench_alpha [t3]")
+    assert step.unpriced == UNPRICEABLE
+    assert step.predicted == pytest.approx(cost.step_seconds(cost.Model(), names[:1])
+                                           + 2 * cost.UNPRICED_SECONDS)
+    shown = "\n".join(plan.render(made))
+    assert ("2 listed name(s) the cost model cannot price, planned at 0.2 s each: "
+            f"{UNPRICEABLE[0]} (bench_alpha [t3]), {UNPRICEABLE[1]} (bench_alpha [t3])") in shown
+    bundle = make_bundle(tmp_path / "box")
+    add_bench(bundle, "bench_alpha", names)
+    env = {"PATH": "/usr/bin:/bin", "TCBENCH_PYTHON": sys.executable}
+    proc = subprocess.run([str(bundle / "scripts" / "gpu_check.sh"), "--plan"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and "cannot price" in proc.stdout, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_plan_works_on_a_fresh_clone_from_the_lists_run_uses(tmp_path: Path):
+    """`gpu_check.sh --plan` said "no benchmark binaries" and exited 2 on a fresh clone, while
+    `tcbench run` printed figures from the recorded lists: both plan from them now."""
+    from tcbench_tools import next_steps
+
+    clone = tmp_path / "fresh clone"
+    for part in ("scripts", "data"):
+        shutil.copytree(REPO / part, clone / part,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy2(REPO / "CMakeLists.txt", clone / "CMakeLists.txt")
+    proc = subprocess.run([str(clone / "scripts" / "gpu_check.sh"), "--plan"], capture_output=True,
+                          text=True, timeout=60, check=False,
+                          env={"PATH": "/usr/bin:/bin", "TCBENCH_PYTHON": sys.executable})
+    assert proc.returncode == 0, proc.stderr
+    planned = next_steps.plan(REPO)
+    t1, t2, t3 = planned.tiers[1], planned.tiers[2], planned.tiers[3]
+    for needle in (f"tier 1: the five answers first: {t1[0]} steps, {t1[1]} benchmarks, "
+                   f"{t1[2]:.0f} s", f"tier 2: the device tests: {t2[0]} steps, {t2[1]} tests, "
+                   f"{t2[2]:.0f} s", f"tier 3: the rest of the quick suite, most valuable first: "
+                   f"{t3[0]} steps, {t3[1]} benchmarks, {t3[2]:.0f} s",
+                   f"whole check: {planned.whole:.0f} s planned",
+                   "the lists recorded in data/gpu_check/quick_lists.json", "torch.matmul 8192^3"):
+        assert needle in proc.stdout, proc.stdout
+    assert not (clone / "build").exists()
+
+
+def test_readme_and_the_guide_show_the_plans_figures_from_one_generated_block():
+    """They said 254 vs 292 s, 22 vs 24 rows, 21.7 vs 23.1 MiB."""
+    from tcbench_tools import next_steps
+
+    block = "\n".join(next_steps.plan_block(REPO)) + "\n"
+    for doc in ("README.md", "docs/gpu-check.md"):
+        text = (REPO / doc).read_text()
+        assert block in text, f"{doc}: paste `scripts/gpu_check.sh --plan --markdown`"
+        assert text.count(next_steps.BLOCK_BEGIN) == 1
+    facts = next_steps.bundle_facts(REPO)
+    assert facts and facts["binaries"] == 23 and 0 < facts["bytes"] <= 40 * 2**20
+    assert "Measured: " in block and f"{facts['bytes'] / 2**20:.1f} MiB" in block
+
+
+def test_the_device_call_fits_one_600_s_call_with_a_minute_to_spare():
+    """The documented call is the whole call (execute bits, the outer limit, the archive, the
+    exit status; box.txt and summary.txt come beside the archive), and by the plan it ends 60 s
+    or more before 600 s even when every binary starts twice as slowly as the model assumes."""
+    from tcbench_tools import next_steps
+    from tcbench_tools.gpu_check import box
+
+    call = next_steps.device_command()
+    text = "\n".join(call)
+    for part in ('chmod -R u+x "$B/bin" "$B/scripts"', "timeout -s TERM -k 15 540 sh",
+                 '--archive "$OUT/gpu-check.tgz"', 'echo "gpu_check rc=$?" >>"$OUT/console.txt"'):
+        assert part in text, text
+    assert 540 + 15 <= 600 - 45  # the hard bound: SIGKILL at 555 s
+    planned = next_steps.plan(REPO)
+    assert planned.whole_slow_start + box.BOX_LIMIT <= 600 - 60, planned
+    assert planned.whole_slow_start <= 450  # inside the check's own budget too
+    guide = (REPO / "docs" / "gpu-check.md").read_text()
+    assert "```sh\n" + text + "\n```" in guide
+    assert all(line in "\n".join(next_steps.lines(REPO)) for line in call)
+
+
+def test_the_model_prices_the_gpus_own_rows_once_a_result_names_it():
+    """The plan was always the H200's: a B200's tcgen05 and MX rows were priced as instant
+    skips. A result file's context (what the binary read from the device) gives the GPU's row."""
+    import json
+
+    from tcbench_tools.names import parse
+
+    context = json.loads((REPO / "tests" / "scripts" / "fixtures" /
+                          "tensor_peak_ladder_b.json").read_text())["context"]
+    gpu = cost.gpu_from_context(context)
+    assert gpu is not None and gpu.cc == (10, 0) and gpu.sms == 148
+    assert gpu.peak["fp4"] == 9000.0 and gpu.dram_gbps == pytest.approx(8183.8)
+    b200 = cost.with_gpu(cost.Model(), gpu)
+    tcgen05 = "tensor_peak/tcgen05_f16_m128n256k16/fp16"
+    assert cost.row_cost(cost.Model(), tcgen05).own == 0.01  # the H200 skips it
+    assert cost.row_cost(b200, tcgen05).own > 0.05  # the B200 runs it
+    assert cost.row_cost(b200, "tensor_peak/wgmma_m64n256k16/fp16").own == 0.01
+    mx = next(n for n in quick_lists()["bench_block_scaling"] if "/gemm_mx" in n)
+    assert cost.skipped_on(cost.H200, parse(mx)) and not cost.skipped_on(gpu, parse(mx))
+    assert cost.gpu_from_context({"gpu_name": "x"}) is None  # not enough: the model stays
+
+
+def test_per_process_start_up_is_learned_from_the_steps():
+    m = cost.Model()
+    rows = [{"name": "x/cublaslt/fp16/m:4096/n:64/k:4096/layout:nn", "samples": 500,
+             "time_median_us": 100.0}]
+    predicted = cost.step_seconds(m, [r["name"] for r in rows])
+    m.learn(rows, predicted + 4.0, predicted, startup=6.0)  # 4 s more than assumed, all start-up
+    assert m.process_start == pytest.approx(4.0) and m.starts_seen == 1
+    assert m.overhead_flush == pytest.approx(50e-6, rel=0.3)  # not booked as sample overhead
+    m.learn(rows, predicted + 4.0, predicted, startup=6.0)
+    assert m.process_start == pytest.approx((4.0 * 2 + 6.0) / 3)
+
+
+def test_every_sampled_baseline_is_cached_per_configuration():
+    """A sample_work call outside once<> is sampled again on each of Google Benchmark's sizing
+    calls (alignment's pad_to copy was, 5 times per row); the cost model counts one window per
+    configuration."""
+    import re
+
+    offenders = []
+    for path in [*(REPO / "benchmarks").glob("*.cpp"), *(REPO / "common" / "bench" / "src").glob(
+            "*.cpp")]:
+        text = path.read_text()
+        opens = [m.end() - 1 for m in re.finditer(r"\bonce<[^>]*>\(", text)]
+
+        def closing(i: int) -> int:
+            depth = 0
+            for j in range(i, len(text)):
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                if depth == 0:
+                    return j
+            return len(text)
+
+        spans = [(i, closing(i)) for i in opens]
+        for call in re.finditer(r"\bsample_work\(", text):
+            at = call.start()
+            defined = text.rfind("\n", 0, at) < at and text[text.rfind("\n", 0, at) + 1:at] \
+                .startswith("SampleStats ")
+            if not defined and not any(a < at < b for a, b in spans):
+                offenders.append(f"{path.name}:{text.count(chr(10), 0, at) + 1}")
+    assert not offenders, offenders

@@ -47,9 +47,11 @@ def test_a_whole_check_only_queries_the_gpu(tmp_path: Path):
                                             "tensor_peak/mma_m16n8k16/fp16"])
     add_studies(bundle)
     env = environment(tmp_path)
-    proc = subprocess.run([str(bundle / "scripts" / "gpu_check.sh"), str(tmp_path / "check")],
+    proc = subprocess.run([str(bundle / "scripts" / "gpu_check.sh"), "--archive",
+                           str(tmp_path / "copy-back" / "gpu-check.tgz"), str(tmp_path / "check")],
                           env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "copy-back" / "box.txt").is_file()  # its queries are in the log too
     calls = Path(env["TCBENCH_TEST_SMI_LOG"]).read_text().splitlines()
     assert calls, "nvidia-smi was never asked"
     for call in calls:
@@ -61,6 +63,16 @@ def test_a_whole_check_only_queries_the_gpu(tmp_path: Path):
     argv = [json.loads(line) for line in argv_log.splitlines()]
     assert argv and not any(a.startswith("--clock-policy") for cmd in argv for a in cmd)
     assert not any(k.startswith("TCBENCH_CLOCK") for k in env)
+
+
+def test_the_documented_device_call_sets_nothing_on_the_gpu():
+    """The call docs/gpu-check.md §1 and `tcbench run` give: only chmod of the bundle's own files,
+    the outer limit and the check; no nvidia-smi setter, no clock policy."""
+    from tcbench_tools import next_steps
+
+    words = " ".join(next_steps.device_command()).split()
+    assert not set(words) & set(SMI_SETTERS)
+    assert "nvidia-smi" not in words and not any("clock-policy" in w for w in words)
 
 
 def test_a_clock_policy_other_than_as_is_is_refused_in_one_sentence(tmp_path: Path):

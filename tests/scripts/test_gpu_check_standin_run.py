@@ -122,9 +122,11 @@ def test_a_borrowed_box_run_brings_back_every_finished_row_in_three_files(tmp_pa
     on_disk = {f"gc/{p.relative_to(out).as_posix()}": p.stat().st_size
                for p in out.rglob("*") if p.is_file()}
     assert packed == on_disk
-    # At most 3 files to bring back: the archive, the summary beside it, the console log.
-    assert sorted(p.name for p in copy_back.iterdir()) == ["console.txt", "gpu-check.tgz",
-                                                           "summary.txt"]
+    # Four files to bring back: the archive, the summary and box.txt beside it, the console.
+    assert sorted(p.name for p in copy_back.iterdir()) == ["box.txt", "console.txt",
+                                                           "gpu-check.tgz", "summary.txt"]
+    assert "gc/box.txt" in packed and "LD_LIBRARY_PATH (the steps'):" in (
+        copy_back / "box.txt").read_text()
     assert (copy_back / "summary.txt").read_text() == summary
     assert summary.rstrip().splitlines()[-1].startswith("-- FAILED")
     assert "Traceback" not in console

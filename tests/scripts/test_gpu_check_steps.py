@@ -193,7 +193,7 @@ def test_steps_that_do_not_fit_the_budget_are_not_started_and_named(tmp_path: Pa
     out = tmp_path / "check"
     proc = run_check(bundle, out, environment(tmp_path, TCBENCH_CHECK_BUDGET_S="40"))
     summary = (out / "summary.txt").read_text()
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 3, proc.stdout + proc.stderr  # INCOMPLETE: never 0, never 1
     beta = step_line(summary, "bench_beta [t3]")
     assert "NOT STARTED" in beta and re.search(r"budget: needs about \d+ s, \d+ s of the 40 s "
                                                r"budget left", beta), beta
@@ -203,8 +203,9 @@ def test_steps_that_do_not_fit_the_budget_are_not_started_and_named(tmp_path: Pa
     # The last nvidia-smi record runs whatever the budget says; the verdict is INCOMPLETE, not
     # FAILED (a budget cut is not a defect).
     assert " ok " in step_line(summary, "GPU state after")
-    assert re.search(r"^-- INCOMPLETE: 1 step\(s\) did not fit the 40 s budget: bench_beta "
-                     r"\[t3\] \(exit 1\)$", summary, re.MULTILINE), summary
+    assert re.search(r"^-- INCOMPLETE: 1 step\(s\) of the tiers asked for did not run, they did "
+                     r"not fit the 40 s budget: bench_beta \[t3\] \(exit 3\)$", summary,
+                     re.MULTILINE), summary
 
 
 def test_summary_plans_the_tiers_and_ends_with_the_tables(tmp_path: Path):
@@ -352,3 +353,136 @@ def test_the_tools_run_with_the_boxs_bare_python(tmp_path: Path):
     proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
                           check=False, env=dict(os.environ, PYTHONPATH=str(REPO / "scripts")))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_gpu_gone_mid_check_is_incomplete_never_a_pass(tmp_path: Path):
+    """The GPU vanished after tier 1 had measured: every later step was NOT STARTED, every tier
+    INCOMPLETE, and the check said PASSED (exit 0). Now INCOMPLETE, exit 3, naming the step."""
+    bundle = make_bundle(tmp_path)
+    write_exec(bundle / "bin" / "device_test_a_ok", DEVICE_OK)
+    add_bench(bundle, "bench_alignment", ["alignment/cublaslt/fp16/m:4096/n:32/k:4096/layout:nn"])
+    add_bench(bundle, "bench_beta", exit=77)  # tier 3: the GPU is gone
+    add_bench(bundle, "bench_gamma")
+    add_studies(bundle)
+    out = tmp_path / "check"
+    proc = run_check(bundle, out, environment(tmp_path))
+    summary = (out / "summary.txt").read_text()
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert " ok " in step_line(summary, "bench_alignment [t1]")
+    assert "NOT STARTED" in step_line(summary, "bench_gamma [t3]")
+    assert "tier 3: INCOMPLETE: left out bench_gamma [t3]" in summary
+    last = summary.rstrip().splitlines()[-1]
+    assert last.startswith("-- INCOMPLETE: 2 step(s) of the tiers asked for did not run, the GPU "
+                           "was gone from bench_beta [t3] on") and last.endswith("(exit 3)"), last
+
+
+def test_sigterm_while_a_binary_hangs_in_its_listing_stops_the_check_within_a_second(
+        tmp_path: Path):
+    """A listing waited out its 30 s limit before the check saw a SIGTERM."""
+    bundle = make_bundle(tmp_path)
+    hang = bundle / "bin" / "bench_hangs"
+    write_exec(hang, f"#!/bin/sh\necho started > '{tmp_path / 'listing'}'\nexec sleep 1000\n")
+    out = tmp_path / "check"
+    proc = start_check(bundle, out, environment(tmp_path))
+    try:
+        assert wait_until(lambda: (tmp_path / "listing").is_file(), 60)
+        begin = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - begin
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, stdout + stderr
+    assert took < 1.5, f"{took:.1f} s"
+    assert "INTERRUPTED by SIGTERM" in (out / "summary.txt").read_text()
+
+
+def test_answers_md_escapes_the_names_of_rows_that_never_ran(tmp_path: Path):
+    """A binary's row file names its planned rows: a hostile name is text in answers.md, never a
+    code span it breaks out of, a link or a tag."""
+    bundle = make_bundle(tmp_path)
+    hostile = "alpha/x`y`[click](javascript:alert(1))<b>*em*/fp16"
+    add_bench(bundle, "bench_alpha", ["alpha/cublaslt/fp16/m:64/n:64/k:64/layout:nn",
+                                      "alpha/cublaslt/bf16/m:64/n:64/k:64/layout:nn", hostile],
+              kill_after=1)
+    add_studies(bundle)
+    out = tmp_path / "check"
+    run_check(bundle, out, environment(tmp_path))
+    md = (out / "answers.md").read_text()
+    assert "## Rows that never ran" in md
+    never = md.split("## Rows that never ran", 1)[1]
+    assert "- `alpha/cublaslt/bf16/m:64/n:64/k:64/layout:nn`" in never
+    assert "](javascript" not in never and "<b>" not in never and "`y`" not in never
+    assert "alpha/x&#96;y&#96;&#91;click&#93;(javascript:alert(1))&lt;b>\\*em\\*/fp16" in never
+
+
+def test_tier_1_rows_carry_the_clock_and_power_of_their_own_window(tmp_path: Path):
+    """A burst and a power-capped steady state read differently: each tier-1 row with its own
+    window shows NVML's SM clock and power against the maximum and the limit."""
+    bundle = make_bundle(tmp_path)
+    context_rows = {
+        "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn": {
+            "tops": 1200.0, "sm_clock_mhz": 1410.0, "power_w": 699.0, "throttle": 4},
+        "int8_gemm/cublaslt/fp16/m:4096/n:4096/k:4096/layout:tn": {
+            "tflops": 700.0, "sm_clock_mhz": 1980.0, "power_w": 520.0, "throttle": 0}}
+    add_bench(bundle, "bench_int8_gemm", list(context_rows), rows=context_rows)
+    add_bench(bundle, "bench_loss_scaling", ["loss_scaling/train_fp32/fp32/steps:100"])
+    add_studies(bundle)
+    out = tmp_path / "check"
+    run_check(bundle, out, environment(tmp_path))
+    summary = (out / "summary.txt").read_text()
+    table = summary.split("-- tier 1's rows:", 1)[1].split("\n--", 1)[0]
+    assert re.search(r"int8_gemm/cublaslt/int8/\S+\s+1200\.0 tops, 1410 MHz of 1980, 699 W of "
+                     r"700: power-capped \(sw_power_cap\)", table), table
+    assert re.search(r"int8_gemm/cublaslt/fp16/\S+\s+700\.0 tflops, 1980 MHz of 1980, 520 W of "
+                     r"700: at boost", table), table
+    assert "1 row(s) report a time made of other windows" in table  # the training run
+
+
+def test_torch_runs_with_the_boxs_environment_and_names_its_cublas(tmp_path: Path):
+    """LD_LIBRARY_PATH wins over the torch wheels' RUNPATH: with the toolkit's lib64 first, torch
+    may load another libnvJitLink (undefined symbol) or another cuBLAS. The benchmark binaries get
+    the CUDA folders the check adds; torch gets the box's own environment."""
+    cuda = tmp_path / "cuda"
+    (cuda / "lib64").mkdir(parents=True)
+    bundle = make_bundle(tmp_path)
+    add_bench(bundle, "bench_fp16_vs_fp32", ["fp16_vs_fp32/cublaslt/fp16/m:64/n:64/k:64/layout:nn"],
+              full_only=[f"fp16_vs_fp32/cublaslt/{p}/m:8192/n:8192/k:8192/layout:nn"
+                         for p in ("bf16", "fp16")], default={"tflops": 600.0})
+    add_studies(bundle)
+    env_log = tmp_path / "env.log"
+    env = environment(tmp_path, CUDA_HOME=str(cuda), LD_LIBRARY_PATH="/box/own/lib",
+                      TCBENCH_TORCH_PYTHON=str(torch_python(tmp_path)),
+                      TCBENCH_TEST_ENV_LOG=str(env_log))
+    out = tmp_path / "check"
+    proc = run_check(bundle, out, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = [line.split(" ", 1) for line in env_log.read_text().splitlines()]
+    torch = {path for who, path in seen if who == "torch"}
+    binaries = {path for who, path in seen if who == "bench_fp16_vs_fp32"}
+    assert torch == {"/box/own/lib"}, seen  # the probe, box.txt's and the step's: as the box set it
+    assert binaries == {f"/box/own/lib:{cuda / 'lib64'}"}, seen
+    summary = (out / "summary.txt").read_text()
+    assert "torch 0.0-stand-in (CUDA 13.0) ran cuBLAS unknown" in step_line(summary,
+                                                                          "torch.matmul 8192^3")
+
+
+def test_an_archive_that_cannot_be_rewritten_mid_check_fails_it_and_leaves_no_temporary(
+        tmp_path: Path):
+    """Found writable at the start, the archive's path became a folder half-way: the check said
+    PASSED. A rewrite that fails is an error in the verdict, and its temporary file is removed."""
+    bundle = make_bundle(tmp_path)
+    archive = tmp_path / "copy-back" / "gpu-check.tgz"
+    write_exec(bundle / "bin" / "device_test_a_blocks",
+               DEVICE_OK.replace("echo '[==========] 3 tests ran.'",
+                                 f"rm -f '{archive}'; mkdir '{archive}'\n"
+                                 "echo '[==========] 3 tests ran.'"))
+    add_bench(bundle, "bench_alpha")
+    add_studies(bundle)
+    out = tmp_path / "check"
+    proc = run_check(bundle, out, environment(tmp_path), "--archive", str(archive))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    last = (out / "summary.txt").read_text().rstrip().splitlines()[-1]
+    assert last == f"-- FAILED: the archive {archive} could not be written (exit 1)", last
+    assert sorted(p.name for p in archive.parent.iterdir()) == ["box.txt", "gpu-check.tgz",
+                                                                "summary.txt"]

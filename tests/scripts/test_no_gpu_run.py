@@ -123,15 +123,19 @@ def test_the_last_lines_say_how_to_get_the_gpu_halves_and_how_long(cli, tmp_path
     stand_in_studies(bin_dir / "tcbench_studies")
     code, out, _ = cli("run", "--bin-dir", bin_dir, "--out", tmp_path / "run")
     assert code == 77
-    tail = out.rstrip().splitlines()[-5:]
+    tail = out.rstrip().splitlines()[-8:]
     assert tail[0] == "To measure the GPU halves (docs/gpu-check.md):"
     assert "on your own GPU box:  scripts/gpu_check.sh " in tail[1]
     assert "scripts/gpu_check.sh --bundle build/gpu-check-bundle --arch 90a" in tail[2]
-    assert "gpu-check-bundle/scripts/gpu_check.sh OUTDIR" in tail[3]
+    # The whole device call (D3: its --archive and timeout were left out), the preparation
+    # beside the GPU seconds, and the plan's figures.
+    assert tail[4:7] == [f"    {line}" for line in next_steps.device_command()]
     lists = json.loads((REPO / next_steps.QUICK_LISTS).read_text())
-    made = plan.make_plan(tmp_path / "none", cost.Model(), device_tests=False, recorded=lists)
-    assert f"tier 1 (the five answers) {made.predicted(made.tier(1)):.0f} s of GPU time" in tail[4]
-    assert "by the check's plan (its cost model for an NVIDIA H200: a prediction" in tail[4]
+    made = plan.make_plan(tmp_path / "none", cost.Model(), device_tests=True, recorded=lists)
+    assert "the bundle's first build about 14 minutes on 2 cores here" in tail[7]
+    assert f"tier 1 (the five answers) {made.predicted(made.tier(1)):.0f} s of GPU time" in tail[7]
+    assert f"the whole check {made.predicted():.0f} s" in tail[7]
+    assert "by the check's plan (its cost model for an NVIDIA H200: a prediction" in tail[7]
     md = (tmp_path / "run" / "answers.md").read_text()
     assert "## The GPU half" in md and "scripts/gpu_check.sh" in md.split("## The GPU half")[1]
     assert "The GPU half" in (tmp_path / "run" / "answers.html").read_text()
@@ -140,7 +144,8 @@ def test_the_last_lines_say_how_to_get_the_gpu_halves_and_how_long(cli, tmp_path
 def test_the_hint_holds_without_the_check_or_its_lists(monkeypatch, tmp_path):
     monkeypatch.setattr(next_steps, "QUICK_LISTS", Path("no") / "such.json")
     got = next_steps.lines(tmp_path)  # no build, no lists: where the plan is printed instead
-    assert got[-1].startswith("  how long: `scripts/gpu_check.sh --plan` prints the check's plan")
+    assert got[-1].startswith("  how long: the bundle's first build takes minutes here; "
+                              "`scripts/gpu_check.sh --plan` prints the check's plan")
 
 
 def wait_for(path: Path, seconds: float = 60.0) -> None:

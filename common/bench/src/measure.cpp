@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <mutex>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace tcbench::bench {
@@ -73,8 +74,9 @@ Window sample_window(const Env& env, const std::function<void(cudaStream_t)>& wo
     samples.push_back(t);
     total += t;
   }
-  Window w{compute_stats(samples), std::nullopt};
+  Window w{compute_stats(samples), std::nullopt, std::nullopt};
   if (sampler) w.power = sampler->stop();
+  detail::finish_window(w, options);
   return w;
 }
 
@@ -114,6 +116,10 @@ SampleStats sample_work(const Env& env, const std::function<void(cudaStream_t)>&
 }
 
 namespace detail {
+void finish_window(Window& window, const MeasureOptions& options) {
+  if (options.read_after) window.read_after = options.read_after();
+}
+
 Window measure_window(const std::function<Window()>& sample) {
   if (g_last && g_last->name == g_call.name && g_call.max_iterations > g_last->max_iterations) {
     g_last->max_iterations = g_call.max_iterations;
@@ -127,6 +133,11 @@ Window measure_window(const std::function<Window()>& sample) {
 
 SampleStats measure(benchmark::State& state, const Env& env,
                     const std::function<void(cudaStream_t)>& work, MeasureOptions options) {
+  return measure_window(state, env, work, std::move(options)).seconds;
+}
+
+Window measure_window(benchmark::State& state, const Env& env,
+                      const std::function<void(cudaStream_t)>& work, MeasureOptions options) {
   const Window w = detail::measure_window([&] { return sample_window(env, work, options); });
   const SampleStats& stats = w.seconds;
   report_precomputed(state, stats.median);
@@ -138,7 +149,7 @@ SampleStats measure(benchmark::State& state, const Env& env,
   set_counter(state, counters::time_p90_us, stats.p90 * 1e6);
   // A spread from fewer than 10 samples says nothing; the policy guarantees 10, this keeps it so.
   if (stats.count >= 10) set_counter(state, counters::spread_pct, 100.0 * stats.rel_spread());
-  return stats;
+  return w;
 }
 
 void report_precomputed(benchmark::State& state, double seconds) {

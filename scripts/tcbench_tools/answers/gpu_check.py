@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tcbench_tools import results, studies
+from tcbench_tools import mdtext, results, studies
 from tcbench_tools.answers import GPU, answer_all, render
 from tcbench_tools.errors import InputError
 
@@ -52,9 +52,11 @@ def never_ran_section(run: results.ResultSet) -> str:
     if not run.partial:
         return ""
     lines = ["", "## Rows that never ran", "",
-             (f"Some binaries were cut short, so these answers rest on what they finished: "
-             f"{run.partial}."), ""]
-    lines += [f"- `{name}`" for name in run.never_ran] or ["- (the planned rows are not known)"]
+             ("Some binaries were cut short, so these answers rest on what they finished: "
+              f"{mdtext.text(run.partial, at_line_start=False)}."), ""]
+    # The names come from the binaries' listings: escaped, never Markdown of their own.
+    lines += [f"- {mdtext.code(name)}" for name in run.never_ran] or \
+        ["- (the planned rows are not known)"]
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,8 @@
 """--archive FILE: one .tar.gz of the whole output folder, rewritten atomically after every step
 (a temporary file beside it, then a rename), so a kill from outside still leaves the last
 complete step's; summary.txt is copied beside it. A box that copies back few files then needs
-three: the archive, summary.txt and the console log. Standard library only."""
+four: box.txt (box.py), the archive, summary.txt and the console log. A write that fails leaves
+no temporary file behind. Standard library only."""
 
 from __future__ import annotations
 
@@ -38,6 +39,16 @@ def write(out: Path, archive: Path) -> int:
     archive.parent.mkdir(parents=True, exist_ok=True)
     tmp = archive.with_name(f".{archive.name}.tmp-{os.getpid()}")
     skip = {archive.resolve(), tmp.resolve()}
+    try:
+        _pack(out, archive, tmp, skip)
+        os.replace(tmp, archive)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return archive.stat().st_size
+
+
+def _pack(out: Path, archive: Path, tmp: Path, skip: set[Path]) -> None:
     with tarfile.open(tmp, "w:gz", compresslevel=6) as tar:
         for path in sorted(out.rglob("*")):
             if path.resolve() in skip or path.name.startswith(f".{archive.name}.tmp"):
@@ -50,8 +61,6 @@ def write(out: Path, archive: Path) -> int:
                     _add(tar, path, f"{out.name}/{rel}")
                 except OSError:
                     continue  # a file removed while the archive was written
-    os.replace(tmp, archive)
-    return archive.stat().st_size
 
 
 def copy_summary(summary: Path, archive: Path) -> Path | None:

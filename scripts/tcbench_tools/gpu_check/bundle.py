@@ -26,9 +26,10 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from tcbench_tools import process
+from tcbench_tools import next_steps, process
 from tcbench_tools.arguments import ascii_int
 
 BUNDLE_LIMIT = 40 * 1024 * 1024
@@ -51,13 +52,14 @@ def is_elf(path: Path) -> bool:
         return False
 
 
-def dependencies(path: Path) -> list[tuple[str, str]]:
-    """(soname, resolved path or 'not found') of each library an ELF file needs (ldd)."""
+def dependencies(path: Path, env: dict | None = None) -> list[tuple[str, str]]:
+    """(soname, resolved path or 'not found') of each library an ELF file needs (ldd), found with
+    `env`'s LD_LIBRARY_PATH (default: this process's)."""
     try:
-        out = subprocess.run(["ldd", str(path)], capture_output=True, check=False, text=True,
-                             timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
+        got = process.capture(["ldd", str(path)], 60, env=env)
+    except OSError:
         return []
+    out = got.output.decode("utf-8", errors="replace") if got.code is not None else ""
     deps = []
     for line in out.splitlines():
         line = line.strip()
@@ -81,9 +83,45 @@ def manifest_field(root: Path, key: str) -> str:
     return m.group(1).strip() if m else ""
 
 
+@dataclass
+class Listed:
+    """One file of MANIFEST.txt's listing."""
+
+    sha256: str
+    size: int
+    mode: int | None  # permission bits (a manifest older than the modes has none)
+    path: str
+
+
+def listed_files(text: str) -> list[Listed]:
+    """MANIFEST.txt's file lines: "sha256 bytes mode path" (or, before modes were recorded,
+    "sha256 bytes path"); a line that is neither is skipped."""
+    header, _, listing = text.partition("\nfiles: ")[2].partition("\n")
+    with_mode = "mode" in header.split()
+    out = []
+    for line in listing.splitlines():
+        parts = line.split(" ", 3 if with_mode else 2)
+        if len(parts) != (4 if with_mode else 3) or not re.fullmatch(r"[0-9a-f]{64}", parts[0]):
+            continue
+        size = ascii_int(parts[1])  # ("²" passed isdigit)
+        mode = int(parts[2], 8) if with_mode and re.fullmatch(r"0?[0-7]{3,4}", parts[2]) else None
+        if size is None or (with_mode and mode is None):
+            continue
+        out.append(Listed(parts[0], size, mode, parts[-1]))
+    return out
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def bundle_problem(root: Path) -> str | None:
     """Why `root` is neither a source tree nor a complete bundle (MANIFEST.txt, bin/, every file
-    it lists at its size), as one sentence; None when it is one."""
+    it lists at its size and sha256), as one sentence; None when it is one."""
     if (root / "CMakeLists.txt").is_file():
         return None
     manifest = root / "MANIFEST.txt"
@@ -92,42 +130,93 @@ def bundle_problem(root: Path) -> str | None:
                 f"no source tree either): {REDO}")
     if not (root / "bin").is_dir():
         return f"bundle incomplete: {root} has no bin/ folder: {REDO}"
-    text = manifest.read_text(errors="replace")
-    listing = text.partition("\nfiles: ")[2].partition("\n")[2]
-    missing = short = 0
+    missing = short = changed = 0
     first = ""
-    for line in listing.splitlines():
-        parts = line.split(" ", 2)
-        size = ascii_int(parts[1]) if len(parts) == 3 else None  # ("²" passed isdigit)
-        if size is None:
-            continue
-        path = root / parts[2]
+    for f in listed_files(manifest.read_text(errors="replace")):
+        path = root / f.path
         if not path.is_file():
             missing += 1
-            first = first or f"{parts[2]} is missing"
-        elif path.stat().st_size != size:
+            first = first or f"{f.path} is missing"
+        elif path.stat().st_size != f.size:
             short += 1
-            first = first or f"{parts[2]} has {path.stat().st_size} bytes, not {parts[1]}"
-    if missing + short:
-        return (f"bundle incomplete: {missing} file(s) MANIFEST.txt lists are missing and {short} "
-                f"differ in size (first: {first}): {REDO}")
+            first = first or f"{f.path} has {path.stat().st_size} bytes, not {f.size}"
+        elif sha256_of(path) != f.sha256:
+            changed += 1
+            first = first or f"{f.path} has another sha256 than MANIFEST.txt lists"
+    if missing + short + changed:
+        return (f"bundle incomplete: {missing} file(s) MANIFEST.txt lists are missing, {short} "
+                f"differ in size and {changed} in content (first: {first}): {REDO}")
     return None
 
 
-def loading_problem(root: Path) -> str | None:
-    """Why the bundle's binaries cannot load on this box (a library ldd cannot find), or None.
-    The driver's own libraries may be missing: that is "no GPU" (77), for the binaries to say."""
+EXECUTE = 0o111
+
+
+def restore_modes(root: Path) -> tuple[str | None, str | None]:
+    """Gives back the execute bits a copy to the box dropped: those MANIFEST.txt records (or,
+    for an older manifest, every file of bin/). Returns (a note naming what was restored, a
+    refusal when a file cannot be made executable); (None, None) when nothing was missing."""
+    if (root / "CMakeLists.txt").is_file():
+        return None, None
+    try:
+        listed = listed_files((root / "MANIFEST.txt").read_text(errors="replace"))
+    except OSError:
+        return None, None
+    wanted = {f.path: f.mode & EXECUTE for f in listed if f.mode is not None and f.mode & EXECUTE}
+    if not any(f.mode is not None for f in listed):  # a manifest without modes
+        wanted = {p.relative_to(root).as_posix(): 0o100 for p in (root / "bin").glob("*")
+                  if p.is_file()}
+    restored, refused = [], []
+    for rel, bits in sorted(wanted.items()):
+        path = root / rel
+        try:
+            mode = path.stat().st_mode
+            if mode & bits == bits:
+                continue
+            path.chmod(mode | bits)
+            restored.append(rel)
+        except OSError:
+            refused.append(rel)
+    note = (f"restored the execute bits of {len(restored)} file(s) the copy to this box dropped "
+            f"(first: {restored[0]})" if restored else None)
+    refusal = (f"{len(refused)} bundled program(s) lost their execute bits and cannot be given "
+               f"them back here (first: {refused[0]}): copy the bundle keeping file modes, or run "
+               "chmod -R u+x on its bin/ and scripts/ folders" if refused else None)
+    return note, refusal
+
+
+# Libraries only the tensor-counter binaries need (CUPTI and the nvperf libraries it loads): a box
+# without them loses those binaries' steps, not the check.
+COUNTER_LIBRARY = re.compile(r"^lib(cupti|nvperf_[a-z_]+)\.so")
+
+
+def loading_problem(root: Path, env: dict | None = None) -> tuple[str | None, str | None]:
+    """(why the bundle's binaries cannot load on this box, a note on the binaries that cannot
+    load without CUPTI), each None when there is none. Libraries are looked up with `env`'s
+    LD_LIBRARY_PATH: the one the check's steps run with. The driver's own libraries may be
+    missing: that is "no GPU" (77), for the binaries to say."""
     if shutil.which("ldd") is None:
-        return None
+        return None, None
+    without_counters: dict[str, str] = {}
     for path in sorted([*(root / "bin").glob("*"), *(root / "lib").glob("*")]):
         if not path.is_file() or not is_elf(path):
             continue
-        for soname, resolved in dependencies(path):
-            if resolved == "not found" and not re.match(r"lib(cuda|nvidia-ml)\.so", soname):
-                return (f"the bundle's {path.relative_to(root)} cannot load on this box ({soname} "
-                        "not found): install what it names (CUDA 13's libraries: put their folder "
-                        "on LD_LIBRARY_PATH)")
-    return None
+        for soname, resolved in dependencies(path, env):
+            if resolved != "not found" or re.match(r"lib(cuda|nvidia-ml)\.so", soname):
+                continue
+            if COUNTER_LIBRARY.match(soname):
+                without_counters.setdefault(path.name, soname)
+                continue
+            return (f"the bundle's {path.relative_to(root)} cannot load on this box ({soname} "
+                    "not found): install what it names (CUDA 13's libraries: put their folder "
+                    "on LD_LIBRARY_PATH)"), None
+    if not without_counters:
+        return None, None
+    names = ", ".join(sorted(without_counters))
+    missing = ", ".join(sorted(set(without_counters.values())))
+    return None, (f"{missing} not found here: the tensor-counter binaries ({names}) cannot "
+                  "load, so their steps fail and their counters are not read; every other step "
+                  "runs")
 
 
 def cuda_library_dirs() -> list[str]:
@@ -226,6 +315,25 @@ def needed_glibc(dest: Path) -> str:
     return max(versions, key=lambda v: tuple(int(x) for x in v.split(".")), default="")
 
 
+MANIFEST_HEAD = "# tcbench bundle for scripts/gpu_check.sh, made by scripts/gpu_check.sh --bundle"
+
+
+def own_folder(dest: Path) -> bool:
+    """Whether --bundle may replace `dest`: it does not exist, is an empty folder, or is a bundle
+    this command made (MANIFEST.txt's first line). Anything else is someone's data."""
+    if not dest.exists() and not dest.is_symlink():
+        return True
+    if not dest.is_dir() or dest.is_symlink():
+        return False
+    if not any(dest.iterdir()):
+        return True
+    try:
+        with open(dest / "MANIFEST.txt", encoding="utf-8", errors="replace") as fh:
+            return fh.readline().rstrip("\n") == MANIFEST_HEAD
+    except OSError:
+        return False
+
+
 def write_manifest(dest: Path, repo: Path, build: Path, archs: str, nvcc: str) -> None:
     version = re.search(r"project\(tcbench VERSION ([0-9.]+)",
                         (repo / "CMakeLists.txt").read_text())
@@ -245,7 +353,7 @@ def write_manifest(dest: Path, repo: Path, build: Path, archs: str, nvcc: str) -
                                             text=True).stdout)
     cmake_version = subprocess.run(["cmake", "--version"], capture_output=True, check=False,
                                    text=True).stdout.splitlines()[0]
-    lines = ["# tcbench bundle for scripts/gpu_check.sh, made by scripts/gpu_check.sh --bundle",
+    lines = [MANIFEST_HEAD,
              f"tcbench_version: {version.group(1) if version else 'unknown'}",
              f"git_sha: {sha}",
              f"made_utc: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
@@ -261,12 +369,12 @@ def write_manifest(dest: Path, repo: Path, build: Path, archs: str, nvcc: str) -
              "/usr/local/cuda; Python >= 3.11 (standard library only)")]
     size = sum(p.lstat().st_size for p in dest.rglob("*")
                if (p.is_file() or p.is_symlink()) and p.name != "MANIFEST.txt")
-    lines += [f"size_bytes: {size} (every file but this one)", "files: sha256 bytes path"]
+    lines += [f"size_bytes: {size} (every file but this one)", "files: sha256 bytes mode path"]
     for path in sorted(p for p in dest.rglob("*") if p.is_file() and not p.is_symlink()
                        and p.name != "MANIFEST.txt"):
         data = path.read_bytes()
         lines.append(f"{hashlib.sha256(data).hexdigest()} {len(data)} "
-                     f"{path.relative_to(dest).as_posix()}")
+                     f"{path.stat().st_mode & 0o7777:04o} {path.relative_to(dest).as_posix()}")
     (dest / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
 
 
@@ -289,6 +397,10 @@ def make(repo: Path, dest: Path | None, arch: str | None) -> int:
                                 repo / "build" / "gpu-check")).absolute()
     if build == dest or dest in build.parents:
         say(f"the bundle folder {dest} must not contain the build folder {build}.")
+        return 2
+    if not own_folder(dest):
+        say(f"{dest} exists, is not empty and is no bundle this command made (its MANIFEST.txt "
+            "would say so): give a new or empty folder; nothing was built or removed.")
         return 2
     arch = arch or os.environ.get("TCBENCH_BUNDLE_ARCHS") or default_arch()
     try:
@@ -321,6 +433,9 @@ def make(repo: Path, dest: Path | None, arch: str | None) -> int:
     if not _run(["cmake", "--build", str(build), "--parallel", jobs, "--target", *wanted], log):
         say(f"build failed, see {log}\n{_tail(log)}")
         return 1
+    if not own_folder(dest):  # made meanwhile by someone else
+        say(f"{dest} is no longer empty nor a bundle: nothing was removed.")
+        return 2
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "bin").mkdir(parents=True)
@@ -345,8 +460,10 @@ def make(repo: Path, dest: Path | None, arch: str | None) -> int:
     size = sum(p.lstat().st_size for p in dest.rglob("*") if p.is_file() or p.is_symlink())
     seconds = time.monotonic() - begin
     fits = size <= BUNDLE_LIMIT
-    say(f"on the GPU box: copy {dest} there and run {dest.name}/scripts/gpu_check.sh "
-        "--archive $OUT/gpu-check.tgz /tmp/gpu-check (docs/gpu-check.md)")
+    say(f"on the GPU box: copy {dest} there; in the folder that holds it, with $OUT the folder "
+        "the box copies back, make this one call (docs/gpu-check.md):")
+    for line in next_steps.device_command(dest.name):
+        say(f"  {line}")
     say(f"bundle {dest}: {copied} binaries, {size / 2**20:.1f} MiB ({size} bytes; limit "
         f"{BUNDLE_LIMIT / 2**20:.0f} MiB) for {archs}, in {seconds:.0f} s"
         + ("" if fits else ": OVER THE LIMIT"))

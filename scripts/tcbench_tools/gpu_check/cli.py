@@ -11,9 +11,12 @@ source tree's build, default release) and TCBENCH_BUILD_TIMEOUT_S (its limit, de
 TCBENCH_BUNDLE_ARCHS, TCBENCH_BUNDLE_BUILD_DIR, TCBENCH_BUNDLE_JOBS for --bundle.
 
 Exit codes: 0 everything passed; 1 a test, a benchmark or a step failed (timeout, crash), or
-steps did not fit the budget (INCOMPLETE); 2 usage, an OUTDIR that cannot be created, an
-incomplete bundle or a box that cannot run it; 77 no GPU (and nothing failed); 128 + N
-interrupted by signal N.
+the archive could not be written (FAILED); 2 usage, an OUTDIR that cannot be created or is
+someone else's, an archive that cannot be written or would overwrite another output, an
+incomplete bundle or a box that cannot run it (REFUSED, before any GPU step); 3 nothing failed
+but a step of the tiers asked for did not run: the budget, or the GPU gone mid-check
+(INCOMPLETE: never a pass); 77 no GPU (and nothing failed or measured); 128 + N interrupted by
+signal N.
 """
 
 from __future__ import annotations
@@ -52,13 +55,15 @@ def parser() -> Parser:
                    help="the output folder (default results/gpu-check-<stamp>/); with --bundle, "
                         "the bundle folder (default build/gpu-check-bundle); with --plan, the "
                         "folder of the binaries (default: the bundle's, or the newest build's)")
-    p.add_argument("--archive", type=Path, default=os.environ.get("TCBENCH_CHECK_ARCHIVE"),
-                   help="a .tar.gz of OUTDIR rewritten after every step, summary.txt beside it "
-                        "(TCBENCH_CHECK_ARCHIVE)")
+    p.add_argument("--archive",
+                   help="a .tar.gz of OUTDIR rewritten after every step, summary.txt and box.txt "
+                        "beside it (TCBENCH_CHECK_ARCHIVE)")
     p.add_argument("--tier", default=os.environ.get("TCBENCH_CHECK_TIER", "3"),
                    help="stop after this tier: 1, 2 or 3 (TCBENCH_CHECK_TIER; default 3)")
     p.add_argument("--plan", action="store_true",
                    help="print the steps and their predicted seconds and exit (no GPU needed)")
+    p.add_argument("--markdown", action="store_true",
+                   help="with --plan: the figures README.md and docs/gpu-check.md show")
     p.add_argument("--clock-policy", default="as-is",
                    help="as-is only: the check never changes a GPU setting")
     p.add_argument("--bundle", action="store_true",
@@ -83,7 +88,7 @@ def main(argv: list[str]) -> int:
         if args.clock_policy.replace("_", "-") != "as-is":
             raise Usage(CLOCK_POLICY_REFUSAL.format(value=args.clock_policy).rstrip("."))
         if args.bundle:
-            if args.plan or args.archive:
+            if args.plan or args.archive is not None or args.markdown:
                 raise Usage("--bundle takes only a folder and --arch")
             return bundle.make(REPO, args.outdir, args.arch)
         if args.arch:
@@ -91,8 +96,15 @@ def main(argv: list[str]) -> int:
         if args.tier not in ("1", "2", "3"):
             raise Usage(f"--tier must be 1, 2 or 3, got '{args.tier}'")
         tier = int(args.tier)
+        if args.markdown and not args.plan:
+            raise Usage("--markdown is for --plan")
         if args.plan:
-            return run.plan_only(REPO, tier, args.outdir)
+            return run.plan_only(REPO, tier, args.outdir, args.markdown)
+        archive = args.archive if args.archive is not None else \
+            os.environ.get("TCBENCH_CHECK_ARCHIVE")
+        if archive is not None and not archive.strip():
+            raise Usage("the archive's name is empty (--archive or TCBENCH_CHECK_ARCHIVE set but "
+                        "empty): give a file name such as $OUT/gpu-check.tgz, or leave both unset")
         budget = seconds("TCBENCH_CHECK_BUDGET_S", "450")
         step_cap = seconds("TCBENCH_STEP_TIMEOUT_S", "180")
         build_limit = seconds("TCBENCH_BUILD_TIMEOUT_S", "3600")
@@ -100,7 +112,7 @@ def main(argv: list[str]) -> int:
         print(f"gpu_check: {exc}.", file=sys.stderr)
         return 2
     out = args.outdir or REPO / "results" / f"gpu-check-{time.strftime('%Y%m%d-%H%M%S')}"
-    archive = args.archive.absolute() if args.archive else None
+    archive = Path(archive).absolute() if archive is not None else None
     opts = run.Options(out=out.absolute(), archive=archive,
                        tier=tier, budget=budget, step_cap=step_cap,
                        torch_python=os.environ.get("TCBENCH_TORCH_PYTHON", "python3"),

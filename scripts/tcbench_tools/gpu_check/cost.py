@@ -19,18 +19,25 @@ The median of a row comes from the reference GPU's peaks (the datasheet, as
 common/facts/src/peaks.cpp has them) times a published efficiency (docs/gpu-check.md cites each),
 bounded by DRAM bandwidth, with wave quantization on the SMs. During the check, `Model.learn`
 re-estimates the per-sample overhead and a speed factor from the rows that ran, and the plan is
-made again. Standard library only.
+made again. The plan starts with the H200's row; the first benchmark step's result file names the
+GPU (its context: SMs, compute capability, peaks, bandwidth), and every later prediction uses that
+GPU's own row (``gpu_from_context``, ``with_gpu``). Per-process start-up is learned from the steps
+too: the time until a binary's row file gets its first line (the context, written once the CUDA
+context and NVML are up). A listed name the model cannot price (``n:0``, ``m:1e400``) costs
+``UNPRICED_SECONDS`` and is named, never fatal. Standard library only.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 
-from tcbench_tools import schema
+from tcbench_tools import runner, schema
 from tcbench_tools.names import parse
 
-QUICK_MIN_TIME = 0.05  # --benchmark_min_time of the quick suite (runner.QUICK_MIN_TIME)
+QUICK_MIN_TIME = float(runner.QUICK_MIN_TIME)  # --benchmark_min_time of the quick suite
+UNPRICED_SECONDS = 0.2  # a row this model does not know, or cannot price
 WARMUP = 0.05  # SamplingPolicy::warmup_seconds
 MIN_SAMPLES, MAX_SAMPLES = 10, 10_000  # SamplingPolicy
 
@@ -88,6 +95,7 @@ class Model:
     call_setup: float = 3e-3  # allocation, fill and a cuBLASLt plan per body call
     speed: float = 1.0  # measured / modelled medians (learn()); > 1: the GPU is slower
     learned_from: int = 0  # rows the estimates above were learned from
+    starts_seen: int = 0  # binary start-ups process_start was learned from
 
     # --- one run of the work ----------------------------------------------------------------
 
@@ -95,6 +103,8 @@ class Model:
                      variant: str = "cublaslt") -> float:
         g = self.gpu
         p = precision if precision in g.peak else "fp16"
+        if g.peak[p] <= 0:
+            return self.speed * 4e-6  # no such path on this GPU: refused at once
         if variant in OWN_KERNEL_EFFICIENCY:
             eff = OWN_KERNEL_EFFICIENCY[variant]
         else:
@@ -143,11 +153,21 @@ class Model:
             calls += 1
         return calls
 
-    def learn(self, rows: list[dict], step_seconds: float, predicted: float) -> None:
-        """Update the per-sample overhead and the speed factor from one finished step: `rows`
-        are its Google Benchmark rows (with samples and time_median_us), `step_seconds` its wall
-        time and `predicted` what this model said. The samples' own time is known from the rows;
-        what the step took beyond it and beyond the modelled setup is the samples' overhead."""
+    def learn(self, rows: list[dict], step_seconds: float, predicted: float,
+              startup: float | None = None) -> None:
+        """Update the per-process start-up, the per-sample overhead and the speed factor from
+        one finished step: `rows` are its Google Benchmark rows (with samples and
+        time_median_us), `step_seconds` its wall time, `predicted` what this model said and
+        `startup` the seconds until its binary had started (its row file's first line; None when
+        not seen). The samples' own time is known from the rows; what the step took beyond it,
+        its start-up and the modelled setup is the samples' overhead."""
+        assumed_start = self.process_start
+        if startup is not None and math.isfinite(startup) and startup >= 0:
+            measured = min(STARTUP_RANGE[1], max(STARTUP_RANGE[0], startup))
+            self.process_start = _blend(self.process_start, measured, self.starts_seen, 1,
+                                        prior=STARTUP_PRIOR)
+            self.starts_seen += 1
+            predicted += (startup - assumed_start)  # what the step spent starting, not sampling
         timed = [(r[schema.SAMPLES], r[schema.TIME_MEDIAN_US] * 1e-6,
                   parse(r.get("run_name", r["name"])))
                  for r in rows
@@ -157,7 +177,10 @@ class Model:
         # Speed: the measured medians against the modelled ones (geometric mean).
         ratios = []
         for _, median, name in timed:
-            modelled = self.row_median(name)
+            try:
+                modelled = self.row_median(name)
+            except (ArithmeticError, ValueError):
+                continue
             if modelled and modelled > 0 and median > 0:
                 ratios.append(math.log(median / (modelled / self.speed)))
         if ratios:
@@ -191,12 +214,16 @@ class Model:
 
 # The per-sample overhead a step may teach: 2 us (an event pair's floor) to 1 ms.
 OVERHEAD_RANGE = (2e-6, 1e-3)
+# The start-up a step may teach: 0.1 s to 60 s; the assumption counts as one start seen, so the
+# first measured start-up moves it halfway and the third most of the way.
+STARTUP_RANGE = (0.1, 60.0)
+STARTUP_PRIOR = 1
 
 
-def _blend(old: float, new: float, old_weight: int, new_weight: int) -> float:
-    """The estimate after `new_weight` more rows: a weighted mean with what `old_weight` rows
-    (and the assumption, worth 20 rows) said before."""
-    a, b = old_weight + 20, max(1, new_weight)
+def _blend(old: float, new: float, old_weight: int, new_weight: int, prior: int = 20) -> float:
+    """The estimate after `new_weight` more observations: a weighted mean with what `old_weight`
+    observations (and the assumption, worth `prior` of them) said before."""
+    a, b = old_weight + prior, max(1, new_weight)
     return (old * a + new * b) / (a + b)
 
 
@@ -230,8 +257,8 @@ def row_cost(model: Model, raw_name: str) -> RowCost:
     if topic == "loss_scaling" and variant.startswith("landing_"):
         shared["landing gradients (host)"] = 0.3
         return RowCost(model.window(model.stream_seconds(4e6 * 2)) + 0.01, shared)
-    if skipped_on(model.gpu, p):
-        return RowCost(0.01)  # refused by the documented rule before any work
+    if skipped_on(model.gpu, p) or model.gpu.peak.get(prec, 1.0) <= 0:
+        return RowCost(0.01)  # refused by the documented rule, or no such path, before any work
     if topic == "fp8" and (variant == "block" or variant.startswith("layer_")):
         # Every layer and block row reads one measurement per (hidden, tokens): 4 layers x 5
         # options, each a verified cuBLASLt window, plus the recipes' quantization windows.
@@ -279,7 +306,7 @@ def row_cost(model: Model, raw_name: str) -> RowCost:
         return RowCost(model.window(run, flush=False) + calls * 5e-3
                        + model.gpu.cupti_passes * (run + 2e-3) + 0.05)
     if median is None:
-        return RowCost(0.2)  # a row this model does not know: a small fixed cost
+        return RowCost(UNPRICED_SECONDS)  # a row this model does not know: a small fixed cost
 
     # A GEMM or a memory-bound kernel with its own window.
     calls = Model.body_calls(median)
@@ -351,11 +378,31 @@ def _baselines(topic: str, variant: str, prec: str, a: dict) -> list[tuple[str, 
     return []
 
 
-def step_seconds(model: Model, names: list[str], invocations: int = 1) -> float:
-    """A benchmark step: process start, every row, and what the rows share (counted once)."""
+def priced(model: Model, name: str) -> RowCost | None:
+    """row_cost, or None for a name it cannot price (a zero or overflowing size, an argument it
+    cannot read): such a name is planned at UNPRICED_SECONDS and named, never fatal."""
+    try:
+        cost = row_cost(model, name)
+    except (ArithmeticError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    values = [cost.own, *cost.shared.values()]
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in values):
+        return None
+    return cost
+
+
+def step_seconds(model: Model, names: list[str], invocations: int = 1,
+                 unpriced: list[str] | None = None) -> float:
+    """A benchmark step: process start, every row, and what the rows share (counted once). The
+    names the model cannot price are appended to `unpriced`."""
     total, shared = invocations * model.process_start, {}
     for name in names:
-        cost = row_cost(model, name)
+        cost = priced(model, name)
+        if cost is None:
+            total += UNPRICED_SECONDS
+            if unpriced is not None and name not in unpriced:
+                unpriced.append(name)
+            continue
         total += cost.own
         shared.update(cost.shared)
     return total + sum(shared.values())
@@ -363,3 +410,38 @@ def step_seconds(model: Model, names: list[str], invocations: int = 1) -> float:
 
 def with_gpu(model: Model, gpu: Gpu) -> Model:
     return replace(model, gpu=gpu)
+
+
+def _context_number(context: dict, key: str) -> float | None:
+    try:
+        value = float(context.get(key))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def gpu_from_context(context: dict) -> Gpu | None:
+    """The GPU a result file's context describes (what the binary read from the device and its
+    peak table: SMs, compute capability, peaks, DRAM bandwidth, L2), as the model's row; None
+    when the context lacks any of them. The efficiencies and CUPTI passes stay the H200's
+    (Hopper's published cuBLAS efficiencies; a model)."""
+    sms = _context_number(context, "sm_count")
+    gbps = _context_number(context, "peak_gbps")
+    l2 = _context_number(context, "l2_bytes")
+    cc = str(context.get("compute_capability", ""))
+    if not sms or not gbps or l2 is None or not re.fullmatch(r"\d{1,2}\.\d", cc):
+        return None
+    peak = {}
+    for key in context:  # every precision the binary wrote a peak for
+        m = re.fullmatch(r"peak_([a-z0-9]+(?:_acc16)?)", str(key))
+        value = _context_number(context, key) if m and m.group(1) != schema.GBPS else None
+        if value is not None:
+            peak[m.group(1)] = value
+    if not set(H200.peak) <= set(peak):
+        return None
+    name = str(context.get("gpu_name", "the GPU")).strip()[:60] or "the GPU"
+    major, minor = (int(x) for x in cc.split("."))
+    return Gpu(name=f"{name} (its own peaks)", sms=int(sms), peak=peak, dram_gbps=gbps,
+               l2_mb=l2 / 1e6, fp64_simt_tflops=max(peak["fp64"] / 2, 1e-3),
+               library_efficiency=H200.library_efficiency, cupti_passes=H200.cupti_passes,
+               cc=(major, minor))

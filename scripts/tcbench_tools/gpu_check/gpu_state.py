@@ -81,7 +81,10 @@ class Sampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            code, text = _query(self.args)
+            try:
+                code, text = _query(self.args)
+            except process.Interrupted:
+                return  # the check is stopping: its main thread says so
             line = text.strip().splitlines()[0] if code == 0 and text.strip() else ""
             if line:
                 with open(self.path, "a") as fh:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tcbench_tools import process
 from tcbench_tools.gpu_check import cost
+from tcbench_tools.printable import printable
 
 # Tier 1, per binary: a benchmark filter (tcbench's POSIX ERE, matched against the name with
 # /manual_time) and why those rows (docs/gpu-check.md, "Tier 1").
@@ -60,6 +61,7 @@ TIER2_FIRST = ("device_test_tensor_peak", "device_profiling_test_range_profiler"
 TORCH_SIZE = 8192
 TORCH_MIN_TIME = "0.2"  # seconds of samples per cuBLASLt row beside torch's 20 samples
 LIST_TIMEOUT = 30.0
+MAX_NAMED = 5  # unpriced names the plan shows
 NAME_LINE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+/-]*$")
 
 # Seconds the model gives what is not a benchmark row (the rest is cost.py's).
@@ -88,6 +90,7 @@ class Step:
     limit: float | None = None
     finished_rows: list[str] = field(default_factory=list)
     never_ran: list[str] = field(default_factory=list)
+    unpriced: list[str] = field(default_factory=list)  # rows the cost model could not price
 
     @property
     def file_stem(self) -> str:
@@ -127,10 +130,11 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def list_binary(binary: Path, args: list[str], is_name) -> Listing:
-    """The names ``binary args`` prints, or why there are none (one outcome word and detail)."""
+def list_binary(binary: Path, args: list[str], is_name, env: dict | None = None) -> Listing:
+    """The names ``binary args`` prints, or why there are none (one outcome word and detail);
+    `env`: the steps' environment (their library path)."""
     try:
-        done = process.capture([str(binary), *args], LIST_TIMEOUT)
+        done = process.capture([str(binary), *args], LIST_TIMEOUT, env=env)
     except OSError as exc:
         return Listing([], "NOT RUNNABLE", exc.strerror or str(exc))
     text = done.output.decode("utf-8", errors="replace")
@@ -153,15 +157,15 @@ def bench_name(line: str) -> bool:
     return bool(NAME_LINE.match(line.strip())) and "/" in line
 
 
-def list_benchmarks(binary: Path) -> Listing:
-    got = list_binary(binary, ["--quick", "--benchmark_list_tests"], bench_name)
+def list_benchmarks(binary: Path, env: dict | None = None) -> Listing:
+    got = list_binary(binary, ["--quick", "--benchmark_list_tests"], bench_name, env)
     got.names = [n.removesuffix("/manual_time") for n in got.names]
     return got
 
 
-def list_tests(binary: Path) -> Listing:
+def list_tests(binary: Path, env: dict | None = None) -> Listing:
     """GoogleTest's listing: "Suite." lines, then "  Test" lines (a comment may follow)."""
-    got = list_binary(binary, ["--gtest_list_tests"], lambda ln: ln.startswith("  "))
+    got = list_binary(binary, ["--gtest_list_tests"], lambda ln: ln.startswith("  "), env)
     if got.problem == "GARBAGE OUTPUT" or got.problem == "NO OUTPUT":
         # Something that is no GoogleTest listing: run it anyway (its own run says more).
         return Listing([], None, "")
@@ -198,7 +202,7 @@ def predict(model: cost.Model, s: Step) -> float:
     if s.kind in ("bench", "cublaslt"):
         if not s.rows:
             return model.process_start if s.binary is not None else 0.0
-        return cost.step_seconds(model, s.rows)
+        return cost.step_seconds(model, s.rows, unpriced=s.unpriced)
     if s.kind == "device":
         return model.process_start + DEVICE_TEST_SECONDS * (s.tests if s.tests else 10)
     if s.kind == "torch":
@@ -220,17 +224,20 @@ def binaries(bin_dir: Path, prefix: str) -> list[Path]:
 
 
 def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_after: int = 3,
-              out: Path | None = None, recorded: dict[str, list[str]] | None = None) -> Plan:
+              out: Path | None = None, recorded: dict[str, list[str]] | None = None,
+              env: dict | None = None) -> Plan:
     """Every step after the GPU record (and a source tree's build): the three tiers and the
-    closing. Lists every binary once; writes each listing to out/plan/<binary>.txt.
-    ``recorded``: {binary: its quick list} to plan with instead of listing binaries that are not
-    built (a run without a GPU says how long the check takes); no torch step then."""
+    closing. Lists every binary once, with `env` (the steps' environment); writes each listing
+    to out/plan/<binary>.txt.
+    ``recorded``: {binary: its quick list, or a device test's test names} to plan with instead of
+    listing binaries that are not built (``--plan`` on a fresh clone, a run without a GPU)."""
     steps: list[Step] = []
     listings: dict[str, Listing] = {}
     benches = (binaries(bin_dir, "bench_") if recorded is None
-               else [bin_dir / name for name in sorted(recorded)])
+               else [bin_dir / name for name in sorted(recorded) if name.startswith("bench_")])
     for b in benches:
-        listings[b.name] = list_benchmarks(b) if recorded is None else Listing(recorded[b.name])
+        listings[b.name] = (list_benchmarks(b, env) if recorded is None
+                            else Listing(recorded[b.name]))
         if out is not None:
             (out / "plan").mkdir(parents=True, exist_ok=True)
             (out / "plan" / f"{b.name}.txt").write_text("".join(n + "\n" for n in
@@ -247,10 +254,11 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
         steps.append(Step("answers (tier 1)", "answers", 1, why="the five answers from tier 1"))
     # Tier 2.
     if device_tests:
-        devices = binaries(bin_dir, "device_")
+        devices = (binaries(bin_dir, "device_") if recorded is None
+                   else [bin_dir / name for name in sorted(recorded) if name.startswith("device_")])
         first = [d for n in TIER2_FIRST for d in devices if d.name == n]
         for d in first + [d for d in devices if d not in first]:
-            got = list_tests(d)
+            got = list_tests(d, env) if recorded is None else Listing(recorded[d.name])
             tests = len(got.names) if not got.problem else None
             step = Step(d.name, "device", 2, d, tests=tests)
             if got.problem:
@@ -262,7 +270,7 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
         order.get(b if isinstance(b, str) else b.name, len(order)), str(b)))
     for b in ranked:
         if b == "torch":
-            steps += torch_steps(bin_dir)
+            steps += torch_steps(bin_dir, recorded)
             continue
         listing = listings[b.name]
         if listing.problem:
@@ -284,10 +292,11 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
     return Plan(steps, model, listings)
 
 
-def torch_steps(bin_dir: Path) -> list[Step]:
-    """cuBLASLt at 8192^3 (bf16, fp16) from bench_fp16_vs_fp32, then torch.matmul."""
+def torch_steps(bin_dir: Path, recorded: dict[str, list[str]] | None = None) -> list[Step]:
+    """cuBLASLt at 8192^3 (bf16, fp16) from bench_fp16_vs_fp32, then torch.matmul (planned from
+    the recorded lists too: the box's PyTorch decides only whether they run)."""
     binary = bin_dir / "bench_fp16_vs_fp32"
-    if not binary.is_file():
+    if not (binary.is_file() if recorded is None else binary.name in recorded):
         return []
     rows = [f"fp16_vs_fp32/cublaslt/{p}/m:{TORCH_SIZE}/n:{TORCH_SIZE}/k:{TORCH_SIZE}/layout:nn"
             for p in ("bf16", "fp16")]
@@ -302,7 +311,9 @@ def render(plan: Plan) -> list[str]:
     lines = [f"-- plan ({m.gpu.name}; per-sample overhead {m.overhead_flush * 1e6:.0f} us with the "
              f"L2 flush, {m.overhead_plain * 1e6:.0f} us without"
              + (f", learned from {m.learned_from} rows, medians x{m.speed:.2f} the model"
-                if m.learned_from else ", assumed") + "):"]
+                if m.learned_from else ", assumed")
+             + f"; start-up {m.process_start:.1f} s per binary"
+             + (f", learned from {m.starts_seen} starts" if m.starts_seen else ", assumed") + "):"]
     titles = {1: "tier 1: the five answers first", 2: "tier 2: the device tests",
               3: "tier 3: the rest of the quick suite, most valuable first",
               4: "closing: the GPU's state after, the answers"}
@@ -317,4 +328,10 @@ def render(plan: Plan) -> list[str]:
         lines.append(f"   {titles[t]}: {len(steps)} steps{', ' + what if what else ''}, "
                      f"{plan.predicted(steps):.0f} s")
     lines.append(f"   whole check: {plan.predicted():.0f} s planned")
+    unpriced = [(s.name, n) for s in plan.steps for n in s.unpriced]
+    if unpriced:
+        shown = ", ".join(f"{printable(n)} ({step})" for step, n in unpriced[:MAX_NAMED])
+        more = f" and {len(unpriced) - MAX_NAMED} more" if len(unpriced) > MAX_NAMED else ""
+        lines.append(f"   {len(unpriced)} listed name(s) the cost model cannot price, planned at "
+                     f"{cost.UNPRICED_SECONDS:g} s each: {shown}{more}")
     return lines

@@ -9,11 +9,16 @@ is INCOMPLETE, not FAILED), NO OUTPUT, GARBAGE OUTPUT (at listing), NOT STARTED 
 INTERRUPTED. summary.txt is rewritten atomically when a step starts and ends, and with
 ``--archive`` the whole output folder is packed after every step; SIGINT, SIGTERM and SIGHUP stop
 the running step's group, mark it INTERRUPTED and end the check with 128 + the signal.
-Standard library only.
+
+The check writes only what it creates: an OUTDIR that exists, is not empty and holds no
+``MARKER`` (a folder an earlier check made) is refused, as is an archive that would overwrite
+one of its other outputs or cannot be written; both before any GPU step. ``box.txt`` is written
+first (box.py). Standard library only.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -24,9 +29,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcbench_tools import process
+from tcbench_tools import process, runner
 from tcbench_tools.errors import InputError
-from tcbench_tools.gpu_check import archive, bundle, cost, gpu_state, summary
+from tcbench_tools.gpu_check import archive, box, bundle, cost, gpu_state, summary
 from tcbench_tools.gpu_check.plan import (
     TORCH_MIN_TIME,
     TORCH_SIZE,
@@ -36,9 +41,14 @@ from tcbench_tools.gpu_check.plan import (
     render,
     signal_name,
 )
+from tcbench_tools.partial import row_file
+from tcbench_tools.printable import printable
 from tcbench_tools.results import load_file
 
-QUICK_MIN_TIME = "0.05"  # as runner.QUICK_MIN_TIME: the quick suite's time per benchmark
+QUICK_MIN_TIME = runner.QUICK_MIN_TIME  # the quick suite's time per benchmark
+MARKER = ".tcbench-gpu-check"  # in every OUTDIR the check made: the folder is the check's own
+# Files the check writes beside the archive: an archive of one of these names would be overwritten.
+BESIDE_ARCHIVE = ("summary.txt", "box.txt")
 STATE_LIMIT = 60.0  # seconds for one GPU state record (three nvidia-smi queries, 20 s each)
 ANSWERS_LIMIT = 180.0  # the host studies and the answers (their own limit, outside the budget)
 TORCH_PROBE_LIMIT = 60.0  # `import torch` and torch.cuda.is_available()
@@ -47,6 +57,8 @@ SAFETY = 1.25  # a step starts when 1.25 x its prediction + START_MARGIN fits in
 START_MARGIN = 5.0
 FAILED_WORDS = ("FAILED", "CRASHED", "KILLED", "TIMEOUT", "NO OUTPUT", "GARBAGE OUTPUT",
                 "NOT RUNNABLE")
+# Exit codes (cli.py's docstring and docs/gpu-check.md §4 say the same).
+EXIT_PASSED, EXIT_FAILED, EXIT_REFUSED, EXIT_INCOMPLETE, EXIT_NO_GPU = 0, 1, 2, 3, 77
 
 
 @dataclass
@@ -86,6 +98,42 @@ def gtest_counts(log: Path) -> str:
     return f"{counts['PASSED']} passed, {counts['FAILED']} failed, {counts['SKIPPED']} skipped"
 
 
+class StartWatch:
+    """When a benchmark binary had started: its row file's first line is the run's context,
+    written once the CUDA context, cuBLAS and NVML are up (common/bench/src/reporter.cpp). Looked
+    at on supervise's ticks; the file's mtime dates the line while it is the only one."""
+
+    def __init__(self, rows: Path):
+        self.rows, self.at = rows, None
+
+    def tick(self, _elapsed: float) -> None:
+        if self.at is not None:
+            return
+        try:
+            data = self.rows.read_bytes()[:1 << 20]
+            if data.count(b"\n") == 1 and data.endswith(b"\n"):
+                self.at = self.rows.stat().st_mtime
+            elif data.count(b"\n") > 1:
+                self.at = time.time()  # seen late: an upper bound
+        except OSError:
+            pass
+
+    def seconds(self, begin: float | None) -> float | None:
+        return None if self.at is None or begin is None else max(0.0, self.at - begin)
+
+
+def torch_ran(torch_json: Path) -> str:
+    """Which PyTorch, CUDA and cuBLAS the torch step ran (torch.json)."""
+    try:
+        doc = json.loads(torch_json.read_text())
+        blas = doc.get("cublas") or {}
+        return (f"torch {printable(str(doc.get('torch_version')))} (CUDA "
+                f"{printable(str(doc.get('cuda')))}) ran cuBLAS "
+                f"{printable(str(blas.get('wheel') or blas.get('library') or 'unknown'))}")
+    except (OSError, ValueError, AttributeError):
+        return "torch.json unreadable"
+
+
 class Check:
     def __init__(self, opts: Options, repo: Path):
         self.opts, self.repo = opts, repo
@@ -106,7 +154,14 @@ class Check:
         self.verdict: str | None = None
         self.sampler = gpu_state.Sampler(self.out / "gpu-samples.csv")
         self.archive_note = ""
+        self.archive_failed = False
+        self.notes: list[str] = []  # what the preflight did or found (restored modes, CUPTI)
         self.torch_missing: str | None = None
+        # The box's own environment, for its PyTorch (whose wheels find their own CUDA libraries
+        # through RUNPATH, which an LD_LIBRARY_PATH entry would override: the libnvJitLink
+        # undefined-symbol failure), and the steps' own: CUDA's library folders appended for the
+        # bundle's binaries, built elsewhere.
+        self.box_env = dict(os.environ)
         self.env = dict(os.environ)
         dirs = bundle.cuda_library_dirs()
         if dirs:
@@ -129,6 +184,7 @@ class Check:
         lines.append(f"   budget {o.budget:g} s (TCBENCH_CHECK_BUDGET_S), each step at most "
                      f"{o.step_cap:g} s (TCBENCH_STEP_TIMEOUT_S); tiers 1-{o.tier}"
                      + (f"; archive {o.archive}" if o.archive else ""))
+        lines += [f"   note: {n}" for n in self.notes]
         if self.plan is not None:
             lines += render(self.plan)
         lines.append("-- steps (tier, planned s, seconds, outcome):")
@@ -146,7 +202,7 @@ class Check:
             csv = [ln for ln in after.read_text(errors="replace").splitlines()
                    if ln.startswith("index,") or re.match(r"^\d+, ", ln)]
             lines += ["-- GPU after the run:", *(f"   {ln}" for ln in csv[:2])]
-        lines += summary.tables(self.out)
+        lines += summary.tables(self.out, self.plan)
         if self.archive_note:
             lines.append(self.archive_note)
         lines.append(self.verdict or "-- (check in progress: this summary is rewritten after "
@@ -181,6 +237,7 @@ class Check:
             self.archive_note = (f"-- archive: {self.opts.archive} ({size / 2**20:.1f} MiB, the "
                                  "whole output folder as of the last step)")
         except OSError as exc:
+            self.archive_failed = True
             self.archive_note = f"-- archive: cannot write {self.opts.archive}: {exc}"
             self.write_summary()
 
@@ -212,7 +269,7 @@ class Check:
         return True, min(own, left), left < own
 
     def supervised(self, step: Step, cmd: list[str], limit: float, cut: bool,
-                   env: dict | None = None) -> int | None:
+                   env: dict | None = None, on_tick=None) -> int | None:
         """Runs `cmd` for `step` into its log; sets its status for timeouts and signals and
         returns the exit status (None when it was stopped at its limit)."""
         log = self.log(step)
@@ -224,7 +281,7 @@ class Check:
         try:
             with open(log, "wb") as fh:
                 done = process.supervise(cmd, timeout=limit, stdout=fh, stderr=fh,
-                                         stdin=subprocess.DEVNULL,
+                                         stdin=subprocess.DEVNULL, on_tick=on_tick,
                                          env=env or self.env)
         except OSError as exc:
             step.status, step.note = "NOT RUNNABLE", f"cannot start: {exc.strerror or exc}"
@@ -314,8 +371,11 @@ class Check:
             return
         json_path = json_path or self.out / "results" / f"{step.file_stem}.json"
         predicted = step.predicted
-        code = self.supervised(step, self.bench_command(step, json_path, quick), limit, cut)
+        started = StartWatch(row_file(json_path))
+        code = self.supervised(step, self.bench_command(step, json_path, quick), limit, cut,
+                               on_tick=started.tick)
         rows = self.read_rows(step, json_path)
+        self.learn_gpu(json_path)
         if step.status == "RUNNING":
             if code == 77:
                 self.no_gpu = last_output(self.log(step), 1).removeprefix(str(self.bin_dir) + "/")
@@ -335,7 +395,22 @@ class Check:
         step.note = "; ".join(x for x in (rows_note, step.note if step.status != "ok" else "")
                               if x)
         if rows and step.seconds:
-            self.model.learn(rows, step.seconds, predicted)
+            self.model.learn(rows, step.seconds, predicted, started.seconds(step.begin))
+
+    def learn_gpu(self, json_path: Path) -> None:
+        """The cost model's GPU from the first result file that names it (its context): later
+        steps are priced for this GPU's own peaks, SMs and skip rules, not the H200's."""
+        if self.model.gpu is not cost.H200:
+            return
+        try:
+            context = load_file(json_path).context
+        except (InputError, OSError):
+            return
+        gpu = cost.gpu_from_context(context)
+        if gpu is not None:
+            self.model = cost.with_gpu(self.model, gpu)
+            if self.plan is not None:
+                self.plan.model = self.model
 
     def read_rows(self, step: Step, json_path: Path) -> list[dict]:
         """The rows a bench step left (a file cut short too); sets finished_rows, never_ran."""
@@ -373,7 +448,7 @@ class Check:
         try:
             probe = process.capture([self.opts.torch_python, "-c", ("import sys, torch; "
                                      "sys.exit(0 if torch.cuda.is_available() else 1)")],
-                                    TORCH_PROBE_LIMIT, env=self.env)
+                                    TORCH_PROBE_LIMIT, env=self.box_env)
             has_torch = probe.code == 0
         except OSError:
             has_torch = False
@@ -398,20 +473,20 @@ class Check:
         torch_json = self.out / "torch" / "torch.json"
         code = self.supervised(step, [self.opts.torch_python, str(self.torch_script()), "time",
                                       "--size", str(TORCH_SIZE), "--out", str(torch_json)],
-                               limit, cut)
+                               limit, cut, env=self.box_env)
         if step.status != "RUNNING":
             return
         if code != 0:
             step.status, step.note = f"FAILED (exit {code})", last_output(self.log(step))
             return
-        step.status, step.note = "ok", "torch/torch.json"
+        step.status, step.note = "ok", f"torch/torch.json; {torch_ran(torch_json)}"
         ratio = self.out / "torch" / "ratio.json"
         try:
             with open(self.out / "torch" / "ratio.txt", "wb") as fh:
                 process.supervise([sys.executable, str(self.torch_script()), "compare",
                                    str(torch_json), str(self.out / "torch" / "tcbench.json"),
                                    "--out", str(ratio)], timeout=60, stdout=fh, stderr=fh,
-                                  stdin=subprocess.DEVNULL, env=self.env)
+                                  stdin=subprocess.DEVNULL, env=self.box_env)
         except OSError as exc:
             step.note += f"; the comparison could not run: {exc}"
 
@@ -427,26 +502,70 @@ class Check:
 
     # --- the whole check --------------------------------------------------------------------
 
+    def archive_problem(self) -> str | None:
+        """Why --archive cannot be written as the check's own file, as one sentence: a folder,
+        a path inside OUTDIR (which it packs) or named as a file written beside it, or a folder
+        that cannot be written. Found before any step; None when it can be."""
+        a = self.opts.archive
+        if a is None:
+            return None
+        out = self.out.absolute().resolve()
+        where = a.absolute().resolve()
+        if a.is_dir():
+            return (f"the archive {a} is a folder: give a file name in it (e.g. "
+                    f"{a / 'gpu-check.tgz'})")
+        if where == out or out in where.parents:
+            return f"the archive {a} is inside OUTDIR {self.out}, which it packs: put it outside"
+        if a.name in BESIDE_ARCHIVE:
+            return (f"the archive {a} would be overwritten by the {a.name} the check writes beside "
+                    "it: give it another name (e.g. gpu-check.tgz)")
+        probe = a.parent / f".{a.name}.probe-{os.getpid()}"
+        try:
+            a.parent.mkdir(parents=True, exist_ok=True)
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            return f"the archive's folder {a.parent} cannot be written ({exc.strerror or exc})"
+        return None
+
     def prepare_out(self) -> str | None:
-        """Creates OUT and removes what an earlier check left in it; one sentence when it
-        cannot."""
+        """Creates OUT, or takes one an earlier check made (its MARKER) and removes what that
+        check left; one sentence when it cannot. Any other folder that is not empty is someone
+        else's: refused, nothing touched."""
+        try:
+            if self.out.is_dir() and any(self.out.iterdir()) and not (self.out / MARKER).is_file():
+                return (f"OUTDIR {self.out} exists, is not empty and is no folder a check made (it "
+                        f"has no {MARKER}): give a new or empty folder, since the check rewrites "
+                        "what it holds")
+        except OSError as exc:
+            return (f"cannot read the output folder {self.out} ({exc.strerror or exc}): give an "
+                    "OUTDIR you can write")
         try:
             self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / MARKER).write_text("made by scripts/gpu_check.sh: the check may rewrite "
+                                           "this folder\n")
             for name in ("summary.txt", "steps.tsv", "nvidia-smi-before.txt",
                          "nvidia-smi-after.txt", "gpu-samples.csv", "answers.md", "answers.html",
-                         "answers.json"):
+                         "answers.json", "box.txt"):
                 (self.out / name).unlink(missing_ok=True)
             for sub in ("logs", "plan", "results", "device-tests", "torch", "studies"):
                 if (self.out / sub).is_dir():
                     shutil.rmtree(self.out / sub)
                 (self.out / sub).mkdir()
-            probe = self.out / ".gpu-check-write-test"
-            probe.write_bytes(b"")
-            probe.unlink()
         except OSError as exc:
             return (f"cannot create the output folder {self.out} ({exc.strerror or exc}): give an "
                     "OUTDIR you can write")
         return None
+
+    def box_path(self) -> Path:
+        return (self.opts.archive.parent if self.opts.archive else self.out) / "box.txt"
+
+    def write_box(self) -> None:
+        """box.txt, first: beside the archive (its folder was just proven writable), or in OUT."""
+        why = box.write(self.box_path(), self.repo, self.env, self.box_env,
+                        self.opts.torch_python, self.where_from())
+        if why:
+            self.notes.append(f"box.txt: {why}")
 
     def finish_verdict(self) -> int:
         steps = [s for s in self.all_steps() if s.kind != "answers"]
@@ -456,10 +575,15 @@ class Check:
         timeouts = [s for s in failed if s.status == "TIMEOUT"]
         crashed = [s for s in failed if s.status.startswith("CRASHED")]
         killed = [s for s in failed if s.status.startswith("KILLED")]
-        left = [s.name for s in steps if s.status == "CUT" or (
-            s.status == "NOT STARTED" and s.note.startswith("budget:"))]
         ran_gpu = any(s.kind == "bench" and s.status == "ok" for s in steps)
-        if failed:
+        # What a tier asked for did not run: cut at the budget's end, not started (the budget, or
+        # the GPU gone after steps had measured), or the step that found the GPU gone. Only
+        # --tier leaves steps out on purpose.
+        vanished = self.no_gpu is not None and ran_gpu
+        left = [s.name for s in steps if s.status == "CUT" or (
+            s.status == "NOT STARTED" and not s.note.startswith("--tier")) or (
+            vanished and s.name == self.no_gpu_step)]
+        if failed or self.archive_failed:
             parts = []
             if tests_failed:
                 parts.append("tests failed")
@@ -476,31 +600,48 @@ class Check:
             if other:
                 parts.append(f"{len(other)} binary(ies) gave no usable output "
                              f"({', '.join(s.name for s in other)})")
+            if self.archive_failed:
+                parts.append(f"the archive {self.opts.archive} could not be written")
             if left:
-                parts.append(f"and {len(left)} step(s) did not fit the budget")
-            code, text = 1, "FAILED: " + "; ".join(parts)
+                parts.append(f"and {len(left)} step(s) did not run")
+            code, text = EXIT_FAILED, "FAILED: " + "; ".join(parts)
         elif self.no_gpu is not None and not ran_gpu:
-            code, text = 77, f"SKIPPED: no GPU visible (nothing measured): {self.no_gpu}"
+            code, text = EXIT_NO_GPU, f"SKIPPED: no GPU visible (nothing measured): {self.no_gpu}"
         elif left:
-            code, text = 1, (f"INCOMPLETE: {len(left)} step(s) did not fit the "
-                             f"{self.opts.budget:g} s budget: {', '.join(left)}")
+            why = (f"the GPU was gone from {self.no_gpu_step} on ({self.no_gpu})" if vanished
+                   else f"they did not fit the {self.opts.budget:g} s budget")
+            code, text = EXIT_INCOMPLETE, (f"INCOMPLETE: {len(left)} step(s) of the tiers asked "
+                                           f"for did not run, {why}: {', '.join(left)}")
         else:
-            code = 0
+            code = EXIT_PASSED
             text = "PASSED" + (f" (tiers 1-{self.opts.tier})" if self.opts.tier < 3 else "")
         self.verdict = f"-- {text} (exit {code})"
         return code
 
     def run(self) -> int:
-        refusal = bundle.bundle_problem(self.repo)
+        refusal = self.archive_problem()
+        if refusal is None and self.opts.archive is not None:
+            self.write_box()  # first, so that every later refusal still brings it back
+        refusal = refusal or bundle.bundle_problem(self.repo)
+        if refusal is None:
+            restored, refusal = bundle.restore_modes(self.repo)
+            if restored:
+                self.notes.append(restored)
+                print(f"gpu_check: {restored}", file=sys.stderr, flush=True)
+        refusal = refusal or self.prepare_out()
         if refusal:
             print(f"gpu_check: {refusal}; nothing was run.", file=sys.stderr)
-            return 2
-        refusal = self.prepare_out()
-        if refusal:
-            print(f"gpu_check: {refusal}; nothing was run.", file=sys.stderr)
-            return 2
+            return EXIT_REFUSED
+        if self.opts.archive is None:
+            self.write_box()
+        else:
+            try:
+                shutil.copyfile(self.box_path(), self.out / "box.txt")  # into the archive too
+            except OSError:
+                pass
         self.out = self.out.resolve()
         self.sampler.path = self.out / "gpu-samples.csv"
+        self.begin = self.budget_from = now()  # the budget is for the steps
         with process.forward_signals():
             try:
                 return self._run()
@@ -513,19 +654,22 @@ class Check:
         self.save()
         self.run_step(self.steps[0])
         if self.bundle:
-            refusal = bundle.loading_problem(self.repo)
+            refusal, note = bundle.loading_problem(self.repo, self.env)
+            if note:
+                self.notes.append(note)
+                self.say(note)
             if refusal:
                 print(f"gpu_check: {refusal}", file=sys.stderr)
-                self.verdict = f"-- REFUSED (exit 2): {refusal}"
+                self.verdict = f"-- REFUSED (exit {EXIT_REFUSED}): {refusal}"
                 self.save()
-                return 2
+                return EXIT_REFUSED
         self.save()
         for step in self.steps[1:]:
             self.run_step(step)
             self.save()
         process.check_stop()
         self.plan = make_plan(self.bin_dir, self.model, device_tests=self.bundle,
-                              stop_after=self.opts.tier, out=self.out)
+                              stop_after=self.opts.tier, out=self.out, env=self.env)
         self.save()
         for step in self.plan.steps:
             self.run_step(step)
@@ -537,6 +681,9 @@ class Check:
             self.save()
         code = self.finish_verdict()
         self.save()
+        if self.archive_failed and code == EXIT_PASSED:  # the last rewrite failed: say so
+            code = self.finish_verdict()
+            self.write_summary()
         print(self.text(), end="")
         return code
 
@@ -553,36 +700,48 @@ class Check:
         return code
 
 
-def plan_only(repo: Path, tier: int, bin_dir: Path | None = None) -> int:
+def plan_only(repo: Path, tier: int, bin_dir: Path | None = None, markdown: bool = False) -> int:
     """--plan: the steps and their predicted seconds, without running anything (no GPU needed:
-    it only lists the binaries). In a source tree the binaries are those of BIN_DIR, else of
-    build/$TCBENCH_PRESET, else of the newest build with benchmark binaries."""
+    it only lists the binaries). From a bundle, its binaries; in a source tree those of BIN_DIR,
+    else the lists recorded in data/gpu_check/quick_lists.json (what `tcbench run` plans from,
+    so a fresh clone plans without building), else the newest build's. --markdown prints the
+    figures README.md and docs/gpu-check.md show (next_steps.plan_block)."""
+    from tcbench_tools import next_steps
+
+    if markdown:
+        print("\n".join(next_steps.plan_block(repo)))
+        return 0
     check = Check(Options(out=Path("."), tier=tier), repo)
     refusal = bundle.bundle_problem(repo)
     if refusal:
         print(f"gpu_check: {refusal}; nothing was planned.", file=sys.stderr)
-        return 2
-    if bin_dir is not None:
-        check.bin_dir = bin_dir
-    elif not check.bundle and not any(check.bin_dir.glob("bench_*")):
-        built = sorted((p.parent for p in repo.glob("build/*/bin/bench_*")),
-                       key=lambda d: d.stat().st_mtime, reverse=True)
-        check.bin_dir = built[0] if built else check.bin_dir
-    if not any(check.bin_dir.glob("bench_*")):
-        print(f"gpu_check: no benchmark binaries in {check.bin_dir}: nothing to plan (build "
-              "them, give their folder, or run this from a bundle).", file=sys.stderr)
-        return 2
-    plan = make_plan(check.bin_dir, check.model, stop_after=tier,
-                     device_tests=check.bundle or any(check.bin_dir.glob("device_*")))
-    print(f"== tcbench gpu_check --plan ({check.where_from()}; {check.bin_dir})")
-    print("\n".join(render(plan)))
-    quick = [s for s in plan.steps if s.kind == "bench" and s.tier in (1, 3)]
-    print(f"   the quick suite (tiers 1 and 3's benchmarks): {plan.predicted(quick):.0f} s")
+        return EXIT_REFUSED
+    if bin_dir is None and not check.bundle:
+        got = next_steps.make(repo, stop_after=tier)
+        if got is None:
+            print("gpu_check: no recorded lists (data/gpu_check/quick_lists.json) and no built "
+                  "benchmark binaries: nothing to plan (give a folder of binaries).",
+                  file=sys.stderr)
+            return EXIT_REFUSED
+        made, lists = got
+    else:
+        check.bin_dir = bin_dir or check.bin_dir
+        if not any(check.bin_dir.glob("bench_*")):
+            print(f"gpu_check: no benchmark binaries in {check.bin_dir}: nothing to plan (give "
+                  "the folder of the binaries, or plan from a source tree).", file=sys.stderr)
+            return EXIT_REFUSED
+        made = make_plan(check.bin_dir, check.model, stop_after=tier, env=check.env,
+                         device_tests=check.bundle or any(check.bin_dir.glob("device_*")))
+        lists = f"the binaries in {check.bin_dir}"
+    print(f"== tcbench gpu_check --plan ({check.where_from()}; {lists})")
+    print("\n".join(render(made)))
+    quick = [s for s in made.steps if s.kind == "bench" and s.tier in (1, 3)]
+    print(f"   the quick suite (tiers 1 and 3's benchmarks): {made.predicted(quick):.0f} s")
     print("-- steps (tier, planned s, benchmarks or tests):")
-    for s in plan.steps:
+    for s in made.steps:
         what = (f"{len(s.rows)} benchmarks" if s.rows else f"{s.tests} tests" if s.tests
                 else s.why)
         state = "" if s.status == "pending" else f"  [{s.status}: {s.note}]"
         print(f"   {s.name:<38} {({4: 'c'}).get(s.tier, s.tier)!s:>2} {s.predicted:>5.0f}  "
               f"{what}{state}".rstrip())
-    return 0
+    return EXIT_PASSED

@@ -8,6 +8,7 @@
     -- per topic: run / passed verification / skipped / failed, the reasons
     -- cuBLASLt vs torch.matmul (with both cuBLAS versions)
     -- tensor peaks: % of the SMs x measured clock model first, then of the datasheet
+    -- tier 1's rows with the SM clock and power of their own timed windows (burst or capped)
     -- power readings from windows under 1 s; the GPU during the heaviest step
     -- VERDICT (exit N), or "(check in progress ...)"
 
@@ -24,7 +25,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from tcbench_tools import partial, schema
+from tcbench_tools import partial, power, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.gpu_check.plan import Plan, Step
 from tcbench_tools.results import Benchmark, load_file
@@ -215,6 +216,79 @@ def peak_table(out: Path) -> list[str]:
     return lines
 
 
+def context_number(context: dict, key: str) -> float | None:
+    """A context value (a string) as a positive finite number, else None ("unknown", "none")."""
+    try:
+        value = float(context.get(key))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if 0 < value < float("inf") else None
+
+
+# A clock within this fraction of the GPU's maximum is its boost (burst) clock.
+BOOST_FRACTION = 0.97
+
+
+def clock_state(p: power.Power, max_mhz: float | None) -> str:
+    """How one window's clock reads: power-capped, slowed by hardware or heat, at its boost
+    clock, or below it without a reason NVML named."""
+    if p.hard:
+        return f"slowed ({', '.join(p.hard)})"
+    if "sw_power_cap" in p.reasons:
+        return "power-capped (sw_power_cap)"
+    if p.clock_mhz is None or not max_mhz:
+        return "clock not known"
+    if p.clock_mhz >= BOOST_FRACTION * max_mhz:
+        return "at boost"
+    return "below boost" + (f" ({', '.join(p.limiting)})" if p.limiting else "")
+
+
+def headline_table(out: Path, plan: Plan | None) -> list[str]:
+    """Tier 1's rows with the SM clock and power NVML read in each row's own timed window, so
+    that a burst reads as a burst and a power-capped steady state as that."""
+    head = ("-- tier 1's rows: rate, then the SM clock and power NVML read in the row's own timed "
+            "window (power-capped: NVML's sw_power_cap; at boost: within 3 % of the maximum "
+            "clock):")
+    names = [n for s in (plan.tier(1) if plan else []) for n in s.rows]
+    if not names:
+        return []
+    found: dict[str, tuple[Benchmark, dict]] = {}
+    for paths in result_files(out).values():
+        for path in paths:
+            if ".t1." not in path.name:
+                continue
+            try:
+                rs = load_file(path)
+            except InputError:
+                continue
+            found.update({n: (b, rs.context) for n, b in rs.benchmarks.items()})
+    lines, without = [head], 0
+    for name in names:
+        if name not in found:
+            continue
+        bench, context = found[name]
+        if not bench.ok:
+            continue
+        p = power.of(bench, context)
+        if p.clock_mhz is None and p.power_w is None:
+            without += 1
+            continue
+        metric = bench.throughput_metric()
+        rate = bench.sample(metric) if metric else None
+        max_mhz = context_number(context, "max_sm_clock_mhz")
+        limit = context_number(context, "power_limit_w")
+        clock = (f"{p.clock_mhz:.0f} MHz" if p.clock_mhz is not None else "- MHz") + (
+            f" of {max_mhz:.0f}" if max_mhz else "")
+        watts = (f"{p.power_w:.0f} W" if p.power_w is not None else "- W") + (
+            f" of {limit:.0f}" if limit else "")
+        shown = f"{rate.center:8.1f} {metric}" if rate else "       -"
+        lines.append(f"   {name:<58} {shown}, {clock}, {watts}: {clock_state(p, max_mhz)}")
+    if without:
+        lines.append(f"   ({without} row(s) report a time made of other windows, a training "
+                     "run's or a sum of cached GEMMs: no clock or power of their own)")
+    return lines if len(lines) > 1 else []
+
+
 def power_note(out: Path) -> list[str]:
     """Rows whose power_w comes from a window shorter than NVML's 1 s averaging (D6)."""
     short, total = 0, 0
@@ -280,9 +354,10 @@ def heaviest_step(out: Path) -> list[str]:
                   f"{'' if limit is None else f', limit {limit:.0f} W'}), {len(inside)} samples")]
 
 
-def tables(out: Path) -> list[str]:
+def tables(out: Path, plan: Plan | None = None) -> list[str]:
     lines = []
-    for part in (topic_table, torch_table, peak_table, power_note, heaviest_step):
+    for part in (topic_table, torch_table, peak_table, lambda o: headline_table(o, plan),
+                 power_note, heaviest_step):
         try:
             lines += part(out)
         except Exception as exc:  # noqa: BLE001 - a table must never stop the summary

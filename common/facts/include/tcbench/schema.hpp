@@ -176,7 +176,7 @@ TCB_COUNTER_(unscale_pct_of_step, "%",  lower,  0, true,  kUnbounded, "check-and
 TCB_COUNTER_(tokens_per_step, "count",  none,   1, true,  kUnbounded, "tokens of the modelled step")
 TCB_COUNTER_(tensors,        "count",   none,   1, true,  kUnbounded, "gradient tensors unscaled")
 // Tensor peak (bench_tensor_peak).
-TCB_COUNTER_(clock_mhz_measured,  "MHz", none,  0, false, kUnbounded, "SM clock measured in-kernel (clock64 / globaltimer)")
+TCB_COUNTER_(clock_mhz_measured,  "MHz", none,  0, false, kUnbounded, "SM clock measured in-kernel (clock64 / globaltimer), in the last timed launch")
 TCB_COUNTER_(clock_mhz_attribute, "MHz", none,  0, false, kUnbounded, "cudaDevAttrClockRate")
 TCB_COUNTER_(instructions,   "count",   none,   1, true,  kUnbounded, "tensor instructions issued per launch")
 TCB_COUNTER_(pct_of_clock_model, "%",   higher, 0, false, 200,        "rate / (SMs x measured clock x ops/clock)")

@@ -204,8 +204,22 @@ std::vector<std::uint8_t> peak_input_a(PeakInstr instr);  // host bytes to uploa
 std::vector<std::uint8_t> peak_input_b(PeakInstr instr);
 std::size_t peak_out_bytes(PeakInstr instr, const PeakLaunch& launch);
 
-// Enqueues one launch. Throws InvalidArgument if `instr` cannot run on the current device
-// (peak_unsupported_reason says why) or the launch is empty.
+// A launch with every question to the runtime asked once, before any timing: the device's compute
+// capability, and for tcgen05 the shared-memory size, which cudaFuncSetAttribute sets on the
+// kernel here. enqueue_tensor_peak then only enqueues (the launch and cudaGetLastError), so the
+// GPU does not idle between a benchmark's events while the host asks. Throws InvalidArgument if
+// `instr` cannot run on the current device (peak_unsupported_reason says why) or the launch is
+// empty.
+struct PeakPrepared {
+  PeakInstr instr{};
+  PeakLaunch launch;
+  int dynamic_smem_bytes = 0;     // tcgen05: the size set on its kernel; else 0
+  PeakTcgen05Operands tcgen05{};  // tcgen05: its descriptor and scales
+};
+PeakPrepared prepare_tensor_peak(PeakInstr instr, const PeakLaunch& launch);
+void enqueue_tensor_peak(const PeakPrepared& prepared, const PeakBuffers& buffers,
+                         cudaStream_t stream);
+// Both at once, for launches that are not timed (the checks, the device tests).
 void launch_tensor_peak(PeakInstr instr, const PeakLaunch& launch, const PeakBuffers& buffers,
                         cudaStream_t stream);
 

@@ -22,12 +22,19 @@ struct MeasureOptions {
   // Flush the L2 before every sample (outside the timed events), so each sample reads its
   // inputs from DRAM as a real layer would. Off for benchmarks that measure cache-resident work.
   bool flush_l2 = true;
+  // Called once right after the window's last sample (its stop event synchronized): a value the
+  // timed launches left on the device, such as tensor_peak's in-kernel clock. It is kept with the
+  // window, so every sizing call that reuses the window reports the value of the launches it
+  // reports, never of a launch the body made before measuring (a correctness check).
+  std::function<double()> read_after;
 };
 
-// One measurement: the samples' statistics and what NVML saw while they were taken.
+// One measurement: the samples' statistics, what NVML saw while they were taken, and what
+// MeasureOptions::read_after returned after the last of them.
 struct Window {
   SampleStats seconds;
   std::optional<PowerSummary> power;  // empty without NVML
+  std::optional<double> read_after;   // empty without a read_after
 };
 
 // Timed warm-up (at least 50 ms of work), then samples until the run's SamplingPolicy is met
@@ -43,6 +50,9 @@ struct Window {
 // statistics, in seconds.
 SampleStats measure(benchmark::State& state, const Env& env,
                     const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
+// measure(), returning the whole window (read_after's value with it).
+Window measure_window(benchmark::State& state, const Env& env,
+                      const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
 
 // A time measured elsewhere (a sum of cached medians, a training run's time per step) as every
 // iteration's manual time: the one replacement for hand-written SetIterationTime loops.
@@ -88,6 +98,9 @@ void set_current_call(const std::string& name, benchmark::IterationCount max_ite
 // window already taken. Public for the harness test that counts windows against the linked
 // Google Benchmark.
 Window measure_window(const std::function<Window()>& sample);
+// The end of every sampling window: read_after's value, read once after the last sample. Public
+// for the host test whose stand-in windows end the way sample_window's do.
+void finish_window(Window& window, const MeasureOptions& options);
 }  // namespace detail
 
 // The one formula for pct_of_peak (C++ side): 100 * achieved / peak, or nullopt when the peak
