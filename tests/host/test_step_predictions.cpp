@@ -1,27 +1,20 @@
 // The "whole step" tables of docs/concepts/tensor-util.md, generated from the step model
 // (studies/training_step_phases.hpp: every kernel's FLOP and bytes, each at its roofline) and
 // tcbench's own datasheet rates (peaks.cpp via gpu_rates: H100 SXM and A100 SXM 80GB), so every
-// predicted number on that page is reproducible. The test fails when the page and the model
-// disagree and prints the fresh tables; to print them on demand:
-//   TCBENCH_PRINT_TABLES=1 build/dev/bin/test_step_predictions
-// and paste each between its <!-- predicted:NAME --> ... <!-- /predicted:NAME --> markers.
+// predicted number on that page is reproducible (doc_tables.hpp: the markers, and how to print
+// the fresh tables).
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "doc_tables.hpp"
 #include "tcbench/gemm_prediction.hpp"
 #include "tcbench/studies/alignment_model.hpp"
 #include "tcbench/studies/training_step_phases.hpp"
-
-#ifndef TCBENCH_SOURCE_DIR
-#error "tests/CMakeLists.txt passes the source directory as TCBENCH_SOURCE_DIR"
-#endif
 
 namespace {
 
@@ -102,36 +95,8 @@ std::map<std::string, std::string> tables() {
           {"step-small", prediction_table(ts::small_mlp_config())}};
 }
 
-std::string page() {
-  std::ifstream in(std::string(TCBENCH_SOURCE_DIR) + "/docs/concepts/tensor-util.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string between_markers(const std::string& text, const std::string& name) {
-  const std::string open = "<!-- predicted:" + name + " -->\n";
-  const std::string close = "<!-- /predicted:" + name + " -->";
-  const auto a = text.find(open);
-  const auto b = text.find(close);
-  if (a == std::string::npos || b == std::string::npos || b < a) return "(markers missing)";
-  return text.substr(a + open.size(), b - a - open.size());
-}
-
 TEST(StepPredictions, DocsPageCarriesTheModelsTables) {
-  const std::string text = page();
-  ASSERT_FALSE(text.empty()) << "cannot read docs/concepts/tensor-util.md";
-  for (const auto& [name, table] : tables())
-    EXPECT_EQ(between_markers(text, name), table)
-        << "docs/concepts/tensor-util.md table '" << name << "' is stale; the model says:\n"
-        << table;
-}
-
-TEST(StepPredictions, Print) {
-  if (std::getenv("TCBENCH_PRINT_TABLES") == nullptr) GTEST_SKIP() << "set TCBENCH_PRINT_TABLES=1";
-  for (const auto& [name, table] : tables())
-    std::printf("<!-- predicted:%s -->\n%s<!-- /predicted:%s -->\n\n", name.c_str(), table.c_str(),
-                name.c_str());
+  tcbench::test::expect_page_tables("docs/concepts/tensor-util.md", "predicted", tables());
 }
 
 TEST(StepPredictions, HeadlineFacts) {

@@ -2,15 +2,16 @@
 // and costs in bytes on activations with outlier channels, weights, gradients and their GEMM.
 // The assertions are the page's claims (docs/concepts/fp8-scaling.md, "Block scaling"): finer
 // scales isolate outliers, fewer element bits cost error in a fixed order, the scale bytes are
-// what the formats define. TableForTheDocs prints the page's table:
-//   build/dev/bin/studies_test_block_scaling_study --gtest_filter='*TableForTheDocs'
+// what the formats define. DocsPageCarriesTheTable holds the page's table to the study
+// (doc_tables.hpp: the markers, and how to print the fresh table).
 #include "tcbench/studies/block_scaling_study.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <map>
 #include <string>
+
+#include "../doc_tables.hpp"
 
 namespace ts = tcbench::studies;
 
@@ -71,9 +72,10 @@ TEST(BlockScalingStudy, BytesPerElementIncludeTheScales) {
   EXPECT_LT(row("fp8_128x128").bytes_per_element, row("fp8_1x128").bytes_per_element);
 }
 
-TEST(BlockScalingStudy, TableForTheDocs) {
-  std::printf("%s", ts::markdown_table(ts::block_scaling_study()).c_str());
-  SUCCEED();
+TEST(BlockScalingStudy, DocsPageCarriesTheTable) {
+  tcbench::test::expect_page_tables(
+      "docs/concepts/fp8-scaling.md", "computed",
+      {{"block-scaling", ts::markdown_table(ts::block_scaling_study())}});
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "../doc_tables.hpp"
 #include "tcbench/studies/mixed_precision_training.hpp"
 
 namespace tn = tcbench::studies;
@@ -253,38 +254,49 @@ TEST(LossScalingBadInput, EveryBadScaleOrFactorIsOneClearError) {
   EXPECT_NE(error_of([&] { c.validate(); }).find("steps must be >= 1, got 0"), std::string::npos);
 }
 
-// Prints the "what you should see" tables of docs/concepts/loss-scaling.md (reproduce with
-// --gtest_filter='*ConceptPageTables*'); the assertions above are what makes them true.
-TEST(MixedPrecisionTraining, ConceptPageTables) {
-  const int at[] = {0, 100, 399};
-  const std::vector<float> mlp = tn::fp32_backward_gradients(tn::TrainingConfig{}, at);
-  const std::vector<float> lognormal = tn::lognormal_gradients(1'000'000, 7);
-  for (const auto& [label, g] : {std::pair{"log-normal model (1e6 values)", &lognormal},
-                                 std::pair{"MLP backward pass (steps 0, 100, 399)", &mlp}}) {
-    std::printf("\nGradients: %s, %zu values\n\n", label, g->size());
-    std::printf(
-        "| scale | FP16 normal %% | FP16 subnormal %% | FP16 flushed %% | FP16 overflow %% "
-        "| BF16 flushed %% | BF16 overflow %% |\n|---|---|---|---|---|---|---|\n");
-    for (int e : tn::kSweepScaleLog2) {
-      const auto r = tn::analyze_gradient_range(*g, std::ldexp(1.0f, e));
-      std::printf("| 2^%d | %.2f | %.2f | %.2f | %.3f | %.2f | %.3f |\n", e, 100 * r.fp16.normal,
-                  100 * r.fp16.subnormal, 100 * r.fp16.flushed_to_zero, 100 * r.fp16.overflow,
-                  100 * r.bf16.flushed_to_zero, 100 * r.bf16.overflow);
-    }
+// The "what you should see" tables of docs/concepts/loss-scaling.md, from the runs and sweeps
+// the assertions above hold to their facts (doc_tables.hpp: the markers, and how to print).
+std::string landing_table(const std::vector<float>& g) {
+  std::string out =
+      "| scale | FP16 normal % | FP16 subnormal % | FP16 flushed % | FP16 overflow % "
+      "| BF16 flushed % | BF16 overflow % |\n|---|---|---|---|---|---|---|\n";
+  char buf[160];
+  for (int e : tn::kSweepScaleLog2) {
+    const auto r = tn::analyze_gradient_range(g, std::ldexp(1.0f, e));
+    std::snprintf(buf, sizeof buf, "| 2^%d | %.2f | %.2f | %.2f | %.3f | %.2f | %.3f |\n", e,
+                  100 * r.fp16.normal, 100 * r.fp16.subnormal, 100 * r.fp16.flushed_to_zero,
+                  100 * r.fp16.overflow, 100 * r.bf16.flushed_to_zero, 100 * r.bf16.overflow);
+    out += buf;
   }
+  return out;
+}
+
+std::string modes_table() {
   const auto& runs = default_runs();
   const float fp32 = runs.at(tn::TrainingMode::fp32).final_loss();
-  std::printf(
-      "\n| mode | loss step 0 | step 50 | step 100 | step 399 (final) | final / FP32 | "
-      "gradients lost to underflow %% | skipped steps | final scale |\n"
-      "|---|---|---|---|---|---|---|---|---|\n");
+  std::string out =
+      "| mode | loss step 0 | step 50 | step 100 | step 399 (final) | final / FP32 | "
+      "lost to underflow % | skipped steps | final scale |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
+  char buf[256];
   for (tn::TrainingMode m : tn::kTrainingModes) {
     const tn::TrainingRun& r = runs.at(m);
-    std::printf("| %s | %.3e | %.3e | %.3e | %.3e | %.2f | %.2f | %d | %g |\n",
-                std::string(tn::name(m)).c_str(), r.steps[0].loss, r.steps[50].loss,
-                r.steps[100].loss, r.final_loss(), r.final_loss() / fp32, r.underflow_pct(),
-                r.skipped_steps(), r.steps.back().scale_used);
+    std::snprintf(buf, sizeof buf, "| %s | %.3e | %.3e | %.3e | %.3e | %.2f | %.2f | %d | %g |\n",
+                  std::string(tn::name(m)).c_str(), r.steps[0].loss, r.steps[50].loss,
+                  r.steps[100].loss, r.final_loss(), r.final_loss() / fp32, r.underflow_pct(),
+                  r.skipped_steps(), r.steps.back().scale_used);
+    out += buf;
   }
+  return out;
+}
+
+TEST(MixedPrecisionTraining, DocsPageCarriesTheTables) {
+  const int at[] = {0, 100, 399};
+  tcbench::test::expect_page_tables(
+      "docs/concepts/loss-scaling.md", "computed",
+      {{"landing-lognormal", landing_table(tn::lognormal_gradients(1'000'000, 7))},
+       {"landing-mlp", landing_table(tn::fp32_backward_gradients(tn::TrainingConfig{}, at))},
+       {"training-modes", modes_table()}});
 }
 
 }  // namespace
