@@ -185,7 +185,7 @@ def test_an_older_postgresql_schema_with_lengths_is_widened(cli, tmp_path, pg_ur
         types = dict(conn.execute("SELECT column_name, data_type FROM information_schema.columns "
                                   "WHERE table_name = 'runs'").fetchall())
         version = conn.execute("SELECT version FROM schema_version").fetchone()[0]
-    assert version == 4 and types["git_sha"] == types["compute_capability"] == "text"
+    assert version == 5 and types["git_sha"] == types["compute_capability"] == "text"
 
 
 def damaged(tmp_path: Path) -> Path:

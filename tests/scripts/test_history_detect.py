@@ -143,8 +143,8 @@ def test_check_json_and_exit_code(cli, tmp_path):
     assert code == 1, err
     doc = json.loads(out)
     assert set(doc) == {"runs", "series", "threshold", "min_magnitude", "window",
-                        "change_points"}
-    assert doc["runs"] == 30 and doc["series"] == 6
+                        "incomplete_runs", "change_points"}
+    assert doc["runs"] == 30 and doc["series"] == 6 and doc["incomplete_runs"] == 0
     assert (doc["threshold"], doc["min_magnitude"], doc["window"]) == (5.0, 2.5, 5)
     points = {c["benchmark"]: c for c in doc["change_points"]}
     assert set(points) == {names[2], names[5]}

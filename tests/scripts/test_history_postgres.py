@@ -129,10 +129,12 @@ def test_an_older_schema_is_migrated(cli, url):
     arrays = query(url, "SELECT * FROM run_arrays")
     query(url, "DROP TABLE run_values")  # what schema 1 was
     query(url, "DROP TABLE run_arrays")
+    query(url, "ALTER TABLE runs DROP COLUMN incomplete")
     query(url, "UPDATE schema_version SET version = 1")
     code, out, err = cli("history", "check", "--db", url)
     assert code == 0, err
-    assert query(url, "SELECT component, version FROM schema_version") == [("tcbench-history", 4)]
+    assert query(url, "SELECT component, version FROM schema_version") == [("tcbench-history", 5)]
+    assert query(url, "SELECT incomplete FROM runs") == [(None,)]
     assert sorted(query(url, "SELECT run, key, value FROM run_values")) == want
     assert query(url, "SELECT * FROM run_arrays") == arrays  # schema 4's, built from results
 

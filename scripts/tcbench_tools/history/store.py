@@ -25,6 +25,9 @@ Versions:
   4. run_arrays: each run's usable results as packed arrays (arrays.py), which check and the
      dashboard read instead of millions of result rows; migrating from 3 builds them from
      results.
+  5. runs.incomplete: why a run is incomplete (a result file cut short, a run stopped before
+     every binary ran), NULL for a whole run; check takes such a run as no evidence of a
+     change. Migrating from 4 fills it from each run's context (tcbench_incomplete).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from tcbench_tools.history import dburl
 from tcbench_tools.printable import printable
 
 COMPONENT = "tcbench-history"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # pg_advisory_xact_lock key of every tcbench history writer ('tcbh' in ASCII).
 PG_LOCK_KEY = 0x74636268
 LOCK_WAIT_S = 120  # how long a writer waits for another one before it gives up
@@ -100,6 +103,8 @@ def _build_metadata():
              sa.Column("host", sa.Text),
              sa.Column("source", sa.Text),  # the path it was added from
              sa.Column("context", sa.Text, nullable=False),  # the whole context, JSON
+             # Why the run is incomplete (cut short, stopped early); NULL: a whole run.
+             sa.Column("incomplete", sa.Text),
              sa.Index("runs_by_series", "gpu_name", "quick", "time"))
     sa.Table("benchmarks", md,
              sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -159,6 +164,8 @@ TABLES_BY_VERSION = {
     3: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values"),
     4: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values",
         "run_arrays"),
+    5: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values",
+        "run_arrays"),
 }
 
 
@@ -194,13 +201,29 @@ def numeric_values(context: dict, skip: frozenset[str] = frozenset()) -> dict[st
 COLUMN_KEYS = frozenset({"sm_clock_mhz", "mem_clock_mhz", "power_draw_w", "power_limit_w"})
 
 
+# Each migration step builds what its version adds for the runs that lack it, and leaves what is
+# there: a database labelled older than the tables it holds (a later table copied in, or kept
+# when the label was changed by hand) migrates too, instead of failing on a duplicate row.
+
+
+def _runs_without(conn, name: str) -> set[int]:
+    """The runs that have no row in the per-run table ``name`` yet."""
+    sa = _sa()
+    runs, other = table("runs"), table(name)
+    have = sa.select(other.c.run).distinct()
+    return set(conn.execute(sa.select(runs.c.id).where(runs.c.id.not_in(have))).scalars())
+
+
 def _v1_to_v2(conn) -> None:
     sa = _sa()
     md = metadata()
     md.create_all(conn, tables=[md.tables["run_values"]])
     runs, values = table("runs"), table("run_values")
+    todo = _runs_without(conn, "run_values")
     rows = []
     for run, context in conn.execute(sa.select(runs.c.id, runs.c.context)):
+        if run not in todo:
+            continue
         try:
             doc = json.loads(context)
         except ValueError:
@@ -237,7 +260,7 @@ def _v3_to_v4(conn) -> None:
     md = metadata()
     md.create_all(conn, tables=[md.tables["run_arrays"]])
     res = table("results")
-    keys = list(conn.execute(sa.select(table("runs").c.id).order_by(table("runs").c.id)).scalars())
+    keys = sorted(_runs_without(conn, "run_arrays"))
     for chunk in range(0, len(keys), 200):  # a few hundred runs' rows in memory at a time
         part = keys[chunk:chunk + 200]
         rows: dict[int, list] = {k: [] for k in part}
@@ -249,7 +272,28 @@ def _v3_to_v4(conn) -> None:
                      [{"run": k, **arrays.pack(v)} for k, v in rows.items()])
 
 
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}  # from version N to N + 1
+def _v4_to_v5(conn) -> None:
+    from tcbench_tools import schema
+
+    sa = _sa()
+    if "incomplete" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}:
+        conn.execute(sa.text("ALTER TABLE runs ADD COLUMN incomplete TEXT"))
+    runs = table("runs")
+    marked = []
+    for key, context in conn.execute(sa.select(runs.c.id, runs.c.context).where(
+            runs.c.incomplete.is_(None))):
+        try:
+            why = json.loads(context).get(schema.RUN_INCOMPLETE)
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(why, str) and why.strip():
+            marked.append({"key": key, "why": printable(why.strip())[:TEXT_LIMIT]})
+    if marked:
+        conn.execute(runs.update().where(runs.c.id == sa.bindparam("key")).values(
+            incomplete=sa.bindparam("why")), marked)
+
+
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}  # from version N to N + 1
 
 
 # --------------------------------------------------------------------------------------------
