@@ -188,10 +188,9 @@ def test_an_older_postgresql_schema_with_lengths_is_widened(cli, tmp_path, pg_ur
     assert version == 5 and types["git_sha"] == types["compute_capability"] == "text"
 
 
-def damaged(tmp_path: Path) -> Path:
-    """A history whose results and run_arrays tables' first pages are overwritten (the file's
-    header is intact, so SQLite opens it, and the reader fails on such a page: 'database disk
-    image is malformed')."""
+def damaged(tmp_path: Path, tables: tuple[str, ...] = ("results", "run_arrays")) -> Path:
+    """A history whose tables' first pages are overwritten (the file's header is intact, so
+    SQLite opens it, and a reader of such a page fails: 'database disk image is malformed')."""
     db = tmp_path / "h.sqlite"
     for name in ("gpu_a.json", "gpu_b.json", "gpu_c.json"):
         write(tmp_path, "x.json", load_doc(name))
@@ -200,9 +199,10 @@ def damaged(tmp_path: Path) -> Path:
         assert main(["history", "add", str(tmp_path / "x.json"), "--db", str(db)]) == 0
     with sqlite3.connect(db) as conn:
         page = conn.execute("PRAGMA page_size").fetchone()[0]
-        roots = [r for (r,) in conn.execute("SELECT rootpage FROM sqlite_master WHERE name IN "
-                                            "('results', 'run_arrays')")]
-    assert len(roots) == 2
+        roots = [r for (r,) in conn.execute(
+            f"SELECT rootpage FROM sqlite_master WHERE name IN ({','.join('?' * len(tables))})",
+            tables)]
+    assert len(roots) == len(tables)
     with open(db, "r+b") as fh:
         for root in roots:
             fh.seek((root - 1) * page)
@@ -218,6 +218,39 @@ def test_a_damaged_sqlite_page_is_one_sentence(cli, tmp_path, command, capsys):
     command = [str(tmp_path / "dash") if c == "D" else c for c in command]
     code, out, err = cli("history", *command, "--db", db)
     assert code == 2, err
-    assert err.strip() == (f"tcbench: {db} is damaged or not an SQLite database (database disk "
-                           "image is malformed); restore it from a copy, or give another --db.")
+    if command[0] == "add":  # a writer runs SQLite's quick_check first
+        assert err.startswith(f"tcbench: {db} is damaged: SQLite's quick_check found '")
+        assert err.strip().endswith("; restore it from a copy, or give another --db.")
+        assert len(err.strip().splitlines()) == 1
+    else:
+        assert err.strip() == (f"tcbench: {db} is damaged or not an SQLite database (database "
+                               "disk image is malformed); restore it from a copy, or give "
+                               "another --db.")
     assert not (tmp_path / "dash").exists()
+
+
+@pytest.mark.parametrize("tables", [("counters",), ("run_values",), ("runs_by_series",)])
+def test_damage_where_check_never_reads_is_found_before_a_write(cli, tmp_path, tables, capsys):
+    """A damaged page in a table or index that check and the dashboard never read: they pass,
+    and the next add names the damage in one sentence (SQLite's quick_check), writing nothing.
+    Before, add wrote into the damaged file and said nothing."""
+    db = damaged(tmp_path, tables)
+    capsys.readouterr()
+    assert cli("history", "check", "--db", db)[0] == 0
+    before = db.read_bytes()
+    code, out, err = cli("history", "add", fixture("fp8_gpu_h.json"), "--db", db)
+    assert code == 2 and out == "", (code, out, err)
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"tcbench: {db} is damaged: SQLite's quick_check found '")
+    assert db.read_bytes() == before
+
+
+def test_the_check_before_a_write_is_bounded_in_time(cli, tmp_path, monkeypatch):
+    """quick_check stops at its time limit and the write goes on: a large history is checked as
+    far as the time allows, never for minutes before an add."""
+    from tcbench_tools.history import store
+
+    db = tmp_path / "h.sqlite"
+    assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
+    monkeypatch.setattr(store, "QUICK_CHECK_S", 0.0)
+    assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0

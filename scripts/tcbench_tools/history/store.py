@@ -36,6 +36,7 @@ import json
 import math
 import os
 import re
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -49,6 +50,8 @@ SCHEMA_VERSION = 5
 # pg_advisory_xact_lock key of every tcbench history writer ('tcbh' in ASCII).
 PG_LOCK_KEY = 0x74636268
 LOCK_WAIT_S = 120  # how long a writer waits for another one before it gives up
+# How long a writer lets SQLite's quick_check run before it writes (Store._quick_check).
+QUICK_CHECK_S = 0.5
 DEFAULT_SQLITE = Path("results") / "history.sqlite"  # relative to the repository
 ENV_DB = "TCBENCH_HISTORY_DB"
 # The one limit on text, applied by ``history add`` before either database sees it: a name that
@@ -459,9 +462,45 @@ class Store:
             raise InputError(f"{self.where} is not an SQLite database (it does not start with "
                              "SQLite's header).")
 
+    def _quick_check(self) -> None:
+        """SQLite's own check of every page and index (``PRAGMA quick_check``), for at most
+        QUICK_CHECK_S: a damaged page in a table that check and the dashboard never read (counters,
+        run_values) would otherwise go unnoticed until it is too late to restore a copy. A larger
+        database is checked as far as the time allows (about 200 MB in 0.5 s here). Read-only,
+        on a connection of its own, before the write transaction."""
+        import sqlite3
+
+        if not self.path.is_file() or self.path.stat().st_size == 0:
+            return
+        deadline = time.monotonic() + QUICK_CHECK_S
+        try:
+            con = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True,
+                                  timeout=LOCK_WAIT_S)
+        except sqlite3.Error as exc:
+            raise self._problem(exc) from None
+        try:
+            con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+            found = [str(r[0]) for r in con.execute("PRAGMA quick_check(20)").fetchall()]
+        except sqlite3.Error as exc:
+            if "interrupt" in str(exc):
+                return  # out of time: the part it reached was sound
+            if not isinstance(exc, sqlite3.DatabaseError) or "malformed" not in str(exc):
+                raise self._problem(exc) from None
+            found = [str(exc)]  # a page so damaged that the check itself stops on it
+        finally:
+            con.close()
+        problems = [p for p in found if p != "ok"]
+        if problems:
+            first = printable(" ".join(problems[0].split()))[:160].rstrip(".")
+            more = "" if len(problems) == 1 else (
+                f" and {len(problems) - 1}{'+' if len(problems) >= 20 else ''} more")
+            raise InputError(f"{self.where} is damaged: SQLite's quick_check found {first!r}"
+                             f"{more}; restore it from a copy, or give another --db.")
+
     @contextmanager
     def writing(self) -> Iterator[object]:
-        """One transaction that no other tcbench writer shares; the schema is current in it."""
+        """One transaction that no other tcbench writer shares; the schema is current in it.
+        An SQLite database is checked first (``_quick_check``)."""
         if self.sqlite:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -469,6 +508,7 @@ class Store:
                 raise InputError(f"cannot create the folder of {self.where}: "
                                  f"{exc.strerror or exc}.") from None
             self._check_sqlite_file()
+            self._quick_check()
         with self._guard(), self.engine.connect() as conn:
             conn = conn.execution_options(tcbench_write=True)
             with conn.begin():
