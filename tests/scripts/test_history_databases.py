@@ -254,3 +254,114 @@ def test_the_check_before_a_write_is_bounded_in_time(cli, tmp_path, monkeypatch)
     assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
     monkeypatch.setattr(store, "QUICK_CHECK_S", 0.0)
     assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
+
+
+def _not_a_file(tmp_path: Path, kind: str) -> Path:
+    """A --db path to something that is not a regular file (or none yet) of SQLite's."""
+    import os
+    import socket
+
+    here = tmp_path / "h.sqlite"
+    if kind == "fifo":
+        os.mkfifo(here)
+    elif kind == "fifo journal":  # SQLite reads a hot journal before it reads the database
+        assert main_add(here) == 0
+        os.mkfifo(f"{here}-journal")
+    elif kind == "device":
+        here.symlink_to("/dev/zero")
+    elif kind == "device wal":
+        assert main_add(here) == 0
+        Path(f"{here}-wal").symlink_to("/dev/null")
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(here))
+        sock.close()
+    elif kind == "folder":
+        here.mkdir()
+    elif kind == "loop":
+        here.symlink_to(here)
+    elif kind == "loop of two":
+        (tmp_path / "a").symlink_to(tmp_path / "b")
+        (tmp_path / "b").symlink_to(tmp_path / "a")
+        here = tmp_path / "a"
+    elif kind == "under a loop":
+        (tmp_path / "l").symlink_to(tmp_path / "l")
+        here = tmp_path / "l" / "h.sqlite"
+    elif kind == "under a file":
+        (tmp_path / "f").write_text("x")
+        here = tmp_path / "f" / "h.sqlite"
+    return here
+
+
+def main_add(db: Path) -> int:
+    from tcbench_tools.cli import main
+
+    return main(["history", "add", str(fixture("gpu_a_single.json")), "--db", str(db)])
+
+
+KINDS = {"fifo": "is a FIFO (named pipe), not a regular SQLite database file",
+         "fifo journal": "-journal is a FIFO (named pipe), not a regular file (SQLite's journal",
+         "device": "is a character device, not a regular SQLite database file",
+         "device wal": "-wal is a character device, not a regular file (SQLite's write-ahead log",
+         "socket": "is a socket, not a regular SQLite database file",
+         "folder": "is a folder, not an SQLite database file",
+         "loop": "is a symbolic link loop", "loop of two": "is a symbolic link loop",
+         "under a loop": "is a symbolic link loop", "under a file": "lies under a path that is "
+                                                                   "not a folder"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_database_path_that_is_not_a_file_is_one_sentence_at_once(cli, tmp_path, kind, capsys):
+    """--db on a FIFO (and a FIFO as SQLite's journal) hung for ever; on a symbolic link loop it
+    was exit 70; a device, a socket, a path under a file were driver errors. Each is one
+    sentence and exit 2 at once, for every history command, and nothing is written. A FIFO is
+    tried in a separate process with a time limit: a hang is a failure, not a stuck test."""
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+
+    db = _not_a_file(tmp_path, kind)
+    capsys.readouterr()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for args in (["add", str(fixture("gpu_b.json"))], ["check"],
+                 ["dashboard", "--out", str(tmp_path / "dash")]):
+        begin = time.monotonic()
+        if kind.startswith("fifo"):
+            proc = subprocess.run([sys.executable, "-m", "tcbench_tools", "history", *args,
+                                   "--db", str(db)], capture_output=True, text=True, timeout=60,
+                                  env={"PYTHONPATH": str(REPO / "scripts"), "PATH": "/usr/bin"})
+            code, err = proc.returncode, proc.stderr
+        else:
+            code, _, err = cli("history", *args, "--db", db)
+        assert time.monotonic() - begin < 20
+        assert code == 2, (args, code, err)
+        (line,) = err.strip().splitlines()
+        assert line.startswith("tcbench: ") and line.endswith(".") and KINDS[kind] in line, line
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
+        if kind.startswith("fifo"):
+            break  # one process is enough to show it does not wait (each takes a second)
+
+
+def test_an_unreadable_database_is_one_sentence(cli, tmp_path, monkeypatch):
+    """A history the user may not read (as root, permission bits do not bind: the refusal the
+    system would give is made here)."""
+    import errno
+    import os
+
+    db = tmp_path / "h.sqlite"
+    assert main_add(db) == 0
+    db.chmod(0)
+    if os.geteuid() == 0:
+        real_open = os.open
+
+        def refusing(path, *args, **kwargs):
+            if Path(path) == db:
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", refusing)
+    for command in (["check"], ["add", str(fixture("gpu_b.json"))]):
+        code, out, err = cli("history", *command, "--db", db)
+        assert code == 2 and err == f"tcbench: cannot read {db}: Permission denied.\n", err

@@ -32,15 +32,18 @@ Versions:
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
+import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from tcbench_tools import files
 from tcbench_tools.errors import InputError
 from tcbench_tools.history import dburl
 from tcbench_tools.printable import printable
@@ -334,6 +337,7 @@ class Store:
             if not given.strip():
                 raise InputError(f"{self.where!r} is not a file path for the history database.")
             self.path = self._expanded(given)
+            self._check_path()
             url = sa.engine.URL.create("sqlite", database=str(self.path.resolve()))
         else:
             url = self._parse(sa, given)
@@ -393,6 +397,7 @@ class Store:
             if not url.database or url.database == ":memory:":
                 raise InputError(f"{self.where} names no SQLite file (use sqlite:///PATH).")
             self.path = self._expanded(url.database)
+            self._check_path()
         return url
 
     # -- errors --------------------------------------------------------------------------------
@@ -446,18 +451,53 @@ class Store:
 
     # -- transactions --------------------------------------------------------------------------
 
+    def _check_path(self) -> None:
+        """An SQLite history is a regular file, or none yet; so are the journal and WAL files
+        SQLite keeps beside it. Anything else is one sentence at once, before SQLite opens it: a
+        FIFO blocked SQLite's open for ever, a symbolic link loop was an internal error, a
+        device or socket a driver error. ``stat`` neither blocks nor reads."""
+        shown = dburl.masked(str(self.path))
+        for path, what in ((self.path, "SQLite database file"),
+                           *((Path(f"{self.path}{end}"), f"file (SQLite's {name} of {shown})")
+                             for end, name in _SQLITE_SIDE_FILES)):
+            try:
+                mode = os.stat(path).st_mode
+            except FileNotFoundError:
+                continue  # none yet (or a link to a history not made yet: SQLite makes it)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise InputError(f"{dburl.masked(str(path))} is a symbolic link loop (a "
+                                     "link that leads back to itself), not an SQLite database "
+                                     "file.") from None
+                if exc.errno == errno.ENOTDIR:
+                    raise InputError(f"{shown} lies under a path that is not a folder.") from None
+                raise InputError(f"cannot use the history database {shown}: "
+                                 f"{exc.strerror or exc}.") from None
+            if stat.S_ISDIR(mode) and path == self.path:
+                raise InputError(f"{shown} is a folder, not an SQLite database file.")
+            if not stat.S_ISREG(mode):
+                raise InputError(f"{dburl.masked(str(path))} is {files.kind(mode)}, not a "
+                                 f"regular {what}: the history is kept in regular files only.")
+
     def _check_sqlite_file(self) -> None:
         """SQLite takes a short file of any content for an empty database and overwrites it:
         refuse a file that is neither empty nor starts with SQLite's header."""
+        self._check_path()  # again: the file may have been swapped since the command began
         try:
-            with open(self.path, "rb") as fh:
-                head = fh.read(len(_SQLITE_MAGIC))
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             return
-        except IsADirectoryError:
-            raise InputError(f"{self.where} is a folder, not an SQLite database file.") from None
         except OSError as exc:
             raise InputError(f"cannot read {self.where}: {exc.strerror or exc}.") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError(f"{self.where} is {files.kind(os.fstat(fd).st_mode)}, not a "
+                                 "regular SQLite database file.")
+            head = os.read(fd, len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise InputError(f"cannot read {self.where}: {exc.strerror or exc}.") from None
+        finally:
+            os.close(fd)
         if head and head != _SQLITE_MAGIC:
             raise InputError(f"{self.where} is not an SQLite database (it does not start with "
                              "SQLite's header).")
@@ -539,6 +579,10 @@ class Store:
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+# The files SQLite keeps beside a database (a rollback journal; in WAL mode, the log and its
+# shared-memory index): name ending, and what it is.
+_SQLITE_SIDE_FILES = (("-journal", "journal"), ("-wal", "write-ahead log"),
+                      ("-shm", "shared-memory index"))
 # "postgresql:/host/db", "sqlite:x.db": a scheme without its //, not a file name.
 _SCHEME_WITHOUT_SLASHES = re.compile(r"(sqlite|postgres|postgresql)(\+\w+)?:(?!//)", re.ASCII)
 
