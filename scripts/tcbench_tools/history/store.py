@@ -320,6 +320,7 @@ class Store:
 
     def __init__(self, given: str):
         sa = _sa()
+        _quiet_driver_logs()
         self.where = dburl.masked(given)
         self._secrets = dburl.secrets(given)
         self.path: Path | None = None
@@ -405,9 +406,19 @@ class Store:
     def _detail(self, exc: BaseException) -> str:
         """The driver's own words on one line, at most 200 characters, without the URL's
         secrets and without a final full stop. SQLAlchemy appends the statement and its
-        parameters (kilobytes of a run's context): never shown."""
+        parameters (kilobytes of a run's context), and PostgreSQL the line of the statement
+        where it stopped (``LINE 2: CREATE TABLE ...``): never shown. From PostgreSQL, its
+        primary message and its hint."""
         orig = getattr(exc, "orig", None) or exc
-        text = str(orig).split("\n[SQL:")[0].split("\n(Background on")[0]
+        diag = getattr(orig, "diag", None)
+        primary = getattr(diag, "message_primary", None) if diag is not None else None
+        if isinstance(primary, str) and primary.strip():
+            hint = getattr(diag, "message_hint", None)
+            text = primary + (f"; {hint[:1].lower()}{hint[1:]}" if isinstance(hint, str)
+                              and hint.strip() else "")
+        else:
+            text = str(orig)
+        text = text.split("\n[SQL:")[0].split("\n(Background on")[0].split("\nLINE ")[0]
         detail = dburl.scrub(" ".join(text.split()), self._secrets).rstrip(".?! ")
         detail = printable(detail or type(orig).__name__)
         return detail if len(detail) <= 200 else detail[:190].rstrip() + " [cut]"
@@ -597,6 +608,22 @@ def _host_name(host: str) -> bool:
     except UnicodeError:
         return False
     return True
+
+
+def _quiet_driver_logs() -> None:
+    """The drivers' own log records never reach the terminal. psycopg logs what it ignores
+    while it ends a failed pipeline or rollback ("error ignored terminating <psycopg.Pipeline
+    (host=... port=... user=... database=...)>: pipeline aborted"), and SQLAlchemy's pool logs
+    a connection it could not reset or close, with a traceback; with no handler configured,
+    Python's last-resort handler printed them on stderr before the one sentence that says what
+    failed (a disk full or a permission refused mid-add, a server that died)."""
+    import logging
+
+    for name in ("psycopg", "sqlalchemy"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+            logger.addHandler(logging.NullHandler())
+        logger.propagate = False
 
 
 def _is_dbapi(exc: BaseException, *names: str) -> bool:
