@@ -240,7 +240,7 @@ def test_unusable_databases_are_one_sentence(cli, tmp_path):
     a_file = tmp_path / "file"
     a_file.write_text("x")
     refused(cli, "history", "add", fixture("gpu_a.json"), "--db", a_file / "h.sqlite",
-            needles=("cannot create the folder of",))
+            needles=("lies under a path that is not a folder",))
     refused(cli, "history", "add", fixture("gpu_a.json"), "--db", a_file,
             needles=("is not an SQLite database",))
     assert a_file.read_text() == "x"

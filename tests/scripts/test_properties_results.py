@@ -156,3 +156,32 @@ def test_a_folder_of_result_files(tmp_path, entries):
     p.check(p.run_cli("compare", GOOD, run), {0, 1, 2}, entries)
     p.check(p.run_cli("answers", run), {0, 2}, entries)
     p.check(p.run_cli("history", "add", run, "--db", work / "h.sqlite"), {0, 2}, entries)
+
+
+finite_time = st.floats(min_value=5e-324, max_value=1.7976931348623157e308, allow_nan=False,
+                        allow_infinity=False)
+
+
+@settings(max_examples=p.examples(60))
+@given(base=st.lists(finite_time, min_size=1, max_size=6),
+       cand=st.lists(finite_time, min_size=1, max_size=6),
+       units=st.tuples(st.sampled_from(["ns", "us", "ms", "s"]),
+                       st.sampled_from(["ns", "us", "ms", "s"])))
+def test_compare_of_any_finite_times(tmp_path, base, cand, units):
+    """Any finite positive times, in any unit, on either side: compare ends with a verdict or
+    one sentence (the ratio of two finite times, their median or their CV once overflowed:
+    exit 70)."""
+    import json
+
+    from conftest import load_doc
+
+    work = p.workdir(tmp_path)
+    paths = []
+    for side, values, unit in (("b", base, units[0]), ("c", cand, units[1])):
+        doc = load_doc("gpu_a_single.json")
+        row = next(r for r in doc["benchmarks"] if r["run_type"] == "iteration")
+        doc["benchmarks"] = [dict(row, real_time=v, time_unit=unit, repetition_index=i,
+                                  repetitions=len(values)) for i, v in enumerate(values)]
+        paths.append(write_file(work, json.dumps(doc).encode(), f"{side}.json"))
+    o = p.run_cli("compare", *paths, "--markdown", work / "summary.md")
+    p.check(o, {0, 1, 2}, (base, cand, units))
