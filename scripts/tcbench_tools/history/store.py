@@ -455,6 +455,10 @@ class Store:
         except sa.exc.StatementError as exc:
             raise RuntimeError(f"the history database layer failed: "
                                f"{self._detail(exc)}") from None
+        except UnicodeDecodeError:  # a stored text is not UTF-8: a damaged (or foreign) file
+            raise InputError(f"{self.where} holds text that is not UTF-8, which no tcbench "
+                             "writes (is it damaged?); restore it from a copy, or give another "
+                             "--db.") from None
         except UnicodeError as exc:  # the driver encodes a host name (idna) as it connects
             raise InputError(f"cannot use the history database {self.where}: a host name or "
                              f"parameter it names cannot be encoded ({self._detail(exc)}).") \
@@ -529,6 +533,8 @@ class Store:
                                   timeout=LOCK_WAIT_S)
         except sqlite3.Error as exc:
             raise self._problem(exc) from None
+        # Its messages quote the damaged bytes, which need not be UTF-8.
+        con.text_factory = lambda raw: raw.decode("utf-8", "replace")
         try:
             con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
             found = [str(r[0]) for r in con.execute("PRAGMA quick_check(20)").fetchall()]
