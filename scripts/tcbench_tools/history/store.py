@@ -533,11 +533,13 @@ class Store:
                                   timeout=LOCK_WAIT_S)
         except sqlite3.Error as exc:
             raise self._problem(exc) from None
-        # Its messages quote the damaged bytes, which need not be UTF-8.
+        # Its findings quote the damaged bytes, which need not be UTF-8.
         con.text_factory = lambda raw: raw.decode("utf-8", "replace")
         try:
             con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
             found = [str(r[0]) for r in con.execute("PRAGMA quick_check(20)").fetchall()]
+        except UnicodeDecodeError as exc:  # SQLite's own message quotes bytes of a damaged schema
+            found = [bytes(exc.object).decode("utf-8", "replace")]
         except sqlite3.Error as exc:
             if "interrupt" in str(exc):
                 return  # out of time: the part it reached was sound
