@@ -125,7 +125,7 @@ def series_points(s: Series, runs: list[RunInfo], window: int, threshold: float,
     y = np.log(s.median)
     sigma = noise(y)
     clean = cleaned(y, sigma)
-    kept, small = merge(y, sigma, candidates(clean, sigma), floor, sums_of(clean))
+    kept, small = merge(y, sigma, candidates(clean, sigma), floor, sums_of(clean), clean != y)
     listed, below = [], []
     for e in kept:
         moved = _refined(y, e, sigma)
