@@ -5,7 +5,8 @@
 
 Every number comes from seeded simulations of the median time per run with log-normal
 run-to-run noise, through ``tcbench_tools.history.detect`` exactly as ``history check`` runs it
-(with ``--rev``, through detect.py as it was at that git revision, for a before/after table):
+(with ``--rev``, through the Python tools as they were at that git revision, for a before/after
+table):
 
   false alarms  the share of series of pure noise that get any change point: Gaussian noise of
                 1-2 % (60, 300 and 1000 runs), heavy-tailed noise (Student t, 3 degrees of
@@ -28,7 +29,7 @@ docs/history.md quotes what this prints.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -37,8 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
+_TOOLS_AT = "TCBENCH_RATES_TOOLS"
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
+# With --rev, the tools as they were at that revision (main re-runs this script on them).
+sys.path.insert(0, os.environ.get(_TOOLS_AT, str(REPO / "scripts")))
 
 from tcbench_tools.history.series import RunInfo, Series  # noqa: E402
 
@@ -47,21 +51,17 @@ RUNS = [RunInfo(i, f"{i:064x}", datetime(2026, 1, 1) + timedelta(days=i), None, 
 detect = None  # the module measured (main)
 
 
-def _module(rev: str | None):
-    if rev is None:
-        from tcbench_tools.history import detect as current
-
-        return current
-    text = subprocess.run(["git", "-C", str(REPO), "show",
-                           f"{rev}:scripts/tcbench_tools/history/detect.py"],
-                          capture_output=True, text=True, check=True).stdout
-    path = Path(tempfile.mkdtemp()) / "detect_at_rev.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("detect_at_rev", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["detect_at_rev"] = module
-    spec.loader.exec_module(module)
-    return module
+def _at_rev(rev: str, argv: list[str]) -> int:
+    """This script again, on the Python tools of ``rev`` (the whole package: the search, the
+    merge pass and detect.py), extracted with git archive into a temporary folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "scripts"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        rest = [a for i, a in enumerate(argv) if a != "--rev" and
+                (i == 0 or argv[i - 1] != "--rev") and not a.startswith("--rev=")]
+        env = dict(os.environ, **{_TOOLS_AT: str(Path(tmp) / "scripts")})
+        return subprocess.run([sys.executable, __file__, *rest], env=env).returncode
 
 
 def points(y: np.ndarray) -> list:
@@ -217,10 +217,15 @@ def main() -> int:
     global detect
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=4000)
-    parser.add_argument("--rev", help="measure detect.py as it was at this git revision")
+    parser.add_argument("--rev", help="measure the Python tools as they were at this git "
+                                      "revision")
     parser.add_argument("--only", choices=("noise", "power", "held", "issue35", "issue44"))
     args = parser.parse_args()
-    detect = _module(args.rev)
+    if args.rev:
+        return _at_rev(args.rev, sys.argv[1:])
+    from tcbench_tools.history import detect as measured
+
+    detect = measured
     rng = np.random.default_rng(2026)
     n = args.trials
     parts = {"noise": lambda: noise_rates(rng, n), "power": lambda: power(rng, max(n // 10, 100)),
