@@ -357,7 +357,8 @@ def test_every_older_schema_migrates_in_place(cli, tmp_path, version):
         assert list(np.frombuffer(median, "<f8")) == [m for _, m in ok]
     assert sorted(r[0] for r in rows(db, "SELECT run FROM run_arrays")) == sorted(contexts)
     marked = rows(db, "SELECT incomplete FROM runs ORDER BY time")
-    assert marked == [(None,), ("interrupted (SIGINT): 1 of 2 binaries ran",)]
+    assert marked == [(None,), ("run-1.json: its run stopped early (interrupted (SIGINT): 1 of 2 "
+                                "binaries ran)",)]
     assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
     assert rows(db, "SELECT count(*) FROM runs") == [(3,)]
 

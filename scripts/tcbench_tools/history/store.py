@@ -284,16 +284,19 @@ def _v4_to_v5(conn) -> None:
     sa = _sa()
     if "incomplete" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}:
         conn.execute(sa.text("ALTER TABLE runs ADD COLUMN incomplete TEXT"))
+    from tcbench_tools.names import short_path
+
     runs = table("runs")
     marked = []
-    for key, context in conn.execute(sa.select(runs.c.id, runs.c.context).where(
-            runs.c.incomplete.is_(None))):
+    for key, context, source in conn.execute(sa.select(
+            runs.c.id, runs.c.context, runs.c.source).where(runs.c.incomplete.is_(None))):
         try:
             why = json.loads(context).get(schema.RUN_INCOMPLETE)
         except (ValueError, AttributeError):
             continue
-        if isinstance(why, str) and why.strip():
-            marked.append({"key": key, "why": printable(why.strip())[:TEXT_LIMIT]})
+        if isinstance(why, str) and why.strip():  # as ingest.incomplete words it
+            text = f"{short_path(source or '-')}: its run stopped early ({why.strip()})"
+            marked.append({"key": key, "why": printable(text)[:TEXT_LIMIT]})
     if marked:
         conn.execute(runs.update().where(runs.c.id == sa.bindparam("key")).values(
             incomplete=sa.bindparam("why")), marked)
