@@ -515,3 +515,18 @@ def test_a_bimodal_pool_is_told_from_a_level_that_single_outliers_visited():
         y[at] += np.log(0.6)
     y[43:46] += np.log(0.6)  # ... and three in a row
     assert detect.series_change_points(_series(y), _runs(60), 5, 5.0) == []
+
+
+def test_a_new_regression_fails_the_gate_though_slow_nights_once_visited_its_level():
+    """The rule for a bimodal pool looks at the runs near a short new level, not at a long
+    history: slow nights at the level of a new regression, one in a hundred over 1000 runs,
+    are no pool, and the regression in the newest 4 runs fails the gate."""
+    failed = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        y = rng.normal(0, 0.005, 1004)
+        y[:1000][rng.random(1000) < 0.01] += np.log(1.10)  # slow nights, at the new level
+        y[1000:] += np.log(1.10)
+        failed += any(c.gates for c in detect.series_change_points(_series(y), _runs(1004),
+                                                                    5, 5.0))
+    assert failed == 20

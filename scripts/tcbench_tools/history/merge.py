@@ -31,8 +31,8 @@ histories:
     the whole level it splits (``level_noise``: a level's own run-to-run noise and its slow
     wander, which the series' noise, set by a quieter level, can hide);
   - a new level of fewer than RECURRING_RUNS runs that single outliers beside it (runs the
-    search set aside) visit VISITS times or more is the other mode of a bimodal pool, drawn a
-    few times in a row.
+    search set aside, within 2 x RECURRING_RUNS runs of it) visit VISITS times or more is the
+    other mode of a bimodal pool, drawn a few times in a row.
 
 The weakest failing boundary goes first (the smallest shift in units of its standard error);
 its neighbours move to the best split of their new spans (least squares, as the search) and are
@@ -158,8 +158,11 @@ def _in_context(y: np.ndarray, sigma: float, edges: list[Edge], j: int,
         if abs(e.shift) <= LEVEL_BAND * level_noise(y, e.lo, e.at, e.hi, sigma):
             return False
     if outliers is not None and e.hi - e.at < RECURRING_RUNS:
+        # The runs beside it, at most 2 x RECURRING_RUNS on each side: a pool that is bimodal
+        # now, not two slow nights in a thousand that happened to land at its level.
         after = edges[j + 1].hi if j + 1 < len(edges) else e.hi
-        near = np.r_[e.lo:e.at, e.hi:after]
+        reach = 2 * RECURRING_RUNS
+        near = np.r_[max(e.lo, e.at - reach):e.at, e.hi:min(after, e.hi + reach)]
         # Runs at the new level: nearer it than the old one, and outside the old one's noise.
         visits = ((np.abs(y[near] - e.new) < abs(e.shift) / 2)
                   & (np.sign(e.shift) * (y[near] - e.old) > BAND * sigma))
