@@ -53,7 +53,9 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -315,6 +317,30 @@ def _within_run_cvs(*benches: Benchmark) -> list[float]:
     return cvs
 
 
+def _changes(base: float, cand: float, higher_is_better: bool) -> tuple[float, float]:
+    """(slowdown, speedup) as fractions, for any two positive finite medians: from the log of
+    their ratio, which is always finite (the ratio itself is not: 1e300 / 1e-300 is beyond
+    float range, 1e-300 / 1e300 is 0, and 1 / 0 failed). A change beyond float range is inf."""
+    log_ratio = math.log(cand) - math.log(base)
+    worse = -log_ratio if higher_is_better else log_ratio
+
+    def grown(x: float) -> float:  # e^x - 1, inf past float range
+        return math.expm1(x) if x < _LOG_MAX else math.inf
+
+    return grown(worse), grown(-worse)
+
+
+_LOG_MAX = math.log(sys.float_info.max)
+
+
+def _change_text(slowdown: float | None) -> str:
+    """A slowdown as the tables show it; one beyond float range (a time of 1e300 s against one
+    of 1e-300 s) says so rather than "-"."""
+    if slowdown is not None and math.isinf(slowdown):
+        return "beyond +1e308%" if slowdown > 0 else "beyond -1e308%"
+    return fmt_pct(slowdown, signed=True)
+
+
 def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row:
     metric = PCT_OF_PEAK if options.normalize_peak else "time"
     threshold = options.threshold_for(name)
@@ -333,9 +359,7 @@ def _compare_one(name: str, b: Benchmark, c: Benchmark, options: Options) -> Row
                    note="; ".join(bad) + " (only positive values can be compared)")
     # Time: lower is better; a counter: as the schema says (pct_of_peak: higher).
     higher_is_better = metric != "time" and counter(metric).better == HIGHER
-    ratio = cand.center / base.center
-    slowdown = (1.0 / ratio - 1.0) if higher_is_better else (ratio - 1.0)
-    speedup = (ratio - 1.0) if higher_is_better else (1.0 / ratio - 1.0)
+    slowdown, speedup = _changes(base.center, cand.center, higher_is_better)
     row = Row(name, UNCHANGED, base.center, cand.center, slowdown, threshold)
     significant, row.basis = _significance(base, cand, slowdown, options.alpha,
                                            _within_run_cvs(b, c))
@@ -568,7 +592,7 @@ def _table(comp: Comparison) -> tuple[list[str], list[list[str]]]:
     rows = []
     for r in comp.rows:
         rows.append([r.name, _fmt_value(r.base, comp.metric), _fmt_value(r.cand, comp.metric),
-                     fmt_pct(r.slowdown, signed=True),
+                     _change_text(r.slowdown),
                      "-" if r.clock_ratio is None else f"{r.clock_ratio:.3f}x",
                      fmt_pct(r.threshold) if r.slowdown is not None else "-",
                      r.basis or "-", r.verdict])
@@ -596,9 +620,9 @@ def summary_line(comp: Comparison) -> str:
 
 def _failure_detail(r: Row) -> str:
     if r.status == THROTTLED:
-        return f"{r.status} ({r.note}); slowdown {fmt_pct(r.slowdown, True)}"
+        return f"{r.status} ({r.note}); slowdown {_change_text(r.slowdown)}"
     if r.slowdown is not None:
-        return f"{r.status}, {fmt_pct(r.slowdown, True)} ({r.basis})"
+        return f"{r.status}, {_change_text(r.slowdown)} ({r.basis})"
     return r.status + (f" ({r.note})" if r.note else "")
 
 

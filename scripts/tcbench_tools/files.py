@@ -40,7 +40,8 @@ def limit_text(limit: int) -> str:
     return f"{limit // MIB} MiB" if limit >= MIB and limit % MIB == 0 else f"{limit} bytes"
 
 
-def _kind(mode: int) -> str:
+def kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words: "a FIFO (named pipe)", ..."""
     for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                        (stat.S_ISSOCK, "a socket")):
@@ -74,7 +75,7 @@ def check_regular(path: Path, what: str = "file") -> os.stat_result:
     """The ``stat`` of ``path``, refusing anything but a regular file (following links)."""
     st = path_stat(path)
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{path} is {_kind(st.st_mode)}, not a regular {what}: the tools read "
+        raise InputError(f"{path} is {kind(st.st_mode)}, not a regular {what}: the tools read "
                          "only regular files.")
     return st
 
@@ -93,7 +94,7 @@ def read_bytes(path: Path, limit: int, what: str = "file") -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # swapped for something else after the check
-            raise InputError(f"{path} is {_kind(st.st_mode)}, not a regular {what}.")
+            raise InputError(f"{path} is {kind(st.st_mode)}, not a regular {what}.")
         chunks, total = [], 0
         while total <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - total))

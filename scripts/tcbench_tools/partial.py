@@ -8,7 +8,9 @@ reads, and every benchmark it had finished would be lost with it. Two ways back,
    ``bench_x.jsonl``, JSON Lines written and flushed as each benchmark finishes: first
    ``{"context": {...}, "tcbench_planned": [names]}``, then one Google Benchmark row per line,
    last ``{"tcbench_finished": true}``. A last line cut in the middle is dropped. The planned
-   names say which rows never ran.
+   names say which rows never ran. A row file is one run: a second context line starts another
+   run (files joined by hand), whose rows never join the first's; the run read is the one with
+   the cut file's date and GPU, and a row file with several such runs is refused.
 2. The truncated JSON itself, repaired: its context and every complete row of its
    ``benchmarks`` list, up to the first that is cut (the planned rows are unknown then).
 
@@ -18,9 +20,10 @@ Standard library only; the files are read with files.py's limits.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcbench_tools import files
+from tcbench_tools import files, schema
 from tcbench_tools.errors import InputError
 
 ROWS_SUFFIX = ".jsonl"
@@ -42,14 +45,27 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def read_rows(path: Path) -> tuple[dict, list[dict], list[str], bool] | None:
-    """(context, rows, planned names, finished) of a row file; None when it has no context
-    line."""
+@dataclass
+class RowRun:
+    """One run of a row file: the lines from a context line up to the next one (or the end)."""
+
+    context: dict
+    line: int  # the line number of its context line
+    rows: list[dict] = field(default_factory=list)
+    planned: list[str] = field(default_factory=list)
+    finished: bool = False
+
+
+def read_runs(path: Path) -> list[RowRun] | None:
+    """The runs of a row file, one per context line, in order; None when it cannot be read.
+    A binary writes one context line, so a second one is a second run (files joined by hand, or
+    another binary's rows): its rows are its own, never the first run's. Lines before the first
+    context line belong to no run."""
     text = _text(path)
     if text is None:
         return None
-    context, rows, planned, finished = None, [], [], False
-    for line in text.splitlines():
+    runs: list[RowRun] = []
+    for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line:
             continue
@@ -59,17 +75,39 @@ def read_rows(path: Path) -> tuple[dict, list[dict], list[str], bool] | None:
             continue  # the line a kill cut in the middle
         if not isinstance(value, dict):
             continue
-        if context is None and isinstance(value.get("context"), dict):
-            context = value["context"]
+        if isinstance(value.get("context"), dict):
             names = value.get(PLANNED)
-            planned = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+            runs.append(RowRun(value["context"], number, planned=[
+                n for n in names if isinstance(n, str)] if isinstance(names, list) else []))
+        elif not runs:
+            continue
         elif value.get(FINISHED) is True:
-            finished = True
+            runs[-1].finished = True
         elif isinstance(value.get("name"), str):
-            rows.append(value)
-    if context is None:
-        return None
-    return context, rows, planned, finished
+            runs[-1].rows.append(value)
+    return runs
+
+
+def same_run(a: dict, b: dict) -> bool:
+    """Whether two contexts may be one run's: the same date and the same GPU (each identity key
+    that both state; a key one of them lacks is no evidence either way)."""
+    return all(str(a[k]) == str(b[k]) for k in ("date", *schema.GPU_IDENTITY) if k in a and k in b)
+
+
+def _run_of(path: Path, rows_path: Path, runs: list[RowRun], context: dict | None) -> RowRun | None:
+    """The run of the row file that belongs to ``path`` (whose repaired context is ``context``,
+    None when even that was cut): the one run, or the one run with its date and GPU. None when
+    no run matches (a row file left from an earlier run); an InputError when more than one may
+    be its run, since a row file is one run and another run's rows must never join this one."""
+    matching = runs if context is None else [r for r in runs if same_run(context, r.context)]
+    if len(matching) <= 1:
+        return matching[0] if matching else None
+    lines = ", ".join(str(r.line) for r in matching[:5]) + (", ..." if len(matching) > 5 else "")
+    why = ("its context is cut too" if context is None
+           else "they have its date and GPU")
+    raise InputError(f"{path.name} is cut short, and its row file {rows_path.name} holds "
+                     f"{len(matching)} runs (context lines {lines}) that may be its run "
+                     f"({why}): a row file is one run, so none of them is read.")
 
 
 def repair(text: str) -> tuple[dict, list[dict]] | None:
@@ -134,20 +172,14 @@ def recover(path: Path) -> tuple[dict, str, list[str]] | None:
         return None
     repaired = repair(text)
     rows_path = row_file(path)
-    got = read_rows(rows_path) if rows_path.is_file() else None
-    if got is not None and repaired is not None:
-        # A row file of another run (left from an earlier one) must not stand in for this file.
-        date = repaired[0].get("date")
-        if date is not None and got[0].get("date") not in (None, date):
-            got = None
-    if got is not None:
-        context, rows, planned, finished = got
-        if not rows:
-            return None
-        ended = "" if finished else ", whose run was cut short"
-        return ({"context": context, "benchmarks": rows},
-                (f"{path.name} is not complete JSON; its {len(rows)} finished row(s) were read "
-                f"from {rows_path.name}{ended}"), planned)
+    runs = read_runs(rows_path) if rows_path.is_file() else None
+    # A row file of another run (left from an earlier one) must not stand in for this file.
+    got = _run_of(path, rows_path, runs, repaired[0] if repaired else None) if runs else None
+    if got is not None and got.rows:
+        ended = "" if got.finished else ", whose run was cut short"
+        return ({"context": got.context, "benchmarks": got.rows},
+                (f"{path.name} is not complete JSON; its {len(got.rows)} finished row(s) were "
+                 f"read from {rows_path.name}{ended}"), got.planned)
     if repaired is not None and repaired[1]:
         context, rows = repaired
         return ({"context": context, "benchmarks": rows},

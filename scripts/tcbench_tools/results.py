@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -269,16 +268,7 @@ class Benchmark:
             return None
         if self.iterations:
             values = [_value(row, metric) for row in self.iterations]
-            cv = None
-            mean = statistics.fmean(values)
-            if len(values) >= 2 and mean != 0:
-                # Sample standard deviation over mean (scipy.stats.variation with ddof=1), with
-                # math.fsum: statistics.stdev sums exact fractions, 50 times slower (a run of
-                # 2000 benchmarks with 3 counters asks for 8000 of them).
-                cv = math.sqrt(math.fsum((v - mean) ** 2 for v in values)
-                               / (len(values) - 1)) / abs(mean)
-                cv = cv if math.isfinite(cv) else None
-            return Sample(values, float(statistics.median(values)), len(values), cv)
+            return Sample(values, _median(values), len(values), _cv(values))
         _, center_row = self._center_row()
         count = number(center_row.get("repetitions"))
         count = int(count) if count is not None and math.isfinite(count) and count >= 1 else 1
@@ -292,6 +282,35 @@ class Benchmark:
         if cv is not None and not math.isfinite(cv):
             cv = None
         return Sample([], _value(center_row, metric), count, cv)
+
+
+def _median(values: list[float]) -> float:
+    """The median of finite values, never overflowing: of two middle values near the largest
+    float, their mean is taken halved first (statistics.median's (a + b) / 2 is inf)."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[mid])
+    a, b = ordered[mid - 1], ordered[mid]
+    middle = a + (b - a) / 2
+    return float(middle if math.isfinite(middle) else a / 2 + b / 2)
+
+
+def _cv(values: list[float]) -> float | None:
+    """Sample standard deviation over the mean (scipy.stats.variation with ddof=1), computed on
+    the values divided by the largest, so that no finite values overflow (1e300 squared is
+    beyond float range); None for one value, a mean of zero or a result that is not finite.
+    With math.fsum: statistics.stdev sums exact fractions, 50 times slower (a run of 2000
+    benchmarks with 3 counters asks for 8000 of them)."""
+    scale = max(abs(v) for v in values)
+    if len(values) < 2 or scale == 0:
+        return None
+    unit = [v / scale for v in values]
+    mean = math.fsum(unit) / len(unit)
+    if mean == 0:
+        return None
+    cv = math.sqrt(math.fsum((v - mean) ** 2 for v in unit) / (len(unit) - 1)) / abs(mean)
+    return cv if math.isfinite(cv) else None
 
 
 def _time_scale(row: dict) -> float | None:

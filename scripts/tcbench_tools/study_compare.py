@@ -8,7 +8,8 @@ it would call CPU load a regression (the review's D2: "54 REGRESSED" between two
 What can change is a value, when the code that computes it changed: every counter of every study
 row is compared, and a value that moved by more than ``RELATIVE`` (or appeared, or went) is
 listed. Exit 0 when every value is the same, 1 when any changed (the deterministic answers moved:
-refresh the baseline when that was intended). A host-study file against a GPU run compares
+refresh the baseline when that was intended), 2 when a value is impossible (NaN, infinite, outside
+its physical range). A host-study file against a GPU run compares
 nothing and is refused in one sentence. Standard library only.
 """
 
@@ -81,9 +82,16 @@ def refuse_mixed(baseline: ResultSet, candidate: ResultSet) -> None:
 
 
 def _values(rs: ResultSet) -> dict[str, dict[str, float]]:
-    """name -> {counter: value} of every study row (the median of its repetitions)."""
+    """name -> {counter: value} of every study row (the median of its repetitions). A value no
+    computation gives (NaN, an infinity, a counter outside its physical range: results.py's
+    Benchmark.impossible) is an input error, as INVALID INPUT is for a GPU run: dropped, it
+    read as a value that went, and a file compared with itself passed on the values left."""
     out = {}
     for name, bench in rs.benchmarks.items():
+        why = bench.impossible()
+        if why is not None:
+            raise InputError(f"{rs.path}: study result {name!r} holds a value no study computes "
+                             f"({why}); fix or regenerate the file (tcbench_studies).")
         row = {}
         for counter in bench.counter_names():
             if counter in NOT_VALUES:

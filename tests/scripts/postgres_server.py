@@ -7,6 +7,9 @@ Debian's ``postgresql`` package brings the server binaries (/usr/lib/postgresql/
 machine never meet each other or the system's own cluster. PostgreSQL refuses to run as root:
 as root the cluster belongs to the ``postgres`` user the package creates (or ``nobody``) and the
 server runs as that user. ``stop`` ends the server it started (by its pid) and removes the folder.
+For the tests of a server that fails mid-add: ``crash`` stops every server process at once, and
+``small_tablespace`` puts a tablespace on a tiny tmpfs (where this process may mount one), a disk
+that fills.
 """
 
 from __future__ import annotations
@@ -136,6 +139,40 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    # -- failures ----------------------------------------------------------------------------
+
+    def crash(self) -> None:
+        """Every server process ends at once, as in a crash (pg_ctl's immediate mode)."""
+        self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w",
+                   "-t", "20", "stop"], "pg_ctl stop -m immediate", timeout=30)
+
+    def small_tablespace(self, name: str, size: str) -> Path | None:
+        """A tablespace ``name`` on a tmpfs of ``size`` (mount's size=, e.g. "1m"), for a disk
+        that fills; None when this process may not mount one (it needs CAP_SYS_ADMIN)."""
+        import psycopg
+
+        folder = self.root / name
+        folder.mkdir()
+        owner = self.user or pwd.getpwuid(os.getuid())
+        try:
+            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},uid={owner.pw_uid},"
+                            f"gid={owner.pw_gid},mode=0700", "tmpfs", str(folder)],
+                           check=True, capture_output=True, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        with psycopg.connect(self.url(), autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f"CREATE TABLESPACE {name} LOCATION '{folder}'")
+        return folder
+
+    def drop_tablespace(self, name: str, folder: Path) -> None:
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url(), autocommit=True, connect_timeout=10) as conn:
+                conn.execute(f"DROP TABLESPACE IF EXISTS {name}")
+        finally:
+            subprocess.run(["umount", str(folder)], capture_output=True, timeout=20)
+
     # -- teardown ----------------------------------------------------------------------------
 
     def _alive(self) -> bool:
@@ -162,4 +199,7 @@ class PostgresServer:
             deadline = time.monotonic() + grace
             while self._alive() and time.monotonic() < deadline:
                 time.sleep(0.1)
+        for folder in self.root.iterdir() if self.root.is_dir() else ():
+            if os.path.ismount(folder):  # a small_tablespace a failed test left mounted
+                subprocess.run(["umount", str(folder)], capture_output=True, timeout=20)
         shutil.rmtree(self.root, ignore_errors=True)

@@ -310,3 +310,34 @@ def test_single_samples_use_tcbench_in_run_spread_as_noise():
         row = next(r for r in compare.compare(base, cand, compare.Options()).rows if r.name == FP16)
         assert row.status == expected, (spread, row.basis)
         assert row.basis.startswith("in-run noise band")
+
+
+# ---------------------------------------------------------------------------------------------
+# Finite extremes (issue 44 §2): any finite positive times, in any unit, on either side.
+
+def with_real_times(doc: dict, name: str, values: list[float], unit: str) -> dict:
+    """``doc`` whose benchmark ``name`` has these real_time values as written in the file (in
+    ``unit``), one repetition each; its aggregate rows dropped."""
+    out = with_times(doc, {name: [1e-3] * len(values)})
+    rows = [r for r in out["benchmarks"] if r["run_name"].removesuffix("/manual_time") == name]
+    for row, value in zip(rows, values):
+        row.update(real_time=value, time_unit=unit)
+    return out
+
+
+@pytest.mark.parametrize("base, cand, status, shown", [
+    (1e300, 1e300, "unchanged", "+0.0%"),  # was exit 70: OverflowError in the CV
+    (1e-300, 1e300, "REGRESSED", "beyond +1e308%"),  # the ratio is beyond float range
+    (1e300, 1e-300, "improved", "-100.0%"),  # ... and 0 the other way (1 / 0)
+    (1.7e308, 1.7e308, "unchanged", "+0.0%"),  # the median of two was inf
+    (5e-324, 1e-323, "REGRESSED", "+100.0%"),  # subnormals
+])
+def test_finite_extremes_are_compared_not_crashed_on(cli, tmp_path, base, cand, status, shown):
+    doc = load_doc("gpu_a.json")
+    spread = [1.0, 1.0001, 0.9999, 1.0002, 0.9998, 1.0, 1.0001, 0.9999]
+    b = write(tmp_path, "b.json", with_real_times(doc, FP16, [base * f for f in spread], "s"))
+    c = write(tmp_path, "c.json", with_real_times(doc, FP16, [cand * f for f in spread], "s"))
+    code, out, err = cli("compare", b, c)
+    assert code == (1 if status == "REGRESSED" else 0), (out, err)
+    line = next(ln for ln in out.splitlines() if ln.startswith(FP16))
+    assert line.rstrip().endswith(status) and f" {shown} " in line, line

@@ -78,3 +78,25 @@ def test_compare_says_when_an_input_is_synthetic(cli, tmp_path):
 def test_real_inputs_carry_no_banner(cli, tmp_path):
     a = studies(tmp_path, "a", 1e-3)
     assert "SYNTHETIC" not in cli("compare", a, a)[1]
+
+
+def test_an_impossible_study_value_is_refused_by_the_reader(cli, tmp_path):
+    """Issue 44 §2: a NaN or an infinity in a study result read as a value that went (when the
+    candidate had it) and a file compared with itself passed on the values left (1 of 3); and an
+    accuracy above 100 % (its physical range) passed as a change. Each is one sentence, exit 2."""
+    import json
+
+    acc = "top1_accuracy_pct"
+    for bad in (float("nan"), float("inf"), -float("inf"), 250.0):
+        folder = tmp_path / f"bad{bad}"
+        folder.mkdir()
+        rows = copy.deepcopy(ad.int8_study()[:3])
+        rows[1][acc] = bad
+        rows[2][acc] = bad
+        (folder / "studies.json").write_text(json.dumps(ad.doc(REAL_HOST, rows)))
+        good = studies(tmp_path, f"good{bad}", 1e-3)
+        for pair in ((good, folder), (folder, good), (folder, folder)):
+            code, out, err = cli("compare", *pair)
+            assert code == 2 and out == "", (bad, pair, out, err)
+            assert err.count("\n") == 1 and "int8_study/ptq_max/int8" in err, err
+            assert "holds a value no study computes (top1_accuracy_pct of " in err, err

@@ -185,13 +185,12 @@ def test_an_older_postgresql_schema_with_lengths_is_widened(cli, tmp_path, pg_ur
         types = dict(conn.execute("SELECT column_name, data_type FROM information_schema.columns "
                                   "WHERE table_name = 'runs'").fetchall())
         version = conn.execute("SELECT version FROM schema_version").fetchone()[0]
-    assert version == 4 and types["git_sha"] == types["compute_capability"] == "text"
+    assert version == 5 and types["git_sha"] == types["compute_capability"] == "text"
 
 
-def damaged(tmp_path: Path) -> Path:
-    """A history whose results and run_arrays tables' first pages are overwritten (the file's
-    header is intact, so SQLite opens it, and the reader fails on such a page: 'database disk
-    image is malformed')."""
+def damaged(tmp_path: Path, tables: tuple[str, ...] = ("results", "run_arrays")) -> Path:
+    """A history whose tables' first pages are overwritten (the file's header is intact, so
+    SQLite opens it, and a reader of such a page fails: 'database disk image is malformed')."""
     db = tmp_path / "h.sqlite"
     for name in ("gpu_a.json", "gpu_b.json", "gpu_c.json"):
         write(tmp_path, "x.json", load_doc(name))
@@ -200,9 +199,10 @@ def damaged(tmp_path: Path) -> Path:
         assert main(["history", "add", str(tmp_path / "x.json"), "--db", str(db)]) == 0
     with sqlite3.connect(db) as conn:
         page = conn.execute("PRAGMA page_size").fetchone()[0]
-        roots = [r for (r,) in conn.execute("SELECT rootpage FROM sqlite_master WHERE name IN "
-                                            "('results', 'run_arrays')")]
-    assert len(roots) == 2
+        roots = [r for (r,) in conn.execute(
+            f"SELECT rootpage FROM sqlite_master WHERE name IN ({','.join('?' * len(tables))})",
+            tables)]
+    assert len(roots) == len(tables)
     with open(db, "r+b") as fh:
         for root in roots:
             fh.seek((root - 1) * page)
@@ -218,6 +218,150 @@ def test_a_damaged_sqlite_page_is_one_sentence(cli, tmp_path, command, capsys):
     command = [str(tmp_path / "dash") if c == "D" else c for c in command]
     code, out, err = cli("history", *command, "--db", db)
     assert code == 2, err
-    assert err.strip() == (f"tcbench: {db} is damaged or not an SQLite database (database disk "
-                           "image is malformed); restore it from a copy, or give another --db.")
+    if command[0] == "add":  # a writer runs SQLite's quick_check first
+        assert err.startswith(f"tcbench: {db} is damaged: SQLite's quick_check found '")
+        assert err.strip().endswith("; restore it from a copy, or give another --db.")
+        assert len(err.strip().splitlines()) == 1
+    else:
+        assert err.strip() == (f"tcbench: {db} is damaged or not an SQLite database (database "
+                               "disk image is malformed); restore it from a copy, or give "
+                               "another --db.")
     assert not (tmp_path / "dash").exists()
+
+
+@pytest.mark.parametrize("tables", [("counters",), ("run_values",), ("runs_by_series",)])
+def test_damage_where_check_never_reads_is_found_before_a_write(cli, tmp_path, tables, capsys):
+    """A damaged page in a table or index that check and the dashboard never read: they pass,
+    and the next add names the damage in one sentence (SQLite's quick_check), writing nothing.
+    Before, add wrote into the damaged file and said nothing."""
+    db = damaged(tmp_path, tables)
+    capsys.readouterr()
+    assert cli("history", "check", "--db", db)[0] == 0
+    before = db.read_bytes()
+    code, out, err = cli("history", "add", fixture("fp8_gpu_h.json"), "--db", db)
+    assert code == 2 and out == "", (code, out, err)
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"tcbench: {db} is damaged: SQLite's quick_check found '")
+    assert db.read_bytes() == before
+
+
+def test_the_check_before_a_write_is_bounded_in_time(cli, tmp_path, monkeypatch):
+    """quick_check stops at its time limit and the write goes on: a large history is checked as
+    far as the time allows, never for minutes before an add."""
+    from tcbench_tools.history import store
+
+    db = tmp_path / "h.sqlite"
+    assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
+    monkeypatch.setattr(store, "QUICK_CHECK_S", 0.0)
+    assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
+
+
+def _not_a_file(tmp_path: Path, kind: str) -> Path:
+    """A --db path to something that is not a regular file (or none yet) of SQLite's."""
+    import os
+    import socket
+
+    here = tmp_path / "h.sqlite"
+    if kind == "fifo":
+        os.mkfifo(here)
+    elif kind == "fifo journal":  # SQLite reads a hot journal before it reads the database
+        assert main_add(here) == 0
+        os.mkfifo(f"{here}-journal")
+    elif kind == "device":
+        here.symlink_to("/dev/zero")
+    elif kind == "device wal":
+        assert main_add(here) == 0
+        Path(f"{here}-wal").symlink_to("/dev/null")
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(here))
+        sock.close()
+    elif kind == "folder":
+        here.mkdir()
+    elif kind == "loop":
+        here.symlink_to(here)
+    elif kind == "loop of two":
+        (tmp_path / "a").symlink_to(tmp_path / "b")
+        (tmp_path / "b").symlink_to(tmp_path / "a")
+        here = tmp_path / "a"
+    elif kind == "under a loop":
+        (tmp_path / "l").symlink_to(tmp_path / "l")
+        here = tmp_path / "l" / "h.sqlite"
+    elif kind == "under a file":
+        (tmp_path / "f").write_text("x")
+        here = tmp_path / "f" / "h.sqlite"
+    return here
+
+
+def main_add(db: Path) -> int:
+    from tcbench_tools.cli import main
+
+    return main(["history", "add", str(fixture("gpu_a_single.json")), "--db", str(db)])
+
+
+KINDS = {"fifo": "is a FIFO (named pipe), not a regular SQLite database file",
+         "fifo journal": "-journal is a FIFO (named pipe), not a regular file (SQLite's journal",
+         "device": "is a character device, not a regular SQLite database file",
+         "device wal": "-wal is a character device, not a regular file (SQLite's write-ahead log",
+         "socket": "is a socket, not a regular SQLite database file",
+         "folder": "is a folder, not an SQLite database file",
+         "loop": "is a symbolic link loop", "loop of two": "is a symbolic link loop",
+         "under a loop": "is a symbolic link loop", "under a file": "lies under a path that is "
+                                                                   "not a folder"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_database_path_that_is_not_a_file_is_one_sentence_at_once(cli, tmp_path, kind, capsys):
+    """--db on a FIFO (and a FIFO as SQLite's journal) hung for ever; on a symbolic link loop it
+    was exit 70; a device, a socket, a path under a file were driver errors. Each is one
+    sentence and exit 2 at once, for every history command, and nothing is written. A FIFO is
+    tried in a separate process with a time limit: a hang is a failure, not a stuck test."""
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+
+    db = _not_a_file(tmp_path, kind)
+    capsys.readouterr()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for args in (["add", str(fixture("gpu_b.json"))], ["check"],
+                 ["dashboard", "--out", str(tmp_path / "dash")]):
+        begin = time.monotonic()
+        if kind.startswith("fifo"):
+            proc = subprocess.run([sys.executable, "-m", "tcbench_tools", "history", *args,
+                                   "--db", str(db)], capture_output=True, text=True, timeout=60,
+                                  env={"PYTHONPATH": str(REPO / "scripts"), "PATH": "/usr/bin"})
+            code, err = proc.returncode, proc.stderr
+        else:
+            code, _, err = cli("history", *args, "--db", db)
+        assert time.monotonic() - begin < 20
+        assert code == 2, (args, code, err)
+        (line,) = err.strip().splitlines()
+        assert line.startswith("tcbench: ") and line.endswith(".") and KINDS[kind] in line, line
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
+        if kind.startswith("fifo"):
+            break  # one process is enough to show it does not wait (each takes a second)
+
+
+def test_an_unreadable_database_is_one_sentence(cli, tmp_path, monkeypatch):
+    """A history the user may not read (as root, permission bits do not bind: the refusal the
+    system would give is made here)."""
+    import errno
+    import os
+
+    db = tmp_path / "h.sqlite"
+    assert main_add(db) == 0
+    db.chmod(0)
+    if os.geteuid() == 0:
+        real_open = os.open
+
+        def refusing(path, *args, **kwargs):
+            if Path(path) == db:
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", refusing)
+    for command in (["check"], ["add", str(fixture("gpu_b.json"))]):
+        code, out, err = cli("history", *command, "--db", db)
+        assert code == 2 and err == f"tcbench: cannot read {db}: Permission denied.\n", err

@@ -143,8 +143,8 @@ def test_check_json_and_exit_code(cli, tmp_path):
     assert code == 1, err
     doc = json.loads(out)
     assert set(doc) == {"runs", "series", "threshold", "min_magnitude", "window",
-                        "change_points"}
-    assert doc["runs"] == 30 and doc["series"] == 6
+                        "incomplete_runs", "change_points"}
+    assert doc["runs"] == 30 and doc["series"] == 6 and doc["incomplete_runs"] == 0
     assert (doc["threshold"], doc["min_magnitude"], doc["window"]) == (5.0, 2.5, 5)
     points = {c["benchmark"]: c for c in doc["change_points"]}
     assert set(points) == {names[2], names[5]}
@@ -258,8 +258,8 @@ def _runs(n: int) -> list[RunInfo]:
 def test_a_large_step_between_two_short_segments_is_kept():
     """A quiet series (0.1 % noise) whose 58 % step sits between two 3-run wiggles of 0.5 %:
     the search cuts at the wiggles, so the step's two sides are 3 runs each, where no rank test
-    reaches p < 0.01 (its smallest p is 0.1). The step is found; the wiggles, below the floor,
-    are not listed."""
+    reaches p < 0.01 (its smallest p is 0.1). The step is found; the wiggles, below the floor
+    and beside a change a hundred times their size, are not listed."""
     rng = np.random.default_rng(35)
     y = rng.normal(0, 0.001, 46)
     y[20:23] += 0.005
@@ -268,7 +268,7 @@ def test_a_large_step_between_two_short_segments_is_kept():
     listed, below = detect.series_points(_series(y), _runs(46), 5, 5.0)
     assert [(c.index, round(c.change_pct)) for c in listed] == [(23, 58)]
     assert c_before_after(listed[0]) == pytest.approx((1.0, 1.58), rel=0.01)
-    assert below and all(abs(c.change_pct) < 2.5 for c in below)
+    assert all(abs(c.change_pct) < 2.5 for c in below)
 
 
 def c_before_after(c: detect.ChangePoint) -> tuple[float, float]:
@@ -453,3 +453,80 @@ def test_the_floor_on_the_command_line(cli, tmp_path):
     assert c["benchmark"] == names[1] and c["git_sha"] == docs[15]["context"]["git_sha"]
     code, out, err = cli("history", "check", "--db", db, "--min-magnitude", "lots")
     assert code == 2 and err.count("\n") == 1 and "--min-magnitude" in err
+
+
+# -- issue 44: the two classes of false alarm on real histories, generated ---------------------
+
+def test_a_small_drift_just_before_a_very_large_step_is_not_a_change_of_its_own():
+    """200 generated series (history_data.drift_before_step): 3-8 runs drifting by 2-4 % just
+    before a step of 60-90 % (or x2.5-x10), quiet or with a noisier level before the step. The
+    large step is found at its run, and nothing else is listed (before: another change in 44 %
+    of such series, the drift)."""
+    extra = []
+    for seed in range(200):
+        times, at = hd.drift_before_step(np.random.default_rng(seed))
+        listed = detect.series_change_points(_series(np.log(times / 1e-4)), _runs(len(times)),
+                                             5, 5.0)
+        assert any(abs(c.index - at) <= 1 for c in listed), (seed, at, listed)
+        extra += [(seed, c.index, round(c.change_pct, 1)) for c in listed
+                  if abs(c.index - at) > 1]
+    assert not extra
+
+
+def test_a_genuine_change_beside_a_very_large_one_is_still_found():
+    """What the rule for a small change beside a large one must not take: a 4 % improvement
+    that holds 20 runs before an 80 % one (its own level), and a 4 % regression right before
+    an 80 % improvement (the other direction: no lead-in)."""
+    rng = np.random.default_rng(44)
+    y = rng.normal(0, 0.003, 100)
+    y[40:] += np.log(0.96)
+    y[60:] += np.log(0.2)
+    assert [c.index for c in detect.series_change_points(_series(y), _runs(100), 5, 5.0)] == \
+        [40, 60]
+    y = rng.normal(0, 0.003, 100)
+    y[54:] += np.log(1.04)
+    y[60:] += np.log(0.2)
+    assert [c.index for c in detect.series_change_points(_series(y), _runs(100), 5, 5.0)] == \
+        [54, 60]
+
+
+def test_a_runner_pool_that_turns_bimodal_is_no_level_change():
+    """200 generated series (history_data.turned_bimodal): from some run on, 10-35 % of the runs
+    are single points 40 % low or high, and the level does not change. At most 1 % get a
+    change point (before: 12 %, a few consecutive draws of the other runner, or the median of
+    the mixed runs, taken for a new level)."""
+    alarms = [seed for seed in range(200)
+              if detect.series_change_points(_series(np.log(hd.turned_bimodal(
+                  np.random.default_rng(seed)) / 1e-4)), _runs(200), 5, 5.0)]
+    assert len(alarms) <= 2, alarms
+
+
+def test_a_bimodal_pool_is_told_from_a_level_that_single_outliers_visited():
+    """The rule for a bimodal pool must not take a level that held: MongoDB's regression and
+    recovery (a 15-run level at 100 among 50s, with single 100s before and after it) keeps
+    both changes; three consecutive draws of the other runner among single ones do not."""
+    y = np.log(np.array([50, 50, 100] + [50] * 12 + [100] * 15 + [50, 50, 100] + [50] * 12,
+                        dtype=float) / 50)
+    assert [c.index for c in detect.series_change_points(_series(y), _runs(45), 5, 5.0)] == \
+        [15, 30]
+    rng = np.random.default_rng(45)
+    y = rng.normal(0, 0.003, 60)
+    for at in (30, 36, 41, 47, 54):  # single points of the other runner ...
+        y[at] += np.log(0.6)
+    y[43:46] += np.log(0.6)  # ... and three in a row
+    assert detect.series_change_points(_series(y), _runs(60), 5, 5.0) == []
+
+
+def test_a_new_regression_fails_the_gate_though_slow_nights_once_visited_its_level():
+    """The rule for a bimodal pool looks at the runs near a short new level, not at a long
+    history: slow nights at the level of a new regression, one in a hundred over 1000 runs,
+    are no pool, and the regression in the newest 4 runs fails the gate."""
+    failed = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        y = rng.normal(0, 0.005, 1004)
+        y[:1000][rng.random(1000) < 0.01] += np.log(1.10)  # slow nights, at the new level
+        y[1000:] += np.log(1.10)
+        failed += any(c.gates for c in detect.series_change_points(_series(y), _runs(1004),
+                                                                    5, 5.0))
+    assert failed == 20

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import history_data as hd
-from conftest import REPO, assert_one_line_error, fixture, load_doc, tcbench, write
+from conftest import FIXTURES, REPO, assert_one_line_error, fixture, load_doc, tcbench, write
 from tcbench_tools import results
 from tcbench_tools.history import ingest
 
@@ -240,7 +240,7 @@ def test_unusable_databases_are_one_sentence(cli, tmp_path):
     a_file = tmp_path / "file"
     a_file.write_text("x")
     refused(cli, "history", "add", fixture("gpu_a.json"), "--db", a_file / "h.sqlite",
-            needles=("cannot create the folder of",))
+            needles=("lies under a path that is not a folder",))
     refused(cli, "history", "add", fixture("gpu_a.json"), "--db", a_file,
             needles=("is not an SQLite database",))
     assert a_file.read_text() == "x"
@@ -277,28 +277,115 @@ def test_a_newer_schema_is_refused(cli, db):
         conn.execute("UPDATE schema_version SET version = 99")
     before = dump(db)
     refused(cli, "history", "add", fixture("gpu_b.json"), "--db", db,
-            needles=("has schema version 99, newer than this tcbench knows (4)",))
+            needles=("has schema version 99, newer than this tcbench knows (5)",))
     assert dump(db) == before
 
 
-def test_an_older_schema_is_migrated(cli, db):
-    """Schema 1 had no run_values; migrating fills it from each run's stored context, exactly
-    as schema 2 stores it when a run is added."""
-    assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
-    want = sorted(rows(db, "SELECT run, key, value FROM run_values"))
-    assert len(want) > 20
-    arrays = rows(db, "SELECT * FROM run_arrays")
-    with sqlite3.connect(db) as conn:  # what schema 1 was
-        conn.execute("DROP TABLE run_values")
-        conn.execute("DROP TABLE run_arrays")
-        conn.execute("UPDATE schema_version SET version = 1")
+SCHEMAS = FIXTURES / "history_schemas"  # a real database of each older version, as SQL text
+
+
+def restored(tmp_path: Path, version: int, edit: str = "") -> Path:
+    """A fresh SQLite file holding the checked-in database of ``version`` (its make_dumps.py says
+    how each was made, with the code of the commit that introduced it), then ``edit`` (SQL)."""
+    db = tmp_path / f"v{version}.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.executescript((SCHEMAS / f"v{version}.sql").read_text() + edit)
+    return db
+
+
+def table_rows(db: Path, name: str, leave_out: tuple[str, ...] = ()) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        columns = [c[1] for c in conn.execute(f"PRAGMA table_info({name})")
+                   if c[1] not in leave_out]
+        return sorted(conn.execute(f"SELECT {', '.join(columns)} FROM {name}").fetchall())
+
+
+def layout(db: Path) -> dict[str, list[tuple]]:
+    """Every table's columns: name, SQLite's type affinity (a VARCHAR(N) of schema 2 is TEXT to
+    SQLite), not null, primary key position."""
+    def affinity(declared: str) -> str:
+        return "TEXT" if "CHAR" in declared or declared == "TEXT" else declared
+
+    with sqlite3.connect(db) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {n: [(c[1], affinity(c[2]), c[3], c[5])
+                    for c in conn.execute(f"PRAGMA table_info({n})")] for n in sorted(names)}
+
+
+def numeric_context(context: str) -> dict[str, float]:
+    """What run_values holds for a run, computed here from its stored context: every value that
+    is a finite number, or text that reads as one in ASCII, except the four with a column."""
+    out = {}
+    for key, raw in json.loads(context).items():
+        if key in ("sm_clock_mhz", "mem_clock_mhz", "power_draw_w", "power_limit_w"):
+            continue
+        if isinstance(raw, str) and raw.strip() and raw.strip().isascii():
+            try:
+                raw = float(raw)
+            except ValueError:
+                continue
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and np.isfinite(raw):
+            out[key] = float(raw)
+    return out
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_every_older_schema_migrates_in_place(cli, tmp_path, version):
+    """A database of each older version, written by the code of the commit that introduced it,
+    is migrated on its next check: the layout a new database has, every row kept, what a later
+    version added built from what is there, and the run its context marks incomplete marked."""
+    db = restored(tmp_path, version)
+    old = {n: table_rows(db, n) for n in ("runs", "benchmarks", "results", "counters")}
     code, out, err = cli("history", "check", "--db", db)
     assert code == 0, err
-    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 4)]
-    assert sorted(rows(db, "SELECT run, key, value FROM run_values")) == want
-    assert rows(db, "SELECT * FROM run_arrays") == arrays  # schema 4's, built from results
+    assert "INCOMPLETE: 1 run(s)" in out
+    fresh = tmp_path / "fresh.sqlite"
+    assert cli("history", "add", fixture("gpu_a_single.json"), "--db", fresh)[0] == 0
+    assert layout(db) == layout(fresh)
+    version_of = "SELECT version FROM schema_version"
+    assert rows(db, version_of) == rows(fresh, version_of) == [(5,)]
+    for name, before in old.items():
+        assert table_rows(db, name, leave_out=("incomplete",)) == before, name
+    contexts = dict(rows(db, "SELECT id, context FROM runs"))
+    for run, context in contexts.items():
+        values = dict(rows(db, "SELECT key, value FROM run_values WHERE run = ?", run))
+        assert values == pytest.approx(numeric_context(context)) and len(values) > 20
+    for run, ids, median in rows(db, "SELECT run, benchmarks, median FROM run_arrays"):
+        ok = rows(db, "SELECT benchmark, median FROM results WHERE run = ? AND status = 'ok' "
+                      "ORDER BY benchmark", run)
+        assert list(np.frombuffer(ids, "<i4")) == [b for b, _ in ok]
+        assert list(np.frombuffer(median, "<f8")) == [m for _, m in ok]
+    assert sorted(r[0] for r in rows(db, "SELECT run FROM run_arrays")) == sorted(contexts)
+    marked = rows(db, "SELECT incomplete FROM runs ORDER BY time")
+    assert marked == [(None,), ("run-1.json: its run stopped early (interrupted (SIGINT): 1 of 2 "
+                                "binaries ran)",)]
     assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
-    assert rows(db, "SELECT count(*) FROM runs") == [(2,)]
+    assert rows(db, "SELECT count(*) FROM runs") == [(3,)]
+
+
+def test_version_1_from_its_commit_fills_run_values_as_version_2_stored_them(cli, tmp_path):
+    """Versions 1 and 2 were made by the same commit from the same runs: migrating 1 must give
+    the run_values 2 wrote when the runs were added."""
+    v1, v2 = restored(tmp_path, 1), restored(tmp_path, 2)
+    assert cli("history", "check", "--db", v1)[0] == 0
+    assert table_rows(v1, "run_values") == table_rows(v2, "run_values")
+
+
+@pytest.mark.parametrize("edit", [
+    "DROP TABLE run_values; UPDATE schema_version SET version = 1;",  # run_arrays left
+    "UPDATE schema_version SET version = 1;",  # every later table left
+    "UPDATE schema_version SET version = 3;",
+])
+def test_a_database_labelled_older_than_its_tables_migrates(cli, tmp_path, edit):
+    """A history labelled with an older version than the tables it holds (a later table kept,
+    or copied in, when the label was changed): each migration step adds only what is missing.
+    Before, a version-1 label over run_arrays failed on a UNIQUE constraint of run_arrays."""
+    db = restored(tmp_path, 4, edit)
+    arrays = table_rows(db, "run_arrays")
+    code, out, err = cli("history", "check", "--db", db)
+    assert code == 0, err
+    assert table_rows(db, "run_arrays") == arrays
+    assert rows(db, "SELECT count(*) FROM run_values WHERE run = 1")[0][0] > 20
 
 
 def test_the_schema_is_created_with_its_version(cli, db):
@@ -306,7 +393,7 @@ def test_the_schema_is_created_with_its_version(cli, db):
     tables = {r[0] for r in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert tables == {"schema_version", "runs", "benchmarks", "results", "counters", "run_values",
                       "run_arrays"}
-    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 4)]
+    assert rows(db, "SELECT component, version FROM schema_version") == [("tcbench-history", 5)]
 
 
 def test_a_run_folder_a_gpu_check_folder_and_a_fleet_folder(cli, tmp_path, db):
@@ -421,3 +508,106 @@ def test_add_says_when_runs_are_synthetic(cli, tmp_path, db):
     del real["context"]["tcbench_synthetic"]
     code, out, err = cli("history", "add", write(tmp_path, "real.json", real), "--db", db)
     assert code == 0 and "SYNTHETIC" not in out + err
+
+
+def _cut(doc: dict, keep: int) -> str:
+    """A result file's text cut in the middle of the row after its first ``keep`` rows, as a
+    binary stopped there leaves it."""
+    text = json.dumps(doc, indent=1)
+    at = 0
+    for _ in range(keep + 1):
+        at = text.index('"run_name"', at + 1)
+    return text[:at + 12]
+
+
+def test_a_gpu_check_output_folder_is_one_run(cli, tmp_path, db):
+    """What gpu_check.sh leaves in OUTDIR (docs/gpu-check.md): its summary, steps, answers.json
+    and the GPU state beside results/, which holds one file per step (tier 1 and tier 3 of a
+    binary apart) and a binary's file cut short with its row file. Before, the answers.json
+    beside results/ made add read OUTDIR as a run folder, and refuse it."""
+    out = tmp_path / "gc"
+    for sub in ("logs", "plan", "results", "device-tests", "torch", "studies"):
+        (out / sub).mkdir(parents=True)
+    for name, text in (("summary.txt", "-- PASSED\n"), ("steps.tsv", "step\tstatus\n"),
+                       ("answers.md", "# answers\n"), ("nvidia-smi-before.txt", "")):
+        (out / name).write_text(text)
+    (out / "answers.json").write_text(json.dumps({"questions": []}))
+    doc = hd.run_doc({n: [1e-4, 1.1e-4] for n in hd.names(6)}, quick=True)
+    rows_of = {n: [r for r in doc["benchmarks"] if r["run_name"].startswith(n + "/")]
+               for n in hd.names(6)}
+    names = hd.names(6)
+    for stem, part in (("bench_a.t1", names[:2]), ("bench_a.t3", names[2:4])):
+        write(out / "results", f"{stem}.json",
+              {"context": doc["context"], "benchmarks": [r for n in part for r in rows_of[n]]})
+    cut = {"context": doc["context"], "benchmarks": [r for n in names[4:] for r in rows_of[n]]}
+    (out / "results" / "bench_b.t1.json").write_text(_cut(cut, 2))  # names[4] only
+    code, out_text, err = cli("history", "add", out, "--db", db)
+    assert code == 0, err
+    assert "1 run(s) added (5 benchmark results)" in out_text
+    assert "INCOMPLETE: bench_b.t1.json was cut short" in out_text
+    assert rows(db, "SELECT source FROM runs") == [(str(out / "results"),)]
+
+
+def _history_with_a_regression(tmp_path: Path, cut: bool) -> tuple[list[Path], list[dict]]:
+    """12 nightly runs of 4 benchmarks, the last 3 of them 30 % slower: complete, or each cut
+    short after its first 6 rows (3 benchmarks of 2 repetitions kept)."""
+    names = hd.names(4)
+    docs = hd.step_history(12, names, np.random.default_rng(3), reps=2, cv=(0.005, 0.01),
+                           steps={n: (9, 1.3) for n in names})
+    paths = hd.write_runs(tmp_path / "runs", docs)
+    if cut:
+        for path, doc in zip(paths[9:], docs[9:]):
+            path.write_text(_cut(doc, 6))
+    return paths, docs
+
+
+def test_a_cut_short_run_is_stored_marked_incomplete_and_is_no_evidence(cli, tmp_path, db):
+    """Three result files cut short, 30 % slower than the nine whole runs before them: add says
+    each was cut short (rows kept, and which never ran when the row file says), stores it marked
+    incomplete, and check finds no change from them. The same three runs whole fail the gate."""
+    whole = tmp_path / "whole.sqlite"
+    assert cli("history", "add", *_history_with_a_regression(tmp_path / "w", False)[0],
+               "--db", whole)[0] == 0
+    assert cli("history", "check", "--db", whole)[0] == 1
+    paths, docs = _history_with_a_regression(tmp_path / "c", True)
+    # The last one has its row file: the planned benchmarks that never ran are named.
+    planned = hd.names(4)
+    (paths[-1].parent / (paths[-1].name + "l")).write_text("\n".join(
+        [json.dumps({"context": docs[-1]["context"], "tcbench_planned": planned}),
+         *(json.dumps(r) for r in docs[-1]["benchmarks"][:2])]) + "\n")
+    code, out, err = cli("history", "add", *paths, "--db", db)
+    assert code == 0, err
+    notes = [ln for ln in out.splitlines() if "INCOMPLETE" in ln]
+    assert len(notes) == 3
+    assert "run-0009.json was cut short; its 6 complete row(s) were kept" in notes[0]
+    assert ("run-0011.json is not complete JSON; its 2 finished row(s) were read from "
+            "run-0011.jsonl" in notes[2])
+    assert f"3 planned benchmark(s) never ran: {', '.join(planned[1:])}" in notes[2]
+    assert all(n.endswith("stored marked incomplete, so check takes no change from it.")
+               for n in notes)
+    marked = rows(db, "SELECT source, incomplete FROM runs WHERE incomplete IS NOT NULL")
+    assert sorted(Path(s).name for s, _ in marked) == ["run-0009.json", "run-0010.json",
+                                                       "run-0011.json"]
+    code, out, err = cli("history", "check", "--db", db, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["incomplete_runs"] == 3 and result["change_points"] == []
+    code, out, err = cli("history", "check", "--db", db)
+    assert "INCOMPLETE: 3 run(s) were cut short or stopped early" in out
+    assert cli("history", "dashboard", "--db", db, "--out", tmp_path / "d")[0] == 0
+    assert (tmp_path / "d" / "index.html").read_text().count("incomplete: in no series") == 3
+
+
+def test_a_run_that_tcbench_run_stopped_early_is_incomplete(cli, tmp_path, db):
+    """A merged results.json of a run that stopped before every binary ran (tcbench_incomplete
+    in its context) is incomplete too."""
+    doc = load_doc("gpu_a.json")
+    doc["context"]["tcbench_incomplete"] = "interrupted (SIGINT) after 1 of 3 binaries"
+    (tmp_path / "run_0105").mkdir()
+    code, out, err = cli("history", "add", write(tmp_path / "run_0105", "results.json", doc),
+                         "--db", db)
+    assert code == 0, err
+    why = ("run_0105/results.json: its run stopped early (interrupted (SIGINT) after 1 of 3 "
+           "binaries)")
+    assert f"INCOMPLETE: {why}; stored marked incomplete" in out
+    assert rows(db, "SELECT incomplete FROM runs") == [(why,)]

@@ -8,6 +8,7 @@ the real PostgreSQL) and history check. The property is properties.check's.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -156,3 +157,106 @@ def test_a_folder_of_result_files(tmp_path, entries):
     p.check(p.run_cli("compare", GOOD, run), {0, 1, 2}, entries)
     p.check(p.run_cli("answers", run), {0, 2}, entries)
     p.check(p.run_cli("history", "add", run, "--db", work / "h.sqlite"), {0, 2}, entries)
+
+
+finite_time = st.floats(min_value=5e-324, max_value=1.7976931348623157e308, allow_nan=False,
+                        allow_infinity=False)
+
+
+@settings(max_examples=p.examples(60))
+@given(base=st.lists(finite_time, min_size=1, max_size=6),
+       cand=st.lists(finite_time, min_size=1, max_size=6),
+       units=st.tuples(st.sampled_from(["ns", "us", "ms", "s"]),
+                       st.sampled_from(["ns", "us", "ms", "s"])))
+def test_compare_of_any_finite_times(tmp_path, base, cand, units):
+    """Any finite positive times, in any unit, on either side: compare ends with a verdict or
+    one sentence (the ratio of two finite times, their median or their CV once overflowed:
+    exit 70)."""
+    import json
+
+    from conftest import load_doc
+
+    work = p.workdir(tmp_path)
+    paths = []
+    for side, values, unit in (("b", base, units[0]), ("c", cand, units[1])):
+        doc = load_doc("gpu_a_single.json")
+        row = next(r for r in doc["benchmarks"] if r["run_type"] == "iteration")
+        doc["benchmarks"] = [dict(row, real_time=v, time_unit=unit, repetition_index=i,
+                                  repetitions=len(values)) for i, v in enumerate(values)]
+        paths.append(write_file(work, json.dumps(doc).encode(), f"{side}.json"))
+    o = p.run_cli("compare", *paths, "--markdown", work / "summary.md")
+    p.check(o, {0, 1, 2}, (base, cand, units))
+
+
+# ---------------------------------------------------------------------------------------------
+# Row files (issue 44 §1): a result file cut short, read from the row file beside it, whatever
+# that row file holds: several runs (context lines of other dates and GPUs), rows before any
+# context, lines cut or garbled, finished markers anywhere.
+
+ROW_CONTEXTS = [{"date": "2026-01-01T00:00:00", "gpu_name": "GPU A", "gpu_uuid": "GPU-a"},
+                {"date": "2026-01-01T00:00:00", "gpu_name": "GPU B", "gpu_uuid": "GPU-b"},
+                {"date": "2026-02-02T00:00:00", "gpu_name": "GPU A", "gpu_uuid": "GPU-a"},
+                {"date": "2026-01-01T00:00:00"}, {}]
+
+
+def _row_line(run: int, i: int) -> dict:
+    """Row i of run ``run``: its name says which run wrote it."""
+    return {"name": f"t/v/fp16/run:{run}/n:{i}/manual_time", "run_type": "iteration",
+            "real_time": 1.0 + i, "time_unit": "ms", "iterations": 1}
+
+
+@st.composite
+def row_file_case(draw):
+    own = draw(st.sampled_from(range(len(ROW_CONTEXTS))))
+    lines, runs = [], []
+    for run in range(draw(st.integers(0, 4))):
+        ctx = draw(st.sampled_from(range(len(ROW_CONTEXTS))))
+        runs.append(ctx)
+        lines.append(json.dumps({"context": {**ROW_CONTEXTS[ctx], "tcbench_version": "1"},
+                                 "tcbench_planned": [f"t/v/fp16/run:{run}/n:{i}"
+                                                     for i in range(3)]}))
+        for i in range(draw(st.integers(0, 3))):
+            lines.append(json.dumps(_row_line(run, i)))
+        if draw(st.booleans()):
+            lines.append(json.dumps({"tcbench_finished": True}))
+    for _ in range(draw(st.integers(0, 3))):  # stray lines anywhere
+        at = draw(st.integers(0, len(lines)))
+        lines.insert(at, draw(st.sampled_from(
+            ['{"name": "stray/row", "real_time": 1.0}', '{"context": 5}', "[1, 2]", "{",
+             '{"context": {"date": "2026-01-01T00:00:00"}, "tcbench_planned": 7}',
+             '{"tcbench_finished": true}']) | p.hostile_text))
+    text = "\n".join(lines)
+    if draw(st.booleans()):
+        text = text[:draw(st.integers(0, len(text)))]
+    own_doc = {"context": {**ROW_CONTEXTS[own], "tcbench_version": "1"},
+               "benchmarks": [_row_line(99, 0), _row_line(99, 1)]}
+    cut = json.dumps(own_doc)
+    cut = cut[:draw(st.integers(1, len(cut) - 1))]
+    return cut, text, own
+
+
+@settings(max_examples=p.examples(80))
+@given(case=row_file_case())
+def test_a_row_file_is_one_run(tmp_path, case):
+    """Whatever the row file holds, the cut file reads as one run or is one sentence: its rows
+    come from one context line of the row file, one with the file's date and GPU (or from the
+    cut file itself), never from two runs."""
+    from tcbench_tools.errors import InputError
+    from tcbench_tools.results import load_file
+
+    cut, rows_text, own = case
+    work = p.workdir(tmp_path)
+    path = write_file(work, cut.encode(), "bench_x.json")
+    (work / "bench_x.jsonl").write_bytes(rows_text.encode("utf-8", "surrogatepass"))
+    with p.time_limit():
+        try:
+            rs = load_file(path)
+        except InputError as exc:
+            assert p.printable_text(str(exc)) and "\n" not in str(exc), exc
+            return
+    runs = {name.split("/")[3] for name in rs.benchmarks}
+    assert len(runs) == 1, sorted(rs.benchmarks)
+    if runs != {"run:99"}:  # from the row file: a run whose context may be this file's
+        ctx = rs.context
+        mine = ROW_CONTEXTS[own]
+        assert all(str(ctx[k]) == str(mine[k]) for k in mine if k in ctx), (ctx, mine)

@@ -152,3 +152,49 @@ def test_a_json_wrong_in_the_middle_is_not_taken_for_one_cut_short(tmp_path: Pat
         load_file(path)
     assert partial.cut_short(gb_text(3)[:-3]) and partial.cut_short("")
     assert not partial.cut_short(gb_text(3) + "{}")
+
+
+def row_lines(context: dict, rows: list[dict], planned: list[str] | None = None,
+              finished: bool = False) -> list[str]:
+    """One run of a row file, as the harness writes it."""
+    head = {"context": context, "tcbench_planned": planned or [r["name"].removesuffix(
+        "/manual_time") for r in rows]}
+    return [json.dumps(head), *(json.dumps(r) for r in rows)] + (
+        [json.dumps({"tcbench_finished": True})] if finished else [])
+
+
+def gb_rows(first: int, count: int, seconds: float = 1.0) -> list[dict]:
+    return [{"name": f"t/v/fp16/n:{i}/manual_time", "run_type": "iteration",
+             "real_time": seconds, "time_unit": "ms"} for i in range(first, first + count)]
+
+
+@pytest.mark.parametrize("order", ["this run first", "the other run first"])
+def test_a_second_run_in_a_row_file_never_joins_this_ones_rows(tmp_path: Path, order):
+    """A row file is one run: another run's context line and rows (another GPU's, joined by
+    hand) are that run's, whichever comes first; the cut file reads only its own."""
+    path = tmp_path / "bench_x.json"
+    ours = {"date": "2026-01-01", "gpu_name": "GPU A", "gpu_uuid": "GPU-a"}
+    other = {"date": "2026-01-01", "gpu_name": "GPU B", "gpu_uuid": "GPU-b"}
+    path.write_text(json.dumps({"context": ours, "benchmarks": gb_rows(0, 2)})[:-3])
+    mine, theirs = row_lines(ours, gb_rows(0, 2)), row_lines(other, gb_rows(2, 3, 9.0))
+    lines = mine + theirs if order == "this run first" else theirs + mine
+    partial.row_file(path).write_text("\n".join(lines) + "\n")
+    rs = load_file(path)
+    assert sorted(rs.benchmarks) == ["t/v/fp16/n:0", "t/v/fp16/n:1"]
+    assert rs.context["gpu_name"] == "GPU A"
+
+
+def test_a_row_file_with_two_runs_that_may_be_this_files_is_refused(tmp_path: Path):
+    path = tmp_path / "bench_x.json"
+    ctx = {"date": "2026-01-01", "gpu_name": "GPU A"}
+    path.write_text(json.dumps({"context": ctx, "benchmarks": gb_rows(0, 2)})[:-3])
+    partial.row_file(path).write_text("\n".join(row_lines(ctx, gb_rows(0, 2))
+                                                + row_lines(ctx, gb_rows(5, 1))) + "\n")
+    with pytest.raises(InputError) as err:
+        load_file(path)
+    assert "holds 2 runs (context lines 1, 4)" in str(err.value)
+    assert "a row file is one run" in str(err.value)
+    # Cut before its own context ends, the file cannot say which run is its: refused too.
+    path.write_text('{"context": {"da')
+    with pytest.raises(InputError, match="its context is cut too"):
+        load_file(path)

@@ -99,6 +99,9 @@ def _add(args: argparse.Namespace) -> int:
           f"{len(present)} already there, in {db.where}.")
     for run in present:
         print(f"tcbench history: already there: {run.run_id[:12]} from {run.source}.")
+    for run in added:
+        if run.incomplete:
+            print(f"tcbench history: {text.incomplete_note(run)}")
     note = text.synthetic_note(added + present)
     if note:
         print(f"tcbench history: {note}")

@@ -72,6 +72,7 @@ class Check:
     threshold: float
     floor: float = 0.0
     below_floor: list[ChangePoint] = field(default_factory=list)
+    incomplete: int = 0  # runs left out of every series: incomplete, no evidence of a change
 
     @property
     def failing(self) -> list[ChangePoint]:
@@ -124,7 +125,7 @@ def series_points(s: Series, runs: list[RunInfo], window: int, threshold: float,
     y = np.log(s.median)
     sigma = noise(y)
     clean = cleaned(y, sigma)
-    kept, small = merge(y, sigma, candidates(clean, sigma), floor, sums_of(clean))
+    kept, small = merge(y, sigma, candidates(clean, sigma), floor, sums_of(clean), clean != y)
     listed, below = [], []
     for e in kept:
         moved = _refined(y, e, sigma)
@@ -167,7 +168,8 @@ def check(history: History, window: int = DEFAULT_WINDOW,
         points += listed
         below += small
     points.sort(key=lambda c: (c.run.time, c.series.gpu, c.series.benchmark), reverse=True)
-    return Check(len(history.runs), len(history.series), points, window, threshold, floor, below)
+    return Check(len(history.runs), len(history.series), points, window, threshold, floor, below,
+                 len(history.incomplete_runs))
 
 
 _WORK: tuple = ()  # (jobs, runs, window, threshold, floor), for the forked workers
@@ -220,6 +222,7 @@ def as_json(result: Check) -> dict:
     """The --json document (docs/history.md)."""
     return {"runs": result.runs, "series": result.series, "threshold": result.threshold,
             "min_magnitude": result.floor, "window": result.window,
+            "incomplete_runs": result.incomplete,
             "change_points": [{"benchmark": c.series.benchmark, "gpu": c.series.gpu,
                                "mode": c.series.mode,
                                "environment": identity.describe(c.series.identity),

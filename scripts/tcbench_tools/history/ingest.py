@@ -26,6 +26,7 @@ from pathlib import Path
 from tcbench_tools import files, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.history import arrays, forked, store
+from tcbench_tools.names import short_path
 from tcbench_tools.printable import printable
 from tcbench_tools.results import Benchmark, ResultSet, load
 
@@ -65,6 +66,8 @@ class Run:
     values: dict[str, float]  # run_values: numeric context without a column
     context: dict
     results: list[Result]
+    # Why it is incomplete (a result file cut short, a run stopped early); None: a whole run.
+    incomplete: str | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -114,6 +117,20 @@ def _smi_values(row: dict[str, str]) -> dict[str, float]:
     return out
 
 
+# Files gpu_check.sh writes in its output folder beside results/ (gpu_check/run.py): any one of
+# them tells such a folder from a run folder, which holds its results beside them.
+_GPU_CHECK_FILES = ("summary.txt", "steps.tsv", _GPU_STATE)
+
+
+def _gpu_check_folder(path: Path) -> bool:
+    """A gpu_check.sh output folder: results/ (the run) beside the check's own files (its
+    answers.json among them), and no results.json of a tcbench run folder."""
+    return (path.is_dir() and (path / "results").is_dir()
+            and not (path / "results.json").exists()
+            and (any((path / name).is_file() for name in _GPU_CHECK_FILES)
+                 or not any(path.glob("*.json"))))
+
+
 def result_sets(path: Path) -> list[tuple[ResultSet, dict[str, float]]]:
     """The runs a path holds, each with the extra numeric values its folder recorded."""
     if path.is_dir() and (path / _FLEET_MANIFEST).is_file():
@@ -124,9 +141,8 @@ def result_sets(path: Path) -> list[tuple[ResultSet, dict[str, float]]]:
             raise InputError(f"{path} is a fleet folder with no finished task: no "
                              "<partition>/<node>-<gpu>/results.json in it yet.")
         return [(load(f), {}) for f in folders]
-    if (path.is_dir() and (path / "results").is_dir() and not (path / "results.json").exists()
-            and not any(path.glob("*.json"))):
-        rs = load(path / "results")  # a gpu_check.sh output folder
+    if _gpu_check_folder(path):
+        rs = load(path / "results")
         state = _gpu_state(path)
         uuid = rs.context.get("gpu_uuid")
         row = state.get(uuid) if isinstance(uuid, str) else None
@@ -289,7 +305,27 @@ def to_run(rs: ResultSet, extra: dict[str, float], rid: str | None = None) -> Ru
         power_draw_w=numbers.get("power_draw_w", extra.get("nvidia_smi.power.draw_W")),
         power_limit_w=numbers.get("power_limit_w", extra.get("nvidia_smi.power.limit_W")))
     return Run(rid or run_id(rs), rs.path, _time(rs), gpu, quick == "true", columns, values,
-               context, results)
+               context, results, incomplete(rs))
+
+
+def incomplete(rs: ResultSet) -> str | None:
+    """Why a run is incomplete, in one sentence without its final full stop: a result file cut
+    short (how many of its rows were kept, which planned ones never ran), or a run that
+    ``tcbench run`` stopped before every binary ran (its context's tcbench_incomplete). None
+    for a whole run."""
+    parts = []
+    if rs.partial:
+        parts.append(rs.partial)
+        if rs.never_ran:
+            parts.append(f"{len(rs.never_ran)} planned benchmark(s) never ran: "
+                         + ", ".join(rs.never_ran[:3])
+                         + (f" and {len(rs.never_ran) - 3} more" if len(rs.never_ran) > 3 else ""))
+    stopped = rs.context.get(schema.RUN_INCOMPLETE)
+    if isinstance(stopped, str) and stopped.strip():
+        parts.append(f"{short_path(rs.path)}: its run stopped early ({stopped.strip()})")
+    if not parts:
+        return None
+    return printable("; ".join(parts))[:store.TEXT_LIMIT].rstrip(". ")
 
 
 def read(paths: list[Path]) -> list[Run]:
@@ -390,7 +426,7 @@ def _store_run(conn, run: Run, ids: dict[str, int]) -> None:
     key = conn.execute(runs.insert().values(
         run_id=run.run_id, time=run.time, added=now, gpu_name=run.gpu_name, quick=run.quick,
         source=run.source[:4000], context=json.dumps(run.context, sort_keys=True, default=str),
-        **run.columns)).inserted_primary_key[0]
+        incomplete=run.incomplete, **run.columns)).inserted_primary_key[0]
     rows, counters = [], []
     for r in run.results:
         bench = ids[r.name]

@@ -185,6 +185,9 @@ def provenance(runs: list[RunInfo]) -> str:
             cell = html.escape(text)
             if keys == ("run_id",) and r.synthetic:
                 cell += "<br><small class='synthetic'>synthetic</small>"
+            if keys == ("run_id",) and r.incomplete:
+                cell += (f"<br><small class='synthetic' title='{html.escape(r.incomplete)}'>"
+                         "incomplete: in no series</small>")
             cells.append(f"<td{css}>{cell}{extra}</td>")
         rows.append(f"<tr id='{run_anchor(r)}'>{''.join(cells)}</tr>")
     return (f"<div class='scroll'><table class='runs'><thead><tr>{head}</tr></thead>"

@@ -5,7 +5,9 @@ host class).
 Runs of different GPU models, quick and full runs, or runs of one model whose recorded hardware
 or software differs, are never one series: their times are not comparable, and a difference
 between them is the environment's, not the code's. Within a series the runs are in time order
-(the run's own date; ties by run id).
+(the run's own date; ties by run id). An incomplete run (cut short, stopped early: ingest.py)
+is in no series: what it lacks, or measured while it was being stopped, is no evidence of a
+change, so check never finds or confirms a change with it.
 
 The values come from ``run_arrays`` (arrays.py): one row per run, not one per result, so that a
 history of 10,000 runs of 2000 benchmarks loads in seconds and within a few hundred megabytes.
@@ -35,6 +37,7 @@ class RunInfo:
     provenance: dict  # every column of runs, for the dashboard's provenance table
     identity: identity.Identity = ()
     synthetic: bool = False  # its context carries tcbench_synthetic (synthetic.py)
+    incomplete: str | None = None  # why it is incomplete; such a run is in no series
 
     @property
     def mode(self) -> str:
@@ -67,11 +70,15 @@ class History:
     def synthetic_runs(self) -> list[RunInfo]:
         return [r for r in self.runs if r.synthetic]
 
+    @property
+    def incomplete_runs(self) -> list[RunInfo]:
+        return [r for r in self.runs if r.incomplete]
+
 
 _PROVENANCE = ("run_id", "time", "git_sha", "tcbench_version", "gpu_name", "gpu_uuid",
                "compute_capability", "driver_version", "cuda_runtime", "cublaslt_version",
                "quick", "repetitions", "sm_clock_mhz", "mem_clock_mhz", "power_draw_w",
-               "power_limit_w", "host", "source")
+               "power_limit_w", "host", "source", "incomplete")
 
 
 def _context(text: str) -> dict:
@@ -91,7 +98,7 @@ def _runs(conn) -> list[RunInfo]:
         context = _context(r.context)
         out.append(RunInfo(r.id, r.run_id, r.time, r.git_sha, r.gpu_name, bool(r.quick),
                            {n: getattr(r, n) for n in _PROVENANCE}, identity.of(context),
-                           synthetic.is_synthetic(context)))
+                           synthetic.is_synthetic(context), r.incomplete))
     return out
 
 
@@ -114,7 +121,7 @@ def load(conn, bands: bool = True) -> History:
                                   *(arrays.unpack(v, arrays.VALUES) for v in row[2:]))
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, run in enumerate(runs):
-        if i in data:
+        if i in data and not run.incomplete:  # an incomplete run is no evidence of a change
             groups[(run.gpu_name, run.quick, run.identity)].append(i)
     series = []
     for (gpu, quick, ident), members in groups.items():

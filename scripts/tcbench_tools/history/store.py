@@ -25,27 +25,36 @@ Versions:
   4. run_arrays: each run's usable results as packed arrays (arrays.py), which check and the
      dashboard read instead of millions of result rows; migrating from 3 builds them from
      results.
+  5. runs.incomplete: why a run is incomplete (a result file cut short, a run stopped before
+     every binary ran), NULL for a whole run; check takes such a run as no evidence of a
+     change. Migrating from 4 fills it from each run's context (tcbench_incomplete).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
+import stat
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from tcbench_tools import files
 from tcbench_tools.errors import InputError
 from tcbench_tools.history import dburl
 from tcbench_tools.printable import printable
 
 COMPONENT = "tcbench-history"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # pg_advisory_xact_lock key of every tcbench history writer ('tcbh' in ASCII).
 PG_LOCK_KEY = 0x74636268
 LOCK_WAIT_S = 120  # how long a writer waits for another one before it gives up
+# How long a writer lets SQLite's quick_check run before it writes (Store._quick_check).
+QUICK_CHECK_S = 0.5
 DEFAULT_SQLITE = Path("results") / "history.sqlite"  # relative to the repository
 ENV_DB = "TCBENCH_HISTORY_DB"
 # The one limit on text, applied by ``history add`` before either database sees it: a name that
@@ -100,6 +109,8 @@ def _build_metadata():
              sa.Column("host", sa.Text),
              sa.Column("source", sa.Text),  # the path it was added from
              sa.Column("context", sa.Text, nullable=False),  # the whole context, JSON
+             # Why the run is incomplete (cut short, stopped early); NULL: a whole run.
+             sa.Column("incomplete", sa.Text),
              sa.Index("runs_by_series", "gpu_name", "quick", "time"))
     sa.Table("benchmarks", md,
              sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -159,6 +170,8 @@ TABLES_BY_VERSION = {
     3: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values"),
     4: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values",
         "run_arrays"),
+    5: ("schema_version", "runs", "benchmarks", "results", "counters", "run_values",
+        "run_arrays"),
 }
 
 
@@ -194,13 +207,29 @@ def numeric_values(context: dict, skip: frozenset[str] = frozenset()) -> dict[st
 COLUMN_KEYS = frozenset({"sm_clock_mhz", "mem_clock_mhz", "power_draw_w", "power_limit_w"})
 
 
+# Each migration step builds what its version adds for the runs that lack it, and leaves what is
+# there: a database labelled older than the tables it holds (a later table copied in, or kept
+# when the label was changed by hand) migrates too, instead of failing on a duplicate row.
+
+
+def _runs_without(conn, name: str) -> set[int]:
+    """The runs that have no row in the per-run table ``name`` yet."""
+    sa = _sa()
+    runs, other = table("runs"), table(name)
+    have = sa.select(other.c.run).distinct()
+    return set(conn.execute(sa.select(runs.c.id).where(runs.c.id.not_in(have))).scalars())
+
+
 def _v1_to_v2(conn) -> None:
     sa = _sa()
     md = metadata()
     md.create_all(conn, tables=[md.tables["run_values"]])
     runs, values = table("runs"), table("run_values")
+    todo = _runs_without(conn, "run_values")
     rows = []
     for run, context in conn.execute(sa.select(runs.c.id, runs.c.context)):
+        if run not in todo:
+            continue
         try:
             doc = json.loads(context)
         except ValueError:
@@ -237,7 +266,7 @@ def _v3_to_v4(conn) -> None:
     md = metadata()
     md.create_all(conn, tables=[md.tables["run_arrays"]])
     res = table("results")
-    keys = list(conn.execute(sa.select(table("runs").c.id).order_by(table("runs").c.id)).scalars())
+    keys = sorted(_runs_without(conn, "run_arrays"))
     for chunk in range(0, len(keys), 200):  # a few hundred runs' rows in memory at a time
         part = keys[chunk:chunk + 200]
         rows: dict[int, list] = {k: [] for k in part}
@@ -249,7 +278,31 @@ def _v3_to_v4(conn) -> None:
                      [{"run": k, **arrays.pack(v)} for k, v in rows.items()])
 
 
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}  # from version N to N + 1
+def _v4_to_v5(conn) -> None:
+    from tcbench_tools import schema
+
+    sa = _sa()
+    if "incomplete" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}:
+        conn.execute(sa.text("ALTER TABLE runs ADD COLUMN incomplete TEXT"))
+    from tcbench_tools.names import short_path
+
+    runs = table("runs")
+    marked = []
+    for key, context, source in conn.execute(sa.select(
+            runs.c.id, runs.c.context, runs.c.source).where(runs.c.incomplete.is_(None))):
+        try:
+            why = json.loads(context).get(schema.RUN_INCOMPLETE)
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(why, str) and why.strip():  # as ingest.incomplete words it
+            text = f"{short_path(source or '-')}: its run stopped early ({why.strip()})"
+            marked.append({"key": key, "why": printable(text)[:TEXT_LIMIT]})
+    if marked:
+        conn.execute(runs.update().where(runs.c.id == sa.bindparam("key")).values(
+            incomplete=sa.bindparam("why")), marked)
+
+
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}  # from version N to N + 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -270,6 +323,7 @@ class Store:
 
     def __init__(self, given: str):
         sa = _sa()
+        _quiet_driver_logs()
         self.where = dburl.masked(given)
         self._secrets = dburl.secrets(given)
         self.path: Path | None = None
@@ -287,6 +341,7 @@ class Store:
             if not given.strip():
                 raise InputError(f"{self.where!r} is not a file path for the history database.")
             self.path = self._expanded(given)
+            self._check_path()
             url = sa.engine.URL.create("sqlite", database=str(self.path.resolve()))
         else:
             url = self._parse(sa, given)
@@ -346,6 +401,7 @@ class Store:
             if not url.database or url.database == ":memory:":
                 raise InputError(f"{self.where} names no SQLite file (use sqlite:///PATH).")
             self.path = self._expanded(url.database)
+            self._check_path()
         return url
 
     # -- errors --------------------------------------------------------------------------------
@@ -353,9 +409,19 @@ class Store:
     def _detail(self, exc: BaseException) -> str:
         """The driver's own words on one line, at most 200 characters, without the URL's
         secrets and without a final full stop. SQLAlchemy appends the statement and its
-        parameters (kilobytes of a run's context): never shown."""
+        parameters (kilobytes of a run's context), and PostgreSQL the line of the statement
+        where it stopped (``LINE 2: CREATE TABLE ...``): never shown. From PostgreSQL, its
+        primary message and its hint."""
         orig = getattr(exc, "orig", None) or exc
-        text = str(orig).split("\n[SQL:")[0].split("\n(Background on")[0]
+        diag = getattr(orig, "diag", None)
+        primary = getattr(diag, "message_primary", None) if diag is not None else None
+        if isinstance(primary, str) and primary.strip():
+            hint = getattr(diag, "message_hint", None)
+            text = primary + (f"; {hint[:1].lower()}{hint[1:]}" if isinstance(hint, str)
+                              and hint.strip() else "")
+        else:
+            text = str(orig)
+        text = text.split("\n[SQL:")[0].split("\n(Background on")[0].split("\nLINE ")[0]
         detail = dburl.scrub(" ".join(text.split()), self._secrets).rstrip(".?! ")
         detail = printable(detail or type(orig).__name__)
         return detail if len(detail) <= 200 else detail[:190].rstrip() + " [cut]"
@@ -392,6 +458,10 @@ class Store:
         except sa.exc.StatementError as exc:
             raise RuntimeError(f"the history database layer failed: "
                                f"{self._detail(exc)}") from None
+        except UnicodeDecodeError:  # a stored text is not UTF-8: a damaged (or foreign) file
+            raise InputError(f"{self.where} holds text that is not UTF-8, which no tcbench "
+                             "writes (is it damaged?); restore it from a copy, or give another "
+                             "--db.") from None
         except UnicodeError as exc:  # the driver encodes a host name (idna) as it connects
             raise InputError(f"cannot use the history database {self.where}: a host name or "
                              f"parameter it names cannot be encoded ({self._detail(exc)}).") \
@@ -399,25 +469,100 @@ class Store:
 
     # -- transactions --------------------------------------------------------------------------
 
+    def _check_path(self) -> None:
+        """An SQLite history is a regular file, or none yet; so are the journal and WAL files
+        SQLite keeps beside it. Anything else is one sentence at once, before SQLite opens it: a
+        FIFO blocked SQLite's open for ever, a symbolic link loop was an internal error, a
+        device or socket a driver error. ``stat`` neither blocks nor reads."""
+        shown = dburl.masked(str(self.path))
+        for path, what in ((self.path, "SQLite database file"),
+                           *((Path(f"{self.path}{end}"), f"file (SQLite's {name} of {shown})")
+                             for end, name in _SQLITE_SIDE_FILES)):
+            try:
+                mode = os.stat(path).st_mode
+            except FileNotFoundError:
+                continue  # none yet (or a link to a history not made yet: SQLite makes it)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise InputError(f"{dburl.masked(str(path))} is a symbolic link loop (a "
+                                     "link that leads back to itself), not an SQLite database "
+                                     "file.") from None
+                if exc.errno == errno.ENOTDIR:
+                    raise InputError(f"{shown} lies under a path that is not a folder.") from None
+                raise InputError(f"cannot use the history database {shown}: "
+                                 f"{exc.strerror or exc}.") from None
+            if stat.S_ISDIR(mode) and path == self.path:
+                raise InputError(f"{shown} is a folder, not an SQLite database file.")
+            if not stat.S_ISREG(mode):
+                raise InputError(f"{dburl.masked(str(path))} is {files.kind(mode)}, not a "
+                                 f"regular {what}: the history is kept in regular files only.")
+
     def _check_sqlite_file(self) -> None:
         """SQLite takes a short file of any content for an empty database and overwrites it:
         refuse a file that is neither empty nor starts with SQLite's header."""
+        self._check_path()  # again: the file may have been swapped since the command began
         try:
-            with open(self.path, "rb") as fh:
-                head = fh.read(len(_SQLITE_MAGIC))
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             return
-        except IsADirectoryError:
-            raise InputError(f"{self.where} is a folder, not an SQLite database file.") from None
         except OSError as exc:
             raise InputError(f"cannot read {self.where}: {exc.strerror or exc}.") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError(f"{self.where} is {files.kind(os.fstat(fd).st_mode)}, not a "
+                                 "regular SQLite database file.")
+            head = os.read(fd, len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise InputError(f"cannot read {self.where}: {exc.strerror or exc}.") from None
+        finally:
+            os.close(fd)
         if head and head != _SQLITE_MAGIC:
             raise InputError(f"{self.where} is not an SQLite database (it does not start with "
                              "SQLite's header).")
 
+    def _quick_check(self) -> None:
+        """SQLite's own check of every page and index (``PRAGMA quick_check``), for at most
+        QUICK_CHECK_S: a damaged page in a table that check and the dashboard never read (counters,
+        run_values) would otherwise go unnoticed until it is too late to restore a copy. A larger
+        database is checked as far as the time allows (174 MiB took 0.55 s of CPU here). Read-only,
+        on a connection of its own, before the write transaction."""
+        import sqlite3
+
+        if not self.path.is_file() or self.path.stat().st_size == 0:
+            return
+        deadline = time.monotonic() + QUICK_CHECK_S
+        try:
+            con = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True,
+                                  timeout=LOCK_WAIT_S)
+        except sqlite3.Error as exc:
+            raise self._problem(exc) from None
+        # Its findings quote the damaged bytes, which need not be UTF-8.
+        con.text_factory = lambda raw: raw.decode("utf-8", "replace")
+        try:
+            con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+            found = [str(r[0]) for r in con.execute("PRAGMA quick_check(20)").fetchall()]
+        except UnicodeDecodeError as exc:  # SQLite's own message quotes bytes of a damaged schema
+            found = [bytes(exc.object).decode("utf-8", "replace")]
+        except sqlite3.Error as exc:
+            if "interrupt" in str(exc):
+                return  # out of time: the part it reached was sound
+            if not isinstance(exc, sqlite3.DatabaseError) or "malformed" not in str(exc):
+                raise self._problem(exc) from None
+            found = [str(exc)]  # a page so damaged that the check itself stops on it
+        finally:
+            con.close()
+        problems = [p for p in found if p != "ok"]
+        if problems:
+            first = printable(" ".join(problems[0].split()))[:160].rstrip(".")
+            more = "" if len(problems) == 1 else (
+                f" and {len(problems) - 1}{'+' if len(problems) >= 20 else ''} more")
+            raise InputError(f"{self.where} is damaged: SQLite's quick_check found {first!r}"
+                             f"{more}; restore it from a copy, or give another --db.")
+
     @contextmanager
     def writing(self) -> Iterator[object]:
-        """One transaction that no other tcbench writer shares; the schema is current in it."""
+        """One transaction that no other tcbench writer shares; the schema is current in it.
+        An SQLite database is checked first (``_quick_check``)."""
         if self.sqlite:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -425,6 +570,7 @@ class Store:
                 raise InputError(f"cannot create the folder of {self.where}: "
                                  f"{exc.strerror or exc}.") from None
             self._check_sqlite_file()
+            self._quick_check()
         with self._guard(), self.engine.connect() as conn:
             conn = conn.execution_options(tcbench_write=True)
             with conn.begin():
@@ -455,6 +601,10 @@ class Store:
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+# The files SQLite keeps beside a database (a rollback journal; in WAL mode, the log and its
+# shared-memory index): name ending, and what it is.
+_SQLITE_SIDE_FILES = (("-journal", "journal"), ("-wal", "write-ahead log"),
+                      ("-shm", "shared-memory index"))
 # "postgresql:/host/db", "sqlite:x.db": a scheme without its //, not a file name.
 _SCHEME_WITHOUT_SLASHES = re.compile(r"(sqlite|postgres|postgresql)(\+\w+)?:(?!//)", re.ASCII)
 
@@ -469,6 +619,22 @@ def _host_name(host: str) -> bool:
     except UnicodeError:
         return False
     return True
+
+
+def _quiet_driver_logs() -> None:
+    """The drivers' own log records never reach the terminal. psycopg logs what it ignores
+    while it ends a failed pipeline or rollback ("error ignored terminating <psycopg.Pipeline
+    (host=... port=... user=... database=...)>: pipeline aborted"), and SQLAlchemy's pool logs
+    a connection it could not reset or close, with a traceback; with no handler configured,
+    Python's last-resort handler printed them on stderr before the one sentence that says what
+    failed (a disk full or a permission refused mid-add, a server that died)."""
+    import logging
+
+    for name in ("psycopg", "sqlalchemy"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+            logger.addHandler(logging.NullHandler())
+        logger.propagate = False
 
 
 def _is_dbapi(exc: BaseException, *names: str) -> bool:

@@ -31,11 +31,20 @@ def synthetic_note(runs: list) -> str | None:
             "them, and its dashboard marks them.")
 
 
+def incomplete_note(run) -> str:
+    """What ``history add`` says of an incomplete run (``run``: an ingest.Run)."""
+    return (f"INCOMPLETE: {run.incomplete}; stored marked incomplete, so check takes no change "
+            "from it.")
+
+
 def check_text(result: Check) -> str:
     lines = [f"tcbench history check: {result.runs} runs, {result.series} series (benchmark x "
              f"GPU model x quick/full x environment), {len(result.change_points)} change "
              f"point(s) of at least {result.floor:g}% (the reporting floor; "
              f"{len(result.below_floor)} smaller ones not listed)."]
+    if result.incomplete:
+        lines.append(f"INCOMPLETE: {result.incomplete} run(s) were cut short or stopped early; "
+                     "they are in no series, so no change is found or confirmed with them.")
     if any(c.series.synthetic for c in result.change_points):
         lines.append(f"{synthetic.MARK}: change points marked * come from runs that carry "
                      f"{synthetic.KEY} (test fixtures, not measurements).")
