@@ -149,6 +149,11 @@ MAMF_GPUS = {"A100 SXM": "A100 SXM", "A100 PCIe": "A100 PCIe", "H100 SXM": "H100
              "H200 SXM": "H200", "B200 SXM": "B200"}
 
 
+# The GPUs whose best-shape rows are their held-out source (each GPU keeps one source out of the
+# fit; the B200's long-kernel rows, pytorch/ao#2427, are fitted instead).
+MAMF_HELD_OUT = {"B200"}
+
+
 def mamf_rows(repo: Path) -> list[dict]:
     path = "compute/accelerator/README.md"
     lines = git_show(repo, MAMF_COMMIT, path)
@@ -173,7 +178,7 @@ def mamf_rows(repo: Path) -> list[dict]:
             "summary": "mean of 100 (the best shape of a sweep)",
             "timing": "CUDA events, L2 flushed per iteration",
             "library": "PyTorch torch.mm" + (" (torch._scaled_mm)" if precision == "fp8" else ""),
-            "version": f"torch {torch}", "use": "fit",
+            "version": f"torch {torch}", "use": "held_out" if gpu in MAMF_HELD_OUT else "fit",
             "source": f"stas00/ml-engineering@{MAMF_COMMIT}:{path}#L{lineno}",
             "reference": "Maximum Achievable Matmul FLOPS comparison table (mamf-finder.py)",
             "notes": f"accelerator stated as NVIDIA {name}" + (f"; {notes.strip()}"
@@ -260,7 +265,7 @@ ZZC_ISSUES = {
          {"tf32": (59.47, 69.24, 84.44, 85.65, 84.50),
           "fp16": (106.10, 159.38, 168.38, 155.50, 156.88),
           "bf16": (126.84, 164.81, 151.50, 160.17, 158.54)}),
-    79: ("H100 SXM", "NVIDIA H100 80GB HBM3", "2.7.0+cu128", "held_out",
+    79: ("H100 SXM", "NVIDIA H100 80GB HBM3", "2.7.0+cu128", "fit",
          {"tf32": (119.60, 334.99, 402.15, 372.05, 376.66),
           "fp16": (179.13, 645.12, 760.04, 736.19, 668.42),
           "bf16": (176.62, 676.59, 788.72, 797.51, 719.72)}),
@@ -330,6 +335,22 @@ def thread_rows() -> list[dict]:
             "reference": "PR 'Accelerate H200 BMM with the shared GEMM template', BmmFwdOp "
                          "table, torch-cublas column",
             "notes": "GPU stated as NVIDIA H200; times printed to 0.1 us"})
+    # meta-pytorch/float8_experimental#145, drisspg's comment of 2024-06-24: the BF16 reference
+    # of an unaligned shape (M x K x N = 8193 x 2501 x 5008) on an H100: A's rows are K = 2501
+    # elements (2-byte aligned) whichever way B is stored.
+    rows.append({
+        "id": "f8exp145-bf16-8193x5008x2501x1", "gpu": "H100 SXM", "device": "",
+        "precision": "bf16", "c_type": "bf16", "m": 8193, "n": 5008, "k": 2501, "batch": 1,
+        "layout_a": "mk", "layout_b": "kn", "measured_us": "", "measured_tflops": "509",
+        "summary": "as the PR's benchmark reports (not stated in the thread)",
+        "timing": "the PR's padding benchmark (not stated in the thread)",
+        "library": "PyTorch torch.mm (cuBLAS)", "version": "not stated", "use": "fit",
+        "source": "https://github.com/meta-pytorch/float8_experimental/pull/145",
+        "reference": "comment 'Comparing against the aligned version', row (8193x2501x5008), "
+                     "Ref Tops 5.09e+14",
+        "notes": "GPU stated as H100 (the PR pads 'as required for H100s'); SXM assumed (Ref % "
+                 "Peak 0.257 is 509 of the SXM's 1979 sparse TFLOP/s); B's layout not stated "
+                 "(A's 2-byte rows set the class either way); the padded shape ran at 502"})
     # pytorch/ao#2427: bench_matmul.py --recipe nvfp4 on "NVIDIA B200": the bfloat16 lines.
     for n, seconds in ((1024, 5.08e-6), (1536, 7.87e-6), (2048, 1.52e-5), (3072, 3.84e-5),
                        (4096, 9.74e-5), (6144, 3.19e-4), (8192, 7.74e-4)):
@@ -339,7 +360,7 @@ def thread_rows() -> list[dict]:
             "layout_a": "mk", "layout_b": "nk", "measured_us": f"{seconds * 1e6:g}",
             "measured_tflops": "", "summary": "as the script's do_benchmarks reports",
             "timing": "GPU kernel time (use_gpu_kernel_time, the script's default)",
-            "library": "PyTorch nn.Linear (cuBLAS)", "version": "not stated", "use": "held_out",
+            "library": "PyTorch nn.Linear (cuBLAS)", "version": "not stated", "use": "fit",
             "source": "https://github.com/pytorch/ao/pull/2427",
             "reference": "benchmarks/float8/bench_matmul.py output in the PR description "
                          "(script read at pytorch/ao@00c0bf1)",
