@@ -7,7 +7,8 @@ runs predict_time under candidate constants) with scipy, and writes what tcbench
     .venv/bin/python tools/model/fit.py --build build/dev --write    # ... and write the results
 
 --write rewrites common/facts/src/gemm_model_constants_table.cpp (the constants, provenance per
-row) and data/model/fit_report.json (the leave-one-GPU-out scores the docs show).
+row) and data/model/fit_report.json (the leave-one-GPU-out scores the docs show). --loo-only
+skips the fit and leaves each GPU out of the compiled-in constants (rebuild after a --write).
 
 What is fitted, per architecture family, on the rows of data/published with use = fit:
 1. A family with enough rows of its own (MIN_FAMILY_ROWS) gets its own shape constants (fixed
@@ -20,12 +21,13 @@ What is fitted, per architecture family, on the rows of data/published with use 
 4. The per-call host overhead of host-timed series (scope measurement).
 The loss is the squared log of predicted over measured time, each row weighted by one over the
 square root of its series' size (a series is one sweep of one source), minimised by scipy's
-bounded Powell search. Families are fitted in the order they are read (ampere, ada, hopper, blackwell),
-each on its own rows.
+bounded Powell search. Families are fitted in the order they are read (ampere, ada, hopper,
+blackwell), each on its own rows.
 
 Leave one GPU out: for each GPU with rows, every row of that GPU (fitted or held out) is dropped,
-everything is fitted again, and that GPU's rows are scored: how the model does on a GPU it never
-saw. Held-out rows (use = held_out) are never fitted on.
+its family is fitted again on what is left (a family left with too few rows takes its parent's
+shapes; Ampere, which has no parent, Hopper's), and that GPU's rows are scored: how the model does
+on a GPU it never saw. Held-out rows (use = held_out) are never fitted on.
 """
 
 from __future__ import annotations
@@ -69,10 +71,33 @@ ASSUMED = {  # scope, name, value, provenance: what the data cannot tell
                           "assumed: CUTLASS's sm_80 tensor-op tile sizes, both orientations tried"),
     ("hopper", "stream_k"): ("1", "assumed: cuBLAS's sm_90 GEMMs include persistent kernels with a "
                                   "stream-K tile scheduler (CUTLASS 3's sm90 kernels)"),
-    ("blackwell", "stream_k"): ("1", "assumed: as Hopper (CUTLASS 3's sm100 kernels are persistent)"),
+    ("blackwell", "stream_k"): ("1", "assumed: as Hopper (CUTLASS 3's sm100 kernels are "
+                                     "persistent)"),
+    ("hopper", "k_step_bytes"): ("64", "assumed: 64 bytes of K per pipeline stage, as Ampere"),
+    ("hopper", "tiles"): ("256x128 128x128 128x64 64x64",
+                          "assumed: Ampere's sizes, which CUTLASS 3's sm90 kernels also have "
+                          "(128x256 among them), both orientations tried"),
+    ("blackwell", "k_step_bytes"): ("64", "assumed: 64 bytes of K per pipeline stage, as Ampere"),
+    ("blackwell", "tiles"): ("256x128 128x128 128x64 64x64",
+                             "assumed: Ampere's sizes, both orientations tried; the fitted tile "
+                             "speed absorbs Blackwell's larger 2-SM tiles"),
 }
 ALIGN_CLASSES = (1, 2, 4, 8)
 PAIR_WEIGHT = 0.5
+# Where every search starts (not the compiled-in values: a fit, and a leave-one-out fit above
+# all, must not start from what the left-out rows taught the last one).
+INITIAL = {"fixed_us": 5.0, "cta_latency_us": 1.0, "tile_half": 32.0, "wave_depth": 0.8,
+           "min_split_k_depth": 1024.0, "split_k_fixed_us": 5.0, "batched_efficiency": 0.9,
+           "bandwidth_efficiency": 0.8, "sustained_fraction": 0.9, "sustained_us": 500.0,
+           "stream_k_overhead": 0.05, "ceiling": 0.8, "align": 0.5, "host_overhead_us": 20.0}
+
+
+def initial(name: str) -> float:
+    base = name.split(":")[0]
+    for prefix in ("ceiling", "align", "host_overhead_us"):
+        if base.startswith(prefix):
+            return INITIAL[prefix]
+    return INITIAL[base]
 # Per-precision shape constants ("<field>:<precision>") for a family with enough rows of that
 # precision: TF32's kernels are not BF16's with half the rate.
 PER_PRECISION = {"tf32": [("tile_half", 1.0, 256.0), ("cta_latency_us", 0.0, 10.0)]}
@@ -104,12 +129,10 @@ def load(build: Path) -> tuple[Data, list[dict]]:
     for g in tool_csv(tool, "gpus"):
         families[g["gpu"]] = g["family"]
         families[g["device"]] = g["family"]
-    precisions = {p["precision"]: p for p in tool_csv(tool, "precisions")}
-    bits = {p["output_type"]: int(p["output_bits"]) for p in precisions.values()}
-    bits.update({"fp32": 32, "fp16": 16, "bf16": 16, "int32": 32, "fp8": 8, "int8": 8,
-                 "fp64": 64})
-    c_bits = [bits[r.c_type] if r.c_type else int(precisions[r.precision]["output_bits"])
-              for r in rows]
+    vocabulary = tool_csv(tool, "vocabulary")
+    bits = {v["name"]: int(v["bits"]) for v in vocabulary if v["kind"] == "type"}
+    output = {v["name"]: v["output_type"] for v in vocabulary if v["kind"] == "precision"}
+    c_bits = [bits[r.c_type or output[r.precision]] for r in rows]
     return Data(rows, families, c_bits), tool_csv(tool, "constants")
 
 
@@ -155,6 +178,14 @@ def fmt(x: float) -> str:
 def family_rows(data: Data, family: str, drop_gpu: str | None) -> list[int]:
     return [i for i, r in enumerate(data.rows)
             if r.use == "fit" and data.family.get(r.model_gpu) == family and r.gpu != drop_gpu]
+
+
+def main_gpu(data: Data, family: str) -> str | None:
+    """The GPU with the most fit rows of the family."""
+    count: dict[str, int] = {}
+    for i in family_rows(data, family, None):
+        count[data.rows[i].gpu] = count.get(data.rows[i].gpu, 0) + 1
+    return max(count, key=count.get) if count else None
 
 
 def ceiling_key(precision: str) -> str:
@@ -241,11 +272,11 @@ class Fit:
         for key in [k for k in self.constants if k[0] == scope and k[1] not in keep]:
             del self.constants[key]
 
-    def run(self) -> dict:
+    def run(self, families: tuple[str, ...] = ORDER) -> dict:
         from scipy.optimize import minimize  # the fit only: tcbench needs no scipy
 
         summary = {}
-        for family in ORDER:
+        for family in families:
             index = family_rows(self.data, family, self.drop)
             own_shape = len(index) >= MIN_FAMILY_ROWS
             stream_k = self.constants.get((family, "stream_k"),
@@ -253,7 +284,8 @@ class Fit:
                                                              ("0", "")))[0] == "1"
             # What this family fits: shape constants when it has the rows, the ceilings of its
             # precisions, the alignment classes it has rows of, host overheads of its series.
-            keep = {"inherit", "stream_k", "k_step_bytes", "tiles"}
+            keep = {"inherit", "stream_k", "k_step_bytes", "tiles"} & (
+                {"inherit", "stream_k"} | ({"k_step_bytes", "tiles"} if own_shape else set()))
             if family == "ampere":
                 keep |= {"stream_k_overhead"}
             self.drop_scope_fields(family, keep)
@@ -265,6 +297,19 @@ class Fit:
                 self.set(family, "inherit", INHERIT[family],
                          f"the shapes and alignment {family} has no rows for come from "
                          f"{INHERIT[family]}")
+            elif not own_shape:  # Ampere without rows (leaving the A100 out): Hopper's shapes
+                for key, (value, _) in list(self.constants.items()):
+                    if key[0] == "hopper" and key[1].split(":")[0] in {
+                            n for n, _, _ in SHAPE + STREAM_K} | {"stream_k", "k_step_bytes",
+                                                                   "tiles"}:
+                        self.constants[(family, key[1])] = (
+                            value, "transferred from hopper: ampere has no rows of its own here")
+                for kind in ("inputs", "output", "memory"):
+                    for c in ALIGN_CLASSES:
+                        value = self.constants.get(("hopper", f"align_{kind}_{c}"),
+                                                   ("1", ""))[0]
+                        self.constants[(family, f"align_{kind}_{c}")] = (
+                            value, "transferred from hopper (1 where Hopper has none)")
             params: list[tuple[str, str, float, float]] = []
             if own_shape:
                 params += [(family, n, lo, hi) for n, lo, hi in SHAPE]
@@ -291,7 +336,7 @@ class Fit:
             for c in sorted(output - inputs if family == "ada" else output):
                 params.append((family, f"align_output_{c}", 0.05, 1.0))
             if family == "ampere":
-                params += [(family, "align_memory_4", 0.05, 1.0), (family, "align_memory_8", 0.05, 1.0)]
+                params += [(family, f"align_memory_{c}", 0.05, 1.0) for c in (4, 8)]
             series = sorted({self.data.rows[i].series for i in index
                              if self.data.rows[i].host_timed})
             host = [s for s in series if s != "cookbook-linear-vocab_h_sweep"
@@ -302,12 +347,8 @@ class Fit:
                 summary[family] = {"rows": 0}
                 self.fill(family, index, own_shape, inputs, output)
                 continue
-            # Starting values: the current set's, else the middle of the bounds.
-            x0, bounds = [], []
-            for scope, name, lo, hi in params:
-                start = self.lookup(scope, name)
-                x0.append(min(max(start if start is not None else (lo + hi) / 2, lo), hi))
-                bounds.append((lo, hi))
+            x0 = [min(max(initial(name), lo), hi) for _, name, lo, hi in params]
+            bounds = [(lo, hi) for _, _, lo, hi in params]
             self.fill(family, index, own_shape, inputs, output)
             evaluator = Evaluator(self.build, self.data, index)
             weights = self.weight(index)
@@ -352,19 +393,11 @@ class Fit:
             log(f"  {family}: {len(index)} rows, loss {best.fun:.5f}, {len(params)} constants")
         return summary
 
-    def lookup(self, scope: str, name: str) -> float | None:
-        while scope:
-            if (scope, name) in self.constants:
-                try:
-                    return float(self.constants[(scope, name)][0])
-                except ValueError:
-                    return None
-            scope = INHERIT.get(scope, "")
-        return None
-
     def fill(self, family: str, index: list[int], own_shape: bool, inputs: set[int],
              output: set[int], final: bool = False) -> None:
         """The alignment classes a family has no rows for, from its nearest measured class."""
+        if family not in INHERIT and not own_shape:
+            return  # Ampere without rows: what run() transferred stays
         for kind, measured in (("inputs", inputs), ("output", output)):
             if family == "ada" and kind == "output":
                 measured = measured | inputs
@@ -381,8 +414,8 @@ class Fit:
                            "misaligned together, so only the slower of the two is seen")
                 elif lower:
                     src = (family, f"align_{kind}_{max(lower)}")
-                    why = (f"as the {max(lower)}-byte class: no {c}-byte rows in the fit set, and a "
-                           "wider alignment is never slower")
+                    why = (f"as the {max(lower)}-byte class: no {c}-byte rows in the fit set, "
+                           "and a wider alignment is never slower")
                 elif family == "ampere" and c == 1:
                     src = (family, f"align_{kind}_2")
                     why = "as the 2-byte class: no 1-byte (odd INT8/FP8) rows in the fit set"
@@ -456,8 +489,9 @@ def data_digest() -> str:
     return h.hexdigest()[:16]
 
 
-HEADER = '''// Generated by tools/model/fit.py: the GEMM time model's constants (gemm_model_constants.hpp
-// says what each row means). Do not edit by hand: change the fit and run it again.
+HEADER = '''// Generated by tools/model/fit.py: the GEMM time model's constants
+// (gemm_model_constants.hpp says what each row means). Do not edit by hand: change the fit and
+// run it again.
 // clang-format off
 #include "tcbench/gemm_model_constants.hpp"
 
@@ -492,35 +526,57 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", type=Path, required=True, help="a build with tcbench_model(_eval)")
     ap.add_argument("--write", action="store_true", help="write the table and the report")
-    ap.add_argument("--no-loo", action="store_true", help="skip leave-one-GPU-out")
+    ap.add_argument("--loo-only", action="store_true",
+                    help="no new fit: leave each GPU out of the compiled-in one")
     ap.add_argument("--max-evaluations", type=int, default=2500)
     args = ap.parse_args(argv)
     data, base = load(args.build)
-    log("fit on every GPU's rows")
-    fit = Fit(args.build, data, base, max_evaluations=args.max_evaluations)
-    families = fit.run()
-    report = {"data_digest": data_digest(), "families": families, "loo": []}
-    gpus = sorted({r.gpu for r in data.rows})
     everything = list(range(len(data.rows)))
-    shipped = score_rows(args.build, data, fit.constants, everything, overheads_of(fit.constants))
+    if args.loo_only:
+        shipped = {(r["scope"], r["name"]): (r["value"], r["provenance"]) for r in base}
+        report = json.loads(REPORT.read_text(encoding="utf-8"))
+    else:
+        log("fit on every GPU's rows")
+        fit = Fit(args.build, data, base, max_evaluations=args.max_evaluations)
+        report = {"families": fit.run()}
+        shipped = fit.constants
+        if args.write:
+            write_table(shipped)
+            log(f"wrote {TABLE.relative_to(REPO)}")
+    scored = score_rows(args.build, data, shipped, everything, overheads_of(shipped))
     for use in ("fit", "held_out"):
-        log(f"shipped model, {use}: {summary([s for s in shipped if s.row.use == use])}")
-    if not args.no_loo:
-        for g in gpus:
-            log(f"leave out {g}")
-            loo = Fit(args.build, data, base, drop_gpu=g, max_evaluations=args.max_evaluations)
-            loo.run()
-            index = [i for i in everything if data.rows[i].gpu == g]
-            s = summary(score_rows(args.build, data, loo.constants, index,
-                                   overheads_of(loo.constants)))
-            s["gpu"] = g
-            report["loo"].append(s)
-            log(f"  {g}: {s}")
+        log(f"shipped model, {use}: {summary([s for s in scored if s.row.use == use])}")
+    # Leave one GPU out: only its family is fitted again (no other family's fit reads its rows),
+    # starting from the shipped set for the others.
+    report["data_digest"] = data_digest()
+    report["loo"] = []
+    base_rows = [{"scope": s, "name": n, "value": v, "provenance": p}
+                 for (s, n), (v, p) in shipped.items()]
+    for g in sorted({r.gpu for r in data.rows}):
+        family = data.family[g]
+        fitted = [i for i in everything if data.rows[i].gpu == g and data.rows[i].use == "fit"]
+        rest = len(family_rows(data, family, g))
+        log(f"leave out {g} ({family}): {len(fitted)} fit rows, {rest} left in the family")
+        loo = Fit(args.build, data, base_rows, drop_gpu=g, max_evaluations=args.max_evaluations)
+        if not fitted:
+            pass  # nothing of it was fitted on: the shipped set is the leave-one-out set
+        elif rest >= MIN_FAMILY_ROWS and g != main_gpu(data, family):
+            # A minor GPU of a family: its rows fit only its own ceiling rows, which go; the
+            # family's optimum without them is the shipped one.
+            for key in [k for k in loo.constants if k[0] == g]:
+                del loo.constants[key]
+        else:
+            loo.run((family,))
+        index = [i for i in everything if data.rows[i].gpu == g]
+        s = summary(score_rows(args.build, data, loo.constants, index,
+                               overheads_of(loo.constants)))
+        s["gpu"] = g
+        report["loo"].append(s)
+        log(f"  {g}: {s}")
     if args.write:
-        write_table(fit.constants)
         REPORT.parent.mkdir(parents=True, exist_ok=True)
         REPORT.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-        log(f"wrote {TABLE.relative_to(REPO)} and {REPORT.relative_to(REPO)}")
+        log(f"wrote {REPORT.relative_to(REPO)}")
     return 0
 
 

@@ -214,16 +214,15 @@ const ModelConstants& ModelConstants::embedded() {
   return table;
 }
 
-numerics::TimeModelConstants ModelConstants::family(ArchFamily f, Precision p,
-                                                    std::string* basis) const {
+numerics::TimeModelConstants ModelConstants::family(
+    ArchFamily f, Precision p, std::map<std::string, std::string>* borrowed) const {
   const std::vector<std::string> scopes = chain(f);
   const std::string suffix = ":" + std::string(name(p));
-  std::map<std::string, std::vector<std::string>> borrowed;  // scope -> fields taken from it
   auto lookup = [&](std::string_view key) -> std::string_view {
     for (const std::string& s : scopes)
       for (const std::string& k : {std::string(key) + suffix, std::string(key)})
         if (const Value* v = find(s, k)) {
-          if (s != scopes.front()) borrowed[s].emplace_back(key);
+          if (borrowed != nullptr && s != scopes.front()) (*borrowed)[std::string(key)] = s;
           return v->text;
         }
     throw InvalidArgument(std::string(origin_) + ": family " + std::string(name(f)) +
@@ -240,15 +239,6 @@ numerics::TimeModelConstants ModelConstants::family(ArchFamily f, Precision p,
     c.align_memory[i] = number(lookup(std::string(kAlignArrays[2]) + std::string(kAlignClasses[i])));
   }
   c.tiles = parse_tiles(lookup("tiles"), std::string(origin_));
-  if (basis != nullptr) {
-    *basis = std::string(name(f)) + "'s constants";
-    for (const auto& [scope, fields] : borrowed) {
-      *basis += ", transferred from " + scope + " for ";
-      for (std::size_t i = 0; i < fields.size() && i < 3; ++i)
-        *basis += (i ? ", " : "") + fields[i];
-      if (fields.size() > 3) *basis += " and " + std::to_string(fields.size() - 3) + " more";
-    }
-  }
   return c;
 }
 

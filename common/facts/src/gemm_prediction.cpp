@@ -4,6 +4,8 @@
 #include "tcbench/gemm_spec.hpp"
 
 #include <array>
+#include <map>
+#include <vector>
 #include <cctype>
 #include <string>
 
@@ -192,8 +194,8 @@ ModelPrediction predict_time(const GpuSpec& gpu, const GemmQuery& q, std::string
     out.not_covered = e.what();
     return out;
   }
-  const numerics::TimeModelConstants c =
-      constants.family(out.family, q.precision, &out.constants_basis);
+  std::map<std::string, std::string> borrowed;  // field -> the family it came from
+  const numerics::TimeModelConstants c = constants.family(out.family, q.precision, &borrowed);
   const ModelConstants::Ceiling ceiling = constants.ceiling(canonical, out.family, q.precision);
   out.ceiling = ceiling.value;
   out.ceiling_basis = ceiling.basis;
@@ -202,16 +204,39 @@ ModelPrediction predict_time(const GpuSpec& gpu, const GemmQuery& q, std::string
   out.time = numerics::predict_gemm_time(problem, model_gpu, c);
 
   // What the number stands on: the family's own fitted constants and ceiling, or what was
-  // transferred from elsewhere, or the bound.
-  std::string borrowed;
-  if (const auto at = out.constants_basis.find(", transferred from "); at != std::string::npos)
-    borrowed = out.constants_basis.substr(at + 2);
+  // transferred from elsewhere (of what this GEMM uses: the alignment classes it has, split-K
+  // only when split, ...), or the bound.
+  const numerics::GemmTimePrediction& t = out.time;
+  const numerics::OperandAlignment& al = t.alignment;
+  auto used = [&](const std::string& field) {
+    auto cls = [&](std::string_view prefix, int bytes) {
+      return bytes < 16 && field == std::string(prefix) + std::to_string(bytes);
+    };
+    if (field.starts_with("align_inputs_")) return cls("align_inputs_", al.inputs());
+    if (field.starts_with("align_output_")) return cls("align_output_", al.c);
+    if (field.starts_with("align_memory_")) return cls("align_memory_", al.all());
+    if (field == "batched_efficiency") return q.batch > 1;
+    if (field == "min_split_k_depth" || field == "split_k_fixed_us") return t.split_k > 1;
+    if (field == "stream_k_overhead") return t.stream_k;
+    return true;
+  };
+  std::map<std::string, std::vector<std::string>> from;  // family -> fields, as used here
+  for (const auto& [field, scope] : borrowed)
+    if (used(field)) from[scope].push_back(field);
+  out.constants_basis = std::string(name(out.family)) + "'s constants";
+  std::string words;
+  for (const auto& [scope, fields] : from) {
+    words += (words.empty() ? "" : "; ") + std::string("transferred from ") + scope + ": ";
+    for (std::size_t i = 0; i < fields.size() && i < 3; ++i) words += (i ? ", " : "") + fields[i];
+    if (fields.size() > 3) words += " and " + std::to_string(fields.size() - 3) + " more";
+  }
+  if (!words.empty()) out.constants_basis += ", " + words;
   if (!ceiling.own)
-    borrowed += std::string(borrowed.empty() ? "" : "; ") + "the ceiling of " + ceiling.basis;
-  if (out.time.at_bound)
+    words += std::string(words.empty() ? "" : "; ") + "the ceiling of " + ceiling.basis;
+  if (t.at_bound)
     out.coverage = "bound: the model's time was under the roofline's; the bound is returned";
   else
-    out.coverage = borrowed.empty() ? "fitted" : borrowed;
+    out.coverage = words.empty() ? "fitted" : words;
   if (info(q.precision).a_k_major && (!q.a_k_contiguous || q.b_n_contiguous) &&
       out.family != ArchFamily::blackwell)
     out.note = "cuBLASLt runs " + std::string(name(q.precision)) +

@@ -46,9 +46,10 @@ class ModelConstants {
   static const ModelConstants& embedded();
 
   // The family's constants for GEMMs of precision p: per field, the first of "<field>:<p>" and
-  // "<field>" found along the family's inherit chain. `basis` (optional) gets "hopper's
-  // constants" or "ada's constants, transferred from ampere for tiles, wave_depth".
-  numerics::TimeModelConstants family(ArchFamily f, Precision p, std::string* basis = nullptr) const;
+  // "<field>" found along the family's inherit chain. `borrowed` (optional) gets each field that
+  // came from another family, with that family ("tiles" -> "ampere").
+  numerics::TimeModelConstants family(ArchFamily f, Precision p,
+                                      std::map<std::string, std::string>* borrowed = nullptr) const;
 
   struct Ceiling {
     double value = 0;   // fraction of the datasheet rate on the typical shape
