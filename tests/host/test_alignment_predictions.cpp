@@ -70,9 +70,9 @@ TEST(AlignmentPredictions, HeadlineFacts) {
     EXPECT_EQ(ts::predict_as_run(*g, Precision::fp16, 4096, 33, 4096).time.regime, "memory");
     // With B N-contiguous (layout:nt) N leads B: 33 is 2-byte aligned; on the A100 (whose
     // misaligned kernels the fit saw) that is predicted slower per FLOP, elsewhere not faster.
-    EXPECT_LT(rate(*g, Precision::fp16, 4096, 33, 4096, 1, true),
-              (g == &a100() ? 0.9 : 1.001) * rate(*g, Precision::fp16, 4096, 32, 4096, 1, true) *
-                  33 / 32)
+    EXPECT_LT(
+        rate(*g, Precision::fp16, 4096, 33, 4096, 1, true),
+        (g == &a100() ? 0.9 : 1.001) * rate(*g, Precision::fp16, 4096, 32, 4096, 1, true) * 33 / 32)
         << g->name;
     // K or M odd breaks a leading dimension in NN: slower than 4096, several times on the A100
     // (its fitted 2-byte factor), less on the H100 (Hopper's: one published row).

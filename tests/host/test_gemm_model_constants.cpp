@@ -97,10 +97,10 @@ std::vector<std::array<std::string, 4>> good_rows() {
   auto add = [&](const char* s, const std::string& n, const std::string& v) {
     rows.push_back({s, n, v, "test"});
   };
-  for (const char* n : {"fixed_us", "cta_latency_us", "tile_half", "wave_depth",
-                        "stream_k_overhead", "split_k_fixed_us", "bandwidth_efficiency",
-                        "batched_efficiency", "sustained_fraction", "sustained_us", "stream_k",
-                        "k_step_bytes", "min_split_k_depth"})
+  for (const char* n :
+       {"fixed_us", "cta_latency_us", "tile_half", "wave_depth", "stream_k_overhead",
+        "split_k_fixed_us", "bandwidth_efficiency", "batched_efficiency", "sustained_fraction",
+        "sustained_us", "stream_k", "k_step_bytes", "min_split_k_depth"})
     add("ampere", n, "1");
   for (const char* a : {"align_inputs_", "align_output_", "align_memory_"})
     for (const char* cls : {"1", "2", "4", "8"}) add("ampere", std::string(a) + cls, "0.5");
@@ -158,16 +158,14 @@ TEST(ModelConstants, PrecisionOverridesInheritanceAndWhatItRefuses) {
   EXPECT_NE(with({"ampere", "fixed_us", "4", "again"}).find("given twice"), std::string::npos);
   EXPECT_NE(with({"ampere", "bogus", "1", "t"}).find("no family field"), std::string::npos);
   EXPECT_NE(with({"H100 SXM", "tiles", "1", "t"}).find("GPU scope"), std::string::npos);
-  EXPECT_NE(with({"H100 SXM", "ceiling_fp7", "0.8", "t"}).find("no precision"),
-            std::string::npos);
+  EXPECT_NE(with({"H100 SXM", "ceiling_fp7", "0.8", "t"}).find("no precision"), std::string::npos);
   EXPECT_NE(with({"H100 SXM", "ceiling_bf16", "1.5", "t"}).find("fraction"), std::string::npos);
   EXPECT_NE(with({"ampere", "fixed_us:fp7", "1", "t"}).find("must name one"), std::string::npos);
   EXPECT_NE(with({"ampere", "inherit:fp16", "ampere", "t"}).find("carry a precision"),
             std::string::npos);
   EXPECT_NE(with({"H100 SXM", "ceiling_bf16", "zero", "t"}).find("not a finite number"),
             std::string::npos);
-  EXPECT_NE(with({"H100 SXM", "ceiling_bf16", "0.8", ""}).find("no provenance"),
-            std::string::npos);
+  EXPECT_NE(with({"H100 SXM", "ceiling_bf16", "0.8", ""}).find("no provenance"), std::string::npos);
   EXPECT_NE(with({"measurement", "other", "1", "t"}).find("host_overhead_us"), std::string::npos);
   EXPECT_NE(with({"ampere", "inherit", "blackwell", "t"}).find("loops"), std::string::npos);
   auto bad_tiles = good_rows();
@@ -282,8 +280,8 @@ TEST(PredictTime, WhatPublishedMeasurementsShow) {
   EXPECT_EQ(predict("H100 SXM", Precision::fp16, 4096, 33, 4096).time.alignment.c, 2);
   // A microsecond GEMM costs at least the launch.
   const auto tiny = predict("H100 SXM", Precision::fp16, 64, 64, 64);
-  EXPECT_GE(tiny.time.seconds, tcbench::ModelConstants::embedded()
-                                       .family(ArchFamily::hopper, Precision::fp16)
-                                       .fixed_us *
-                                   1e-6);
+  EXPECT_GE(
+      tiny.time.seconds,
+      tcbench::ModelConstants::embedded().family(ArchFamily::hopper, Precision::fp16).fixed_us *
+          1e-6);
 }

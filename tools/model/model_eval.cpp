@@ -35,11 +35,16 @@ std::int64_t integer(const std::string& s) {
 
 cudaDataType_t type_of_bits(std::int64_t bits) {
   switch (bits) {
-    case 64: return CUDA_R_64F;
-    case 32: return CUDA_R_32F;
-    case 16: return CUDA_R_16F;
-    case 8: return CUDA_R_8I;
-    default: throw InvalidArgument("c_bits " + std::to_string(bits) + " is not 64, 32, 16 or 8");
+    case 64:
+      return CUDA_R_64F;
+    case 32:
+      return CUDA_R_32F;
+    case 16:
+      return CUDA_R_16F;
+    case 8:
+      return CUDA_R_8I;
+    default:
+      throw InvalidArgument("c_bits " + std::to_string(bits) + " is not 64, 32, 16 or 8");
   }
 }
 

@@ -97,8 +97,8 @@ std::vector<numerics::TimeModelTile> parse_tiles(std::string_view text, const st
     if (ok) {
       auto [p1, e1] = std::from_chars(s, s + x, t.m);
       auto [p2, e2] = std::from_chars(s + x + 1, e, t.n);
-      ok = e1 == std::errc() && p1 == s + x && e2 == std::errc() && p2 == e && t.m > 0 &&
-           t.n > 0 && t.m <= 1024 && t.n <= 1024;
+      ok = e1 == std::errc() && p1 == s + x && e2 == std::errc() && p2 == e && t.m > 0 && t.n > 0 &&
+           t.m <= 1024 && t.n <= 1024;
     }
     if (!ok)
       throw InvalidArgument(where + ": tile '" + item + "' is not BMxBN with sizes 1..1024.");
@@ -234,9 +234,12 @@ numerics::TimeModelConstants ModelConstants::family(
   c.k_step_bytes = static_cast<int>(number(lookup("k_step_bytes")));
   c.min_split_k_depth = static_cast<std::int64_t>(number(lookup("min_split_k_depth")));
   for (int i = 0; i < 4; ++i) {
-    c.align_inputs[i] = number(lookup(std::string(kAlignArrays[0]) + std::string(kAlignClasses[i])));
-    c.align_output[i] = number(lookup(std::string(kAlignArrays[1]) + std::string(kAlignClasses[i])));
-    c.align_memory[i] = number(lookup(std::string(kAlignArrays[2]) + std::string(kAlignClasses[i])));
+    c.align_inputs[i] =
+        number(lookup(std::string(kAlignArrays[0]) + std::string(kAlignClasses[i])));
+    c.align_output[i] =
+        number(lookup(std::string(kAlignArrays[1]) + std::string(kAlignClasses[i])));
+    c.align_memory[i] =
+        number(lookup(std::string(kAlignArrays[2]) + std::string(kAlignClasses[i])));
   }
   c.tiles = parse_tiles(lookup("tiles"), std::string(origin_));
   return c;
@@ -254,8 +257,7 @@ ModelConstants::Ceiling ModelConstants::ceiling(std::string_view gpu, ArchFamily
         c.value = number(v->text);
         c.own = key == want && (s == gpu || s == scopes[1]);
         c.basis = s + " " + std::string(name(key));
-        if (key != want)
-          c.basis += " (transferred: no " + std::string(name(want)) + " ceiling)";
+        if (key != want) c.basis += " (transferred: no " + std::string(name(want)) + " ceiling)";
         return c;
       }
   }
@@ -266,7 +268,8 @@ ModelConstants::Ceiling ModelConstants::ceiling(std::string_view gpu, ArchFamily
 std::map<std::string, double> ModelConstants::host_overheads() const {
   std::map<std::string, double> out;
   for (const auto& [key, v] : rows_)
-    if (key.first == "measurement") out[key.second.substr(key.second.find(':') + 1)] = number(v.text);
+    if (key.first == "measurement")
+      out[key.second.substr(key.second.find(':') + 1)] = number(v.text);
   return out;
 }
 

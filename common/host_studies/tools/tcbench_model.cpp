@@ -92,10 +92,10 @@ std::optional<Precision> precision_named(std::string_view s) {
 
 // Output types by name (the c_type column); the first name of a type is the one it is printed as.
 constexpr std::pair<std::string_view, cudaDataType_t> kTypes[] = {
-    {"fp64", CUDA_R_64F},         {"fp32", CUDA_R_32F},        {"fp16", CUDA_R_16F},
-    {"bf16", CUDA_R_16BF},        {"int32", CUDA_R_32I},       {"int8", CUDA_R_8I},
+    {"fp64", CUDA_R_64F},         {"fp32", CUDA_R_32F},         {"fp16", CUDA_R_16F},
+    {"bf16", CUDA_R_16BF},        {"int32", CUDA_R_32I},        {"int8", CUDA_R_8I},
     {"fp8", CUDA_R_8F_E4M3},      {"fp8_e5m2", CUDA_R_8F_E5M2}, {"tf32", CUDA_R_32F},
-    {"fp8_e4m3", CUDA_R_8F_E4M3}, {"float32", CUDA_R_32F},     {"float16", CUDA_R_16F},
+    {"fp8_e4m3", CUDA_R_8F_E4M3}, {"float32", CUDA_R_32F},      {"float16", CUDA_R_16F},
     {"bfloat16", CUDA_R_16BF}};
 
 std::optional<cudaDataType_t> type_named(std::string_view s) {
@@ -138,9 +138,9 @@ std::string fixed(double v, int digits) {
 constexpr const char* kColumns[] = {"gpu", "precision", "m",        "n",
                                     "k",   "batch",     "layout_a", "layout_b"};
 constexpr const char* kOutColumns[] = {
-    "benchmark", "predicted_tflops", "predicted_us", "bound_tflops", "tile",        "split_k",
-    "schedule",  "waves",            "regime",       "alignment",    "ceiling",     "model_basis",
-    "note"};
+    "benchmark", "predicted_tflops", "predicted_us", "bound_tflops", "tile",
+    "split_k",   "schedule",         "waves",        "regime",       "alignment",
+    "ceiling",   "model_basis",      "note"};
 
 [[noreturn]] void bad_row(const std::string& origin, std::size_t line, const std::string& what) {
   throw InvalidArgument(origin + " line " + std::to_string(line) + ": " + what + ".");
@@ -180,8 +180,8 @@ std::optional<GemmQuery> query_of_name(std::string_view name, std::string& why) 
   std::map<std::string, std::string> args;
   for (std::size_t i = 3; i < parts.size(); ++i) {
     const auto colon = parts[i].find(':');
-    if (colon == std::string_view::npos || !args.emplace(parts[i].substr(0, colon),
-                                                         parts[i].substr(colon + 1)).second) {
+    if (colon == std::string_view::npos ||
+        !args.emplace(parts[i].substr(0, colon), parts[i].substr(colon + 1)).second) {
       why = "has an argument that is not key:value, or a key twice";
       return std::nullopt;
     }
@@ -391,8 +391,8 @@ int list_gpus() {
       if (!pk.supported) continue;
       std::cout << csv_field(g.canonical) << "," << csv_field(g.spec.name) << "," << family << ","
                 << g.spec.sm_count << "," << fixed(peak_memory_gbps(g.spec), 1) << ","
-                << (is_geforce(g.spec.name) ? 1 : 0) << "," << name(p)
-                << "," << fixed(pk.denominator(), 2) << "\n";
+                << (is_geforce(g.spec.name) ? 1 : 0) << "," << name(p) << ","
+                << fixed(pk.denominator(), 2) << "\n";
     }
   }
   return 0;

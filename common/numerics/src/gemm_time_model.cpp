@@ -87,8 +87,7 @@ double roofline_bound_flops_per_s(const GemmTimeProblem& p, const TimeModelGpu& 
   return flops / t;
 }
 
-TileQuantization quantize(const GemmTimeProblem& p, TimeModelTile tile, int sm_count,
-                          int split_k) {
+TileQuantization quantize(const GemmTimeProblem& p, TimeModelTile tile, int sm_count, int split_k) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.batch <= 0 || tile.m <= 0 || tile.n <= 0 ||
       sm_count <= 0 || split_k <= 0)
     throw std::invalid_argument(
@@ -159,8 +158,7 @@ GemmTimePrediction predict_gemm_time(const GemmTimeProblem& p, const TimeModelGp
         if (s > 1 && static_cast<double>(p.k) / s < static_cast<double>(c.min_split_k_depth)) break;
         const double k_split = std::ceil(static_cast<double>(p.k) / s);
         const double k_padded = std::ceil(k_split / k_step) * k_step;
-        const double cta_s =
-            2.0 * t.m * t.n * k_padded / (sm_rate * speed) + latency_s;
+        const double cta_s = 2.0 * t.m * t.n * k_padded / (sm_rate * speed) + latency_s;
         const double ctas = tiles * s;
         const double waves = ctas / gpu.sm_count;
         const double full = std::ceil(waves);
@@ -178,9 +176,8 @@ GemmTimePrediction predict_gemm_time(const GemmTimeProblem& p, const TimeModelGp
                                            : std::max(1.0, waves + c.wave_depth * (full - waves));
           const double math_s = effective * cta_s;
           // Long runs of math fall to the sustained (power-limited) rate.
-          const double compute_s =
-              math_s * (1.0 + (1.0 / c.sustained_fraction - 1.0) * math_s /
-                                  (math_s + c.sustained_us * 1e-6));
+          const double compute_s = math_s * (1.0 + (1.0 / c.sustained_fraction - 1.0) * math_s /
+                                                       (math_s + c.sustained_us * 1e-6));
           // The last wave's output is written after its math: no later tile hides it.
           const double tail_s =
               std::min(c_bytes, static_cast<double>(gpu.sm_count) * t.m * t.n * p.c_bits / 8.0) /

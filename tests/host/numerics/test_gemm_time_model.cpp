@@ -219,8 +219,7 @@ TEST(Quantize, TheGuidesWaveExample) {
   EXPECT_DOUBLE_EQ(tn::quantize(fp16(2304, 1408, 4096), t, 108).wave_efficiency, 99.0 / 108.0);
   // Over N = 128 .. 4096 in tile steps, full efficiency only at 1536 and 3072.
   for (std::int64_t n = 128; n <= 4096; n += 128)
-    EXPECT_EQ(tn::quantize(fp16(2304, n, 4096), t, 108).efficiency() == 1.0,
-              n == 1536 || n == 3072)
+    EXPECT_EQ(tn::quantize(fp16(2304, n, 4096), t, 108).efficiency() == 1.0, n == 1536 || n == 3072)
         << n;
 }
 

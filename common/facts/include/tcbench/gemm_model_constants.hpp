@@ -72,8 +72,8 @@ class ModelConstants {
     std::string text;
     std::string provenance;
   };
-  std::vector<std::pair<std::string, std::string>> order_;             // (scope, name) as given
-  std::map<std::pair<std::string, std::string>, Value> rows_;          // (scope, name) -> value
+  std::vector<std::pair<std::string, std::string>> order_;     // (scope, name) as given
+  std::map<std::pair<std::string, std::string>, Value> rows_;  // (scope, name) -> value
   std::string origin_;
   const Value* find(std::string_view scope, std::string_view name) const;
   std::vector<std::string> chain(ArchFamily f) const;

@@ -63,15 +63,15 @@ struct TimeModelTile {
 
 // One architecture family's constants (gemm_model_constants.hpp names every field).
 struct TimeModelConstants {
-  double fixed_us = 0;           // launch and tail of one GEMM (CUDA events around one call)
-  double cta_latency_us = 0;     // per CTA: pipeline fill and epilogue, once per wave step
+  double fixed_us = 0;            // launch and tail of one GEMM (CUDA events around one call)
+  double cta_latency_us = 0;      // per CTA: pipeline fill and epilogue, once per wave step
   double sustained_fraction = 1;  // of the ceiling's rate, held by long runs (power limit)
   double sustained_us = 1000;     // compute time at which half of that drop has happened
-  double tile_half = 0;          // intensity BM*BN/(BM+BN) at which a tile runs at half speed
-  double wave_depth = 1;         // cost of a partial last wave, as a fraction of a full one
-  bool stream_k = false;         // a stream-K/persistent schedule is available (sm_90+)
-  double stream_k_overhead = 0;  // its fixup cost, a fraction of the compute time
-  int k_step_bytes = 64;         // K is padded to this many bytes per tile step
+  double tile_half = 0;           // intensity BM*BN/(BM+BN) at which a tile runs at half speed
+  double wave_depth = 1;          // cost of a partial last wave, as a fraction of a full one
+  bool stream_k = false;          // a stream-K/persistent schedule is available (sm_90+)
+  double stream_k_overhead = 0;   // its fixup cost, a fraction of the compute time
+  int k_step_bytes = 64;          // K is padded to this many bytes per tile step
   std::int64_t min_split_k_depth = 256;  // split-K keeps at least this many K per split
   double split_k_fixed_us = 0;           // the reduction's own fixed cost
   double bandwidth_efficiency = 1;       // achieved / datasheet DRAM bandwidth
@@ -105,7 +105,7 @@ struct GemmTimePrediction {
   bool stream_k = false;
   double waves = 0;  // CTAs / SMs for the chosen tile and split
   OperandAlignment alignment;
-  std::string regime;  // "compute", "memory" or "launch" (the fixed cost is most of the time)
+  std::string regime;     // "compute", "memory" or "launch" (the fixed cost is most of the time)
   bool at_bound = false;  // the model's time was below the bound's: the bound's time is returned
 };
 

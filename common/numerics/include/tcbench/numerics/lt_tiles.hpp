@@ -6,9 +6,9 @@
 // number of stages in which elements are read into shared memory", i.e. BK x stages). The
 // enum names carry the numbers (CUBLASLT_MATMUL_TILE_128x64 = 18); these functions turn an id
 // back into them, so the alignment benchmark can feed the tile cuBLASLt actually chose into
-// quantize() (gemm_time_model.hpp). The ids are plain integers here; the table is built from the enum constants of
-// the cublasLt.h tcbench is compiled against, and a host test checks every value against the
-// header's text.
+// quantize() (gemm_time_model.hpp). The ids are plain integers here; the table is built from the
+// enum constants of the cublasLt.h tcbench is compiled against, and a host test checks every value
+// against the header's text.
 #pragma once
 
 #include "tcbench/numerics/gemm_time_model.hpp"
