@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tcbench_tools import build, files, mdtext, published, studies
 from tcbench_tools.errors import EXIT_FAIL, EXIT_OK, InputError
-from tcbench_tools.printable import printable_lines
+from tcbench_tools.printable import printable, printable_lines
 
 TOOL = "tcbench_model"
 GATE = (0.85, 1.15)  # held-out aligned GEMMs of >= 100 us: the median predicted/measured
@@ -317,8 +317,8 @@ def cmd_check(args) -> int:
                          "nothing to check.")
     problems = published.check(rows, peaks(tool), geforce_gpus(tool))
     if problems:
-        for p in problems[:20]:
-            print(f"tcbench model check: {p}", file=sys.stderr)
+        for p in problems[:20]:  # a file name from the command line may hold anything
+            print(f"tcbench model check: {printable(p)}", file=sys.stderr)
         raise InputError(f"{len(problems)} problems in the published data (above).")
     rep = build_report(score(tool, rows))
     if args.json:

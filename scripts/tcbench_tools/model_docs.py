@@ -30,7 +30,9 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "concepts" / "alignment.md
 FIT_REPORT = PAGE.parents[2] / "data" / "model" / "fit_report.json"
 GPUS = (("H100 SXM", "NVIDIA H100 80GB HBM3"), ("A100 SXM 80GB", "NVIDIA A100-SXM4-80GB"))
 HEADER = ["gpu", "precision", "m", "n", "k", "batch", "layout_a", "layout_b"]
-TN = ("int8", "fp8")  # tcbench runs these TN (A K-contiguous), the float types NN
+# The precisions tcbench runs TN (A K-contiguous; the precision table's a_k_major), the rest NN.
+TN = tuple(row["name"] for row in csv.DictReader(io.StringIO(
+    published.VOCABULARY.read_text(encoding="utf-8"))) if row.get("a_k_major") == "1")
 
 
 def as_run(precision: str, m: int, n: int, k: int, batch: int = 1, nt: bool = False) -> dict:

@@ -63,7 +63,13 @@ def test_the_published_reader(text):
         assert r.measured_us > 0 and r.measured_tflops > 0
 
 
-TEXT_COLUMNS = (0, 1, 2, 13, 14, 15, 16, 18, 19, 20)  # published.TEXT, by position
+def _text_columns() -> tuple[int, ...]:
+    from tcbench_tools import published
+
+    return tuple(published.COLUMNS.index(c) for c in published.TEXT)
+
+
+TEXT_COLUMNS = _text_columns()
 
 
 @settings(max_examples=p.examples(100))

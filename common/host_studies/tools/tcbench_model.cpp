@@ -399,15 +399,17 @@ int list_gpus() {
 }
 
 // The vocabulary the model reads, for the Python tools (which read this instead of a copy of
-// the C++ tables): each precision's input and output element sizes and output type (the
-// precision table), and each output type name the c_type column takes with its size.
+// the C++ tables): each precision's input element size, output type, whether it counts integer
+// operations and whether tcbench runs it with A K-contiguous (TN), from the precision table; and
+// each output type name the c_type column takes, with its size.
 int list_vocabulary() {
-  std::cout << "kind,name,bits,output_type,integer\n";
+  std::cout << "kind,name,bits,output_type,integer,a_k_major\n";
   for (const PrecisionInfo& row : kPrecisionTable)
     std::cout << "precision," << row.name << "," << data_type_bits(row.a) << ","
-              << type_name_of(row.d) << "," << (row.integer ? 1 : 0) << "\n";
+              << type_name_of(row.d) << "," << (row.integer ? 1 : 0) << ","
+              << (row.a_k_major ? 1 : 0) << "\n";
   for (const auto& [name, type] : kTypes)
-    std::cout << "type," << name << "," << data_type_bits(type) << ",,\n";
+    std::cout << "type," << name << "," << data_type_bits(type) << ",,,\n";
   return 0;
 }
 
