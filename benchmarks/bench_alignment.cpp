@@ -13,7 +13,7 @@
 // /batch:<heads>).
 //
 // Counters per point: tflops|tops, pct_of_peak, waves (cuBLASLt's wavesCount), model_efficiency
-// and model_tflops (numerics/gemm_model with the tile cuBLASLt chose), tile_m, tile_n, split_k,
+// and model_tflops (the quantization bound of cuBLASLt's tile), tile_m, tile_n, split_k,
 // align_{m,n,k}_bytes (the largest power of two <= 128 dividing dim x element size), and
 // slowdown_vs_aligned (time per unit of the swept dimension over that of the next multiple of
 // 16 bytes of it); cuBLAS rows carry vs_cublaslt (cuBLASLt's time on the same problem over
