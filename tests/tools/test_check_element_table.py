@@ -34,7 +34,8 @@ def main() -> int:
                           "double w(double x) { return x * 0x1p-11; }  // not a format limit\n"
                           "/* 65504.0 in a comment */ int v = 65504;\n" + victim.read_text())
         planted = run(check, root)
-        want = ("gemm_time_model.cpp:1: 448.0f is a limit", "gemm_time_model.cpp:2: 0x1p-11 is a limit",
+        want = ("gemm_time_model.cpp:1: 448.0f is a limit",
+                "gemm_time_model.cpp:2: 0x1p-11 is a limit",
                 "gemm_time_model.cpp:4: 65504 is a limit")
         if planted.returncode != 1 or not all(w in planted.stdout for w in want) or \
                 "gemm_time_model.cpp:3:" in planted.stdout:

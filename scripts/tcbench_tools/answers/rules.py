@@ -602,7 +602,7 @@ def q4_host(rs: ResultSet) -> Answer:
         a.caveats.append(f"{label}: {sum(p.slowdown > 1 for p in pairs)} of {len(pairs)} GEMMs "
                          "whose leading dimension broke the 16-byte rule ran slower than their "
                          f"aligned neighbour ({per_gpu}), median x{median:.2f} ({classes}): "
-                         "where 33 is a leading dimension, it loses on most GPUs")
+                         "where 33 is a leading dimension, most of these GPUs lose")
         if nn:
             g, (t32, t33) = next(iter(sorted(nn.items())))
             a.caveats.append(
