@@ -13,7 +13,7 @@
 // /batch:<heads>).
 //
 // Counters per point: tflops|tops, pct_of_peak, waves (cuBLASLt's wavesCount), model_efficiency
-// and model_tflops (numerics/gemm_model with the tile cuBLASLt chose), tile_m, tile_n, split_k,
+// and model_tflops (the quantization bound of cuBLASLt's tile), tile_m, tile_n, split_k,
 // align_{m,n,k}_bytes (the largest power of two <= 128 dividing dim x element size), and
 // slowdown_vs_aligned (time per unit of the swept dimension over that of the next multiple of
 // 16 bytes of it); cuBLAS rows carry vs_cublaslt (cuBLASLt's time on the same problem over
@@ -205,7 +205,8 @@ void report_alignment(benchmark::State& state, const GemmSpec& spec) {
   set_counter(state, counters::align_k_bytes, tn::alignment_bytes(spec.problem.k, type));
 }
 
-// model_efficiency and model_tflops with the tile cuBLASLt chose; the label names the tile.
+// model_efficiency and model_tflops with the tile cuBLASLt chose (the quantization bound of
+// gemm_prediction.hpp); the label names the tile.
 void report_model(benchmark::State& state, const Env& env, const Point& pt, const GemmSpec& spec,
                   const AlgoCandidate& algo) {
   const std::uint32_t split =
@@ -215,13 +216,13 @@ void report_model(benchmark::State& state, const Env& env, const Point& pt, cons
                       " stages " + tn::lt_stages_label(algo.stages_id) + " split-K " +
                       std::to_string(split);
   if (tile && gpu_rates(env.device().spec, pt.precision).flops_per_s > 0) {
-    const auto pred = predict_on(env.device().spec, pt.precision,
-                                 {spec.problem.m, spec.problem.n, spec.problem.k, spec.a_type,
-                                  spec.d_type, spec.batch_count},
-                                 *tile, static_cast<int>(split));
-    set_counter(state, counters::model_efficiency, pred.efficiency.predicted_relative_throughput);
-    set_counter(state, counters::model_tflops, pred.flops_per_s / 1e12);
-    set_counter(state, counters::model_waves, pred.efficiency.waves_exact);
+    // The tile is rows x columns of cuBLAS's D; the row-major query (query_of) is D^T.
+    const QuantizationBound b =
+        quantization_bound(env.device().spec, query_of(spec, pt.precision),
+                           tn::TimeModelTile{tile->n, tile->m}, static_cast<int>(split));
+    set_counter(state, counters::model_efficiency, b.quantization.efficiency());
+    set_counter(state, counters::model_tflops, b.flops_per_s / 1e12);
+    set_counter(state, counters::model_waves, b.quantization.waves);
     set_counter(state, counters::tile_m, static_cast<double>(tile->m));
     set_counter(state, counters::tile_n, static_cast<double>(tile->n));
   }
@@ -234,7 +235,7 @@ void report_model(benchmark::State& state, const Env& env, const Point& pt, cons
 // shapes the model does not cover are the ones cuBLASLt refuses, which skip before they run.
 void report_prediction(benchmark::State& state, const Env& env, const Point& pt,
                        const GemmSpec& spec, double seconds) {
-  const ModelPrediction p = predict_v2(env.device().spec, query_of(spec, pt.precision));
+  const ModelPrediction p = predict_time(env.device().spec, query_of(spec, pt.precision));
   if (!p.not_covered.empty()) return;
   set_counter(state, counters::predicted_tflops, p.time.flops_per_s / 1e12);
   if (seconds > 0)

@@ -26,12 +26,16 @@ def add_parser(sub) -> None:
         description="Reads rows gpu,precision,m,n,k,batch,layout_a,layout_b (C[m,n] = A B, C "
                     "row-major; layout_a mk: A stored [m][k], or km; layout_b kn or nk; gpu a "
                     "peak-table name such as 'H100 SXM'; precision fp16, bf16, tf32, fp8, int8, "
-                    "...) and writes them back with predicted_tflops, predicted_us, bound_tflops "
-                    "(a bound, not a prediction) and the tile, schedule and regime assumed. The "
-                    "header line is optional (a first line naming the columns gpu and precision "
-                    "is one; then columns may come in any order and an optional c_type column "
-                    "names the output type); fields are trimmed, names and layouts matched "
-                    "without regard to case.",
+                    "...), or rows gpu,name with a tcbench benchmark name (alignment/cublaslt/"
+                    "fp16/m:4096/n:33/k:4096/layout:nn: cuBLAS's column-major m and n). Writes "
+                    "them back with the equivalent benchmark name, predicted_tflops, "
+                    "predicted_us, bound_tflops (a bound, not a prediction), the tile, schedule "
+                    "and regime assumed, and model_basis (fitted, transferred from ..., or "
+                    "bound). The header line is optional for the first form (a first line "
+                    "naming gpu and precision, or gpu and name, is one; then columns may come in "
+                    "any order, an optional c_type column names the output type, and an input "
+                    "column named like an output column comes back as input_<name>); fields are "
+                    "trimmed, names and layouts matched without regard to case.",
         epilog="Exit codes: 0 written; 2 an unknown GPU or precision, a bad row or file (one "
                "sentence naming the line).")
     p.add_argument("input", metavar="IN.csv", help="the rows ('-': standard input)")
@@ -40,10 +44,13 @@ def add_parser(sub) -> None:
     p.set_defaults(func=lambda a, extra: _command("cmd_predict", a))
     c = msub.add_parser(
         "check", help="accuracy on published measurements",
-        description="Predicted over measured TFLOP/s per source and size class, and the "
-                    "alignment pairs, on the published measurements (default: data/published/). "
-                    "Exit 1 when the median over aligned GEMMs of >= 100 us leaves [0.85, 1.15].",
-        epilog="Exit codes: 0 within the gate; 1 outside it; 2 bad data (each problem named).")
+        description="Predicted over measured TFLOP/s per GPU and precision, the rows the "
+                    "constants were fitted on apart from the held-out ones, and the alignment "
+                    "pairs, on the published measurements (default: data/published/). Exit 1 "
+                    "when the median over the held-out aligned GEMMs of >= 100 us leaves "
+                    "[0.85, 1.15].",
+        epilog="Exit codes: 0 within the gate; 1 outside it; 2 bad data or no rows (each "
+               "problem named).")
     c.add_argument("data", nargs="*", type=Path, metavar="DATA",
                    help="CSV files or folders of published measurements")
     c.add_argument("--json", action="store_true", help="the tables as JSON")

@@ -14,19 +14,25 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import re
 import sys
 from pathlib import Path
 
-from tcbench_tools import files, model_cmd, published, schema
+from tcbench_tools import mdtext, model_cmd, published, schema
 
 # The predict CSV's column is the counter the benchmarks write: one name.
 PREDICTED = schema.PREDICTED_TFLOPS
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "concepts" / "alignment.md"
+# The fit's leave-one-GPU-out scores (tools/model/fit.py --write); test_model_docs.py checks that
+# it was made from the data as they are.
+FIT_REPORT = PAGE.parents[2] / "data" / "model" / "fit_report.json"
 GPUS = (("H100 SXM", "NVIDIA H100 80GB HBM3"), ("A100 SXM 80GB", "NVIDIA A100-SXM4-80GB"))
 HEADER = ["gpu", "precision", "m", "n", "k", "batch", "layout_a", "layout_b"]
-TN = ("int8", "fp8")  # tcbench runs these TN (A K-contiguous), the float types NN
+# The precisions tcbench runs TN (A K-contiguous; the precision table's a_k_major), the rest NN.
+TN = tuple(row["name"] for row in csv.DictReader(io.StringIO(
+    published.VOCABULARY.read_text(encoding="utf-8"))) if row.get("a_k_major") == "1")
 
 
 def as_run(precision: str, m: int, n: int, k: int, batch: int = 1, nt: bool = False) -> dict:
@@ -56,15 +62,16 @@ def f1(x: str | float) -> str:
     return f"{float(x):.1f}"
 
 
-def spread(rep: model_cmd.Report) -> dict[str, tuple[float, float]]:
-    """size class -> (p10, p90) of predicted/measured over the fit data, all alignments."""
-    out = {}
-    for a in rep.accuracy:
-        if a["data"] == "fit" and a["source"] == "all" and a["alignment"] in ("aligned",
-                                                                              "misaligned"):
-            lo, hi = out.get(a["size"], (a["p10"], a["p90"]))
-            out[a["size"]] = (min(lo, a["p10"]), max(hi, a["p90"]))
-    return out
+def spread(scored: list[model_cmd.Scored]) -> dict[str, tuple[float, float]]:
+    """size class -> (p10, p90) of predicted/measured over the held-out rows (the model's error
+    where it was not fitted), all alignments."""
+    out: dict[str, list[float]] = {}
+    for s in scored:
+        if s.row.use == "held_out" and s.ratio is not None:
+            cls = next(c for c, lo, hi in model_cmd.SIZE_CLASSES
+                       if lo <= s.row.measured_us < hi)
+            out.setdefault(cls, []).append(s.ratio)
+    return {c: (model_cmd.quantile(xs, .1), model_cmd.quantile(xs, .9)) for c, xs in out.items()}
 
 
 def likely(pred: dict, bars: dict[str, tuple[float, float]]) -> str:
@@ -148,10 +155,9 @@ def m_k(model: Model) -> str:
     return "\n".join(lines) + "\n"
 
 
-def family_bandwidth_efficiency(family: str) -> float:
-    """bandwidth_efficiency of a family from the constants file (its inherit chain)."""
-    text = files.read_text(model_cmd.CONSTANTS, files.CONFIG_LIMIT, "model constants file")
-    rows = {(r["scope"], r["name"]): r["value"] for r in csv.DictReader(io.StringIO(text))}
+def family_bandwidth_efficiency(tool: Path, family: str) -> float:
+    """bandwidth_efficiency of a family from the compiled-in constants (its inherit chain)."""
+    rows = {(r["scope"], r["name"]): r["value"] for r in model_cmd.constants(tool)}
     scope = family
     while scope:
         if (scope, "bandwidth_efficiency") in rows:
@@ -165,7 +171,7 @@ def padding(model: Model, gpu_table: dict) -> str:
               "copy (us) | padding wins (model) |"), "|---|---|---|---|---|---|---|---|"]
     for label, dev in GPUS:
         gbps, family = gpu_table[dev]
-        bw = gbps * 1e9 * family_bandwidth_efficiency(family)
+        bw = gbps * 1e9 * family_bandwidth_efficiency(model.tool, family)
         for nt in (False, True):
             rows = [{"gpu": dev, **as_run("fp16", 4096, n, 4096, nt=nt)} for n in (33, 40, 48)]
             p33, *padded = model.run(rows)
@@ -199,8 +205,7 @@ def batched(model: Model) -> str:
 
 
 def accuracy(rep: model_cmd.Report) -> str:
-    text = model_cmd.markdown(rep)
-    return text
+    return model_cmd.markdown(rep)
 
 
 def published_pairs(scored: list[model_cmd.Scored]) -> str:
@@ -217,11 +222,50 @@ def published_pairs(scored: list[model_cmd.Scored]) -> str:
     for (gpu, series, cls), group in sorted(groups.items()):
         meas = [p.measured for p in group]
         pred = [p.predicted for p in group]
-        src = group[0].misaligned.row.source.split("#")[0]
-        lines.append(f"| {gpu} | {series} ({src}) | {cls}-byte | {len(group)} | "
+        src = mdtext.cell(group[0].misaligned.row.source.split("#")[0])
+        lines.append(f"| {mdtext.cell(gpu)} | {mdtext.cell(series)} ({src}) | {cls}-byte | "
+                     f"{len(group)} | "
                      f"{model_cmd.quantile(meas, .5):.2f} ({model_cmd.quantile(meas, .1):.2f}-"
                      f"{model_cmd.quantile(meas, .9):.2f}) | {model_cmd.quantile(pred, .5):.2f} | "
                      f"{sum(p.within for p in group) / len(group):.0%} |")
+    return "\n".join(lines) + "\n"
+
+
+def leave_one_out() -> str:
+    """The fit's leave-one-GPU-out scores: each GPU's rows predicted by constants fitted on every
+    other GPU's rows only."""
+    report = json.loads(FIT_REPORT.read_text(encoding="utf-8"))
+
+    def cells(s: dict | None) -> str:
+        if not s:
+            return "- | - | - | -"
+        return f"{s['rows']} | {s['median']:.2f} | {s['p10']:.2f} | {s['p90']:.2f}"
+
+    lines = [("| GPU left out | rows | median | p10 | p90 | aligned >= 100 us: rows | median | "
+              "p10 | p90 | misaligned: rows | median | alignment pairs within 2x |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for s in report["loo"]:
+        mis, pairs = s.get("misaligned"), s.get("pairs")
+        mis_cells = f"{mis['rows']} | {mis['median']:.2f}" if mis else "- | -"
+        pair_cell = f"{pairs['within_2x']} of {pairs['pairs']}" if pairs else "-"
+        lines.append(f"| {mdtext.cell(s['gpu'])} | {cells(s)} | "
+                     f"{cells(s.get('aligned_100us'))} | {mis_cells} | {pair_cell} |")
+    return "\n".join(lines) + "\n"
+
+
+def held_out_rows(scored: list[model_cmd.Scored], preds: dict[int, dict]) -> str:
+    """Every held-out row (never fitted on) with the shipped model's prediction."""
+    lines = [("| GPU | source | precision | m x n x k x batch | measured TFLOP/s (published) | "
+              "predicted TFLOP/s (model) | predicted / measured | basis |"),
+             "|---|---|---|---|---|---|---|---|"]
+    for s in scored:
+        r = s.row
+        if r.use != "held_out" or s.predicted_us is None:
+            continue
+        lines.append(f"| {mdtext.cell(r.gpu)} | {mdtext.cell(model_cmd.source_of(r))} | "
+                     f"{mdtext.cell(r.precision)} | {r.m} x {r.n} x {r.k} x {r.batch} | "
+                     f"{r.measured_tflops:.1f} | {r.flops / s.predicted_us / 1e6:.1f} | "
+                     f"{s.ratio:.2f} | {mdtext.cell(preds[id(r)]['model_basis'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -229,14 +273,16 @@ def tables(tool: Path) -> dict[str, str]:
     model = Model(tool)
     rows = published.load()
     scored = model_cmd.score(tool, rows)
+    preds = {id(r): p for r, p in zip(rows, model_cmd.predict_rows(tool, rows))}
     rep = model_cmd.build_report(scored)
-    bars = spread(rep)
+    bars = spread(scored)
     gpu_table = {}
     for r in csv.DictReader(io.StringIO(model_cmd.run_tool(tool, ["gpus"]))):
         gpu_table[r["device"]] = (float(r["memory_gbps"]), r["family"])
     return {"n-sweep": n_sweep(model, bars), "pairs": pairs(model), "m-k": m_k(model),
             "padding": padding(model, gpu_table), "batched": batched(model),
-            "accuracy": accuracy(rep), "published-pairs": published_pairs(scored)}
+            "accuracy": accuracy(rep), "published-pairs": published_pairs(scored),
+            "leave-one-out": leave_one_out(), "held-out": held_out_rows(scored, preds)}
 
 
 def between(text: str, name: str) -> str | None:

@@ -4,12 +4,20 @@ One row per measurement, each with its source (data/published/README.md describe
 ``load`` reads and checks the form of every row (the columns, positive sizes, a known layout and
 precision, a summary and a source on every row, one measured time or rate); ``check`` adds what
 needs tcbench's own tables: a GPU of the peak table, nothing above its dense datasheet peak, no
-row twice. Standard library only.
+row twice.
+
+The text fields are cleaned once, here: control characters (a terminal escape, a NUL) leave the
+text, so every writer gets plain text, which it escapes for its own format (Markdown through
+mdtext, HTML through doc). A NUL anywhere is refused before the csv module reads the file. The
+precisions and output types and their sizes are the C++ tables' (data/model/vocabulary.csv is
+`tcbench_model vocabulary`'s output; tests/scripts/test_model.py fails when they drift).
+Standard library only.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import re
@@ -21,22 +29,37 @@ from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import InputError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "published"
+VOCABULARY = DATA_DIR.parent / "model" / "vocabulary.csv"
 COLUMNS = ("id", "gpu", "device", "precision", "c_type", "m", "n", "k", "batch", "layout_a",
            "layout_b", "measured_us", "measured_tflops", "summary", "timing", "library", "version",
            "use", "source", "reference", "notes")
 REQUIRED = ("id", "gpu", "precision", "m", "n", "k", "batch", "layout_a", "layout_b", "summary",
             "timing", "library", "use", "source")
-PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "fp16_acc16", "bf16", "int8", "fp8", "fp4", "fp6")
-C_TYPES = ("", "fp64", "fp32", "fp16", "bf16", "int32", "int8", "fp8")
 USES = ("fit", "held_out")
-BITS = {"fp64": 64, "fp32": 32, "tf32": 32, "fp16": 16, "fp16_acc16": 16, "bf16": 16, "int8": 8,
-        "fp8": 8, "fp4": 4, "fp6": 6, "int32": 32}
-# The output type when a row names none: the precision table's D type (precision.hpp).
-DEFAULT_C = {"fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16",
-             "fp16_acc16": "fp16", "bf16": "bf16", "int8": "int32", "fp8": "bf16", "fp4": "bf16",
-             "fp6": "bf16"}
+TEXT = ("id", "gpu", "device", "summary", "timing", "library", "version", "source", "reference",
+        "notes")
+# GeForce boards run above their rated boost clock (GPU Boost): a measurement may exceed the
+# datasheet rate, which counts the rated clock. check() accepts that much above it for them.
+GEFORCE_BOOST = 1.10
+
+
+@functools.cache
+def vocabulary() -> tuple[dict[str, tuple[int, str]], dict[str, int]]:
+    """precision -> (input bits, default output type); output type -> bits. Read when first
+    needed (a checkout without data/ still imports this module)."""
+    precisions, types = {}, {}
+    text = files.read_text(VOCABULARY, files.CONFIG_LIMIT, "vocabulary of the model")
+    for row in csv.DictReader(io.StringIO(text)):
+        if row["kind"] == "precision":
+            precisions[row["name"]] = (int(row["bits"]), row["output_type"])
+        else:
+            types[row["name"]] = int(row["bits"])
+    return precisions, types
 PAIR_REACH = 64  # an aligned partner differs from the misaligned row by at most this many elements
 LIMIT = 64 * files.MIB
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|"
+                      r"[\x00-\x1f\x7f-\x9f]")
+_THREAD = re.compile(r"https://github\.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
@@ -101,8 +124,9 @@ class Measurement:
             while a < 16 and b % (2 * a) == 0:
                 a *= 2
             return a
-        ab, bb = BITS[self.precision], BITS[self.precision]
-        cb = BITS[self.c_type or DEFAULT_C[self.precision]]
+        precisions, types = vocabulary()
+        ab = bb = precisions[self.precision][0]
+        cb = types[self.c_type or precisions[self.precision][1]]
         a = al(self.k if self.layout_a == "mk" else self.m, ab)
         b = al(self.n if self.layout_b == "kn" else self.k, bb)
         c = al(self.n, cb)
@@ -114,6 +138,15 @@ class Measurement:
     @property
     def aligned(self) -> bool:
         return min(self.alignment) == 16
+
+    @property
+    def source_name(self) -> str:
+        """The source, short: "owner/repo@commit" for a file, "owner/repo#N" for a GitHub
+        thread, else the source as given."""
+        thread = _THREAD.fullmatch(self.source)
+        if thread:
+            return f"{thread.group(1)}#{thread.group(2)}"
+        return self.source.split(":", 1)[0] if "@" in self.source else self.source
 
     @property
     def model_gpu(self) -> str:
@@ -148,9 +181,21 @@ def _positive_float(text: str, what: str, where: str) -> float | None:
     return value
 
 
+def clean(text: str) -> str:
+    """A text field of printable characters only: a terminal escape sequence goes whole, any
+    other character a terminal or a viewer would act on (a control, a NUL, a line or paragraph
+    separator, a bidirectional override) becomes a space."""
+    text = _CONTROL.sub(" ", text)
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+
+
 def parse(text: str, origin: str) -> list[Measurement]:
     """The rows of one CSV file; InputError naming the file and line for any malformed row (the
-    csv module's own refusals too: a field above its size limit, a NUL)."""
+    csv module's own refusals too: a field above its size limit)."""
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InputError(f"{origin} line {line} holds a NUL byte: not a CSV file of "
+                         "measurements.")
     try:
         return _parse(text, origin)
     except csv.Error as exc:
@@ -173,16 +218,20 @@ def _parse(text: str, origin: str) -> list[Measurement]:
             continue
         if len(rec) != len(COLUMNS):
             raise InputError(f"{where}: {len(rec)} fields, not {len(COLUMNS)}.")
-        f = {c: v.strip() for c, v in zip(COLUMNS, rec)}
+        f = {c: clean(v) if c in TEXT else v.strip() for c, v in zip(COLUMNS, rec)}
+        for c in COLUMNS:
+            if c not in TEXT and _CONTROL.search(f[c]):
+                raise InputError(f"{where}: {c} holds a control character.")
         for c in REQUIRED:
             if not f[c]:
                 raise InputError(f"{where}: {c} is empty (every row needs it).")
-        if f["precision"] not in PRECISIONS:
+        precisions, types = vocabulary()
+        if f["precision"] not in precisions:
             raise InputError(f"{where}: precision {f['precision']!r} is not in the precision "
-                             "table.")
-        if f["c_type"] not in C_TYPES:
+                             f"table ({', '.join(precisions)}).")
+        if f["c_type"] and f["c_type"] not in types:
             raise InputError(f"{where}: c_type {f['c_type']!r} is not one of "
-                             f"{', '.join(t for t in C_TYPES if t)}.")
+                             f"{', '.join(types)}.")
         if f["layout_a"] not in ("mk", "km") or f["layout_b"] not in ("kn", "nk"):
             raise InputError(f"{where}: layouts {f['layout_a']}/{f['layout_b']} are not mk|km and "
                              "kn|nk.")
@@ -226,10 +275,12 @@ def load(paths: list[Path] | None = None) -> list[Measurement]:
     return rows
 
 
-def check(rows: list[Measurement], peaks: dict[tuple[str, str], float]) -> list[str]:
+def check(rows: list[Measurement], peaks: dict[tuple[str, str], float],
+          geforce: set[str] = frozenset()) -> list[str]:
     """What is wrong with the rows as data tcbench relies on, one sentence each: a GPU not in
     the peak table (``peaks``: (gpu, precision) -> dense datasheet TFLOP/s, from
-    ``tcbench_model gpus``), a rate above the dense peak, an id or a measurement given twice."""
+    ``tcbench_model gpus``), a rate above the dense peak (GEFORCE_BOOST times it for the
+    ``geforce`` GPUs), an id or a measurement given twice."""
     problems = []
     ids: dict[str, Measurement] = {}
     keys: dict[tuple, Measurement] = {}
@@ -240,9 +291,12 @@ def check(rows: list[Measurement], peaks: dict[tuple[str, str], float]) -> list[
             problems.append(f"{where}: GPU {r.gpu!r} is not a name of tcbench's peak table.")
         elif (r.gpu, r.precision) not in peaks:
             problems.append(f"{where}: {r.gpu} has no {r.precision} rate in the peak table.")
-        elif r.measured_tflops > peaks[(r.gpu, r.precision)] * 1.0005:
+        elif r.measured_tflops > peaks[(r.gpu, r.precision)] * (
+                GEFORCE_BOOST if r.gpu in geforce else 1.0005):
+            limit = " (with GeForce boost)" if r.gpu in geforce else ""
             problems.append(f"{where}: {r.measured_tflops:.1f} TFLOP/s is above {r.gpu}'s dense "
-                            f"{r.precision} datasheet peak ({peaks[(r.gpu, r.precision)]:g}).")
+                            f"{r.precision} datasheet peak ({peaks[(r.gpu, r.precision)]:g}"
+                            f"{limit}).")
         if r.id in ids:
             first = ids[r.id]
             problems.append(f"{where}: id {r.id!r} is also on {_where(first.file, first.line)}.")
@@ -275,7 +329,7 @@ class Pair:
 def pairs(rows: list[Measurement]) -> list[Pair]:
     """Each misaligned row with its nearest aligned neighbour in the same series: the same GPU,
     precision, layouts and batch, one of M, N, K different by at most PAIR_REACH elements (the
-    lower one on a tie)."""
+    lower one on a tie), or, in a sweep of squares (M = N = K), the nearest aligned square."""
     groups: dict[tuple, list[Measurement]] = {}
     for r in rows:
         groups.setdefault((r.series, r.model_gpu, r.precision, r.c_type, r.layout_a, r.layout_b,
@@ -290,6 +344,8 @@ def pairs(rows: list[Measurement]) -> list[Pair]:
             for a in aligned:
                 moved = [(d, abs(getattr(a, d) - getattr(r, d))) for d in "mnk"
                          if getattr(a, d) != getattr(r, d)]
+                if a.m == a.n == a.k and r.m == r.n == r.k:
+                    moved = moved[:1]  # a square's three sides move together
                 if len(moved) != 1 or moved[0][1] > PAIR_REACH:
                     continue
                 key = (moved[0][1], getattr(a, moved[0][0]))

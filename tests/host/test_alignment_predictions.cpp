@@ -1,8 +1,8 @@
-// What docs/concepts/alignment.md says the models predict for the GEMMs bench_alignment runs, on
-// tcbench's reference GPUs (H100 SXM and A100 SXM 80GB): the GEMM time model (predict_v2) through
-// the layout tcbench runs (query_of), and the first model's quantization arithmetic (predict_on,
-// which the benchmark evaluates with cuBLASLt's tile). The page's tables themselves are written
-// by `tcbench model` (scripts/tcbench_tools/model_docs.py) and checked by
+// What docs/concepts/alignment.md says the model predicts for the GEMMs bench_alignment runs, on
+// tcbench's reference GPUs (H100 SXM and A100 SXM 80GB): the GEMM time model (predict_time)
+// through the layout tcbench runs (query_of), and the quantization bound the benchmark evaluates
+// with cuBLASLt's tile (quantization_bound). The page's tables themselves are written by
+// `tcbench model` (scripts/tcbench_tools/model_docs.py) and checked by
 // tests/scripts/test_model_docs.py.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,6 @@
 
 #include "tcbench/error.hpp"
 #include "tcbench/gemm_prediction.hpp"
-#include "tcbench/numerics/gemm_model.hpp"
 #include "tcbench/studies/alignment_model.hpp"
 
 namespace tn = tcbench::numerics;
@@ -69,18 +68,21 @@ TEST(AlignmentPredictions, HeadlineFacts) {
     EXPECT_GE(rate(*g, Precision::fp16, 4096, 33, 4096), rate(*g, Precision::fp16, 4096, 32, 4096))
         << g->name;
     EXPECT_EQ(ts::predict_as_run(*g, Precision::fp16, 4096, 33, 4096).time.regime, "memory");
-    // With B N-contiguous (layout:nt) N leads B: 33 is 2-byte aligned and predicted slower.
-    EXPECT_LT(rate(*g, Precision::fp16, 4096, 33, 4096, 1, true),
-              0.9 * rate(*g, Precision::fp16, 4096, 32, 4096, 1, true) * 33 / 32)
+    // With B N-contiguous (layout:nt) N leads B: 33 is 2-byte aligned; on the A100 (whose
+    // misaligned kernels the fit saw) that is predicted slower per FLOP, elsewhere not faster.
+    EXPECT_LT(
+        rate(*g, Precision::fp16, 4096, 33, 4096, 1, true),
+        (g == &a100() ? 0.9 : 1.001) * rate(*g, Precision::fp16, 4096, 32, 4096, 1, true) * 33 / 32)
         << g->name;
-    // K or M odd breaks a leading dimension in NN: several times slower than 4096.
+    // K or M odd breaks a leading dimension in NN: slower than 4096, several times on the A100
+    // (its fitted 2-byte factor), less on the H100 (Hopper's: one published row).
     const double base = rate(*g, Precision::fp16, 4096, 4096, 4096);
-    EXPECT_GT(base / rate(*g, Precision::fp16, 4096, 4096, 4095), 2.0) << g->name;
-    EXPECT_GT(base / rate(*g, Precision::fp16, 4095, 4096, 4096), 2.0) << g->name;
-    // 4094 (4-byte rows) costs less than 4095 (2-byte) but more than nothing.
-    const double k4094 = rate(*g, Precision::fp16, 4096, 4096, 4094);
-    EXPECT_GT(base / k4094, 1.2);
-    EXPECT_GT(k4094, rate(*g, Precision::fp16, 4096, 4096, 4095));
+    const double cliff = g == &a100() ? 2.0 : 1.2;
+    EXPECT_GT(base / rate(*g, Precision::fp16, 4096, 4096, 4095), cliff) << g->name;
+    EXPECT_GT(base / rate(*g, Precision::fp16, 4095, 4096, 4096), cliff) << g->name;
+    // 4094 (4-byte rows) costs no more than 4095 (2-byte), give or take the K padding.
+    EXPECT_GE(rate(*g, Precision::fp16, 4096, 4096, 4094),
+              0.999 * rate(*g, Precision::fp16, 4096, 4096, 4095));
     // N = 8193 is no leading dimension in NN either: within a few percent of 8192.
     EXPECT_GT(rate(*g, Precision::fp16, 4096, 8193, 4096),
               0.95 * rate(*g, Precision::fp16, 4096, 8192, 4096));
@@ -112,17 +114,26 @@ TEST(GemmPrediction, RatesAndTypesFromTcbenchsTables) {
   EXPECT_NEAR(h.bytes_per_s, 3352.3e9, 0.1e9);
   EXPECT_DOUBLE_EQ(tcbench::gpu_rates(a100(), Precision::int8).flops_per_s, 624e12);
   EXPECT_EQ(tcbench::gpu_rates(a100(), Precision::fp8).flops_per_s, 0.0);  // no FP8 path
-  EXPECT_THROW(tcbench::predict_on(a100(), Precision::fp8, {4096, 32, 4096}, {128, 64}),
-               tcbench::InvalidArgument);
+  tcbench::GemmQuery fp8;
+  fp8.precision = Precision::fp8;
+  fp8.m = 4096;
+  fp8.n = 32;
+  fp8.k = 4096;
+  EXPECT_THROW(tcbench::quantization_bound(a100(), fp8, {128, 64}, 1), tcbench::InvalidArgument);
   EXPECT_EQ(tn::element_bytes(tcbench::element_of(CUDA_R_32I)), 4);
   EXPECT_EQ(tn::element_bytes(tcbench::element_of(CUDA_R_8F_E4M3)), 1);
   EXPECT_EQ(tcbench::element_of(CUDA_R_16BF), tn::Element::bf16);
   EXPECT_THROW(tcbench::element_of(CUDA_C_32F), tcbench::InvalidArgument);
   // The quantization bound the benchmark evaluates with cuBLASLt's tile (model_tflops): the
   // guide's A100 example, N = 1536 of M = 2304, K = 4096 with 256x128 tiles, is one full wave.
-  const auto q = tcbench::predict_on(a100(), Precision::fp16, {2304, 1536, 4096}, {256, 128});
-  EXPECT_EQ(q.efficiency.ctas, 108);
-  EXPECT_DOUBLE_EQ(q.efficiency.wave_efficiency, 1.0);
+  tcbench::GemmQuery g;
+  g.m = 2304;
+  g.n = 1536;
+  g.k = 4096;
+  const auto q = tcbench::quantization_bound(a100(), g, {256, 128}, 1);
+  EXPECT_DOUBLE_EQ(q.quantization.ctas, 108);
+  EXPECT_DOUBLE_EQ(q.quantization.wave_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(q.flops_per_s, 312e12);  // one full wave of full tiles: the datasheet rate
 }
 
 }  // namespace

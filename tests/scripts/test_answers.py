@@ -120,18 +120,19 @@ def test_spearman_matches_scipy():
 # --- Q4 --------------------------------------------------------------------------------------
 
 def test_q4_host_the_published_pairs_decide_and_the_model_covers_the_rest():
-    """With data/published/'s A100 pairs (every misaligned GEMM slower): holds with a caveat; the
-    caveats say where 33 loses (published), and that a batch in no leading dimension has only the
-    model (no measurement) to go on."""
+    """With data/published/'s pairs (every A100 misaligned GEMM slower, the RTX 4090's odd squares
+    not): holds with a caveat; the caveats say where 33 loses (published, per GPU), and that a
+    batch in no leading dimension has only the model (no measurement) to go on."""
     a = rules.q4_host(host(ad.alignment_model(nt=(65.6, 49.4))))
     assert a.verdict == CAVEAT
-    assert a.basis.startswith("model (no measurement) and published measurements (A100 SXM; "
-                              "EleutherAI/cookbook@e6b8f2b)")
-    assert "of 392 GEMMs whose leading dimension broke the 16-byte rule ran slower" in a.caveats[0]
+    assert a.basis.startswith("model (no measurement) and published measurements (A100 SXM, "
+                              "RTX 4090; EleutherAI/cookbook@e6b8f2b, pytorch/pytorch#181718)")
+    assert "of 396 GEMMs whose leading dimension broke the 16-byte rule ran slower" in a.caveats[0]
+    assert "(A100 SXM 392 of 392, RTX 4090 0 of 4)" in a.caveats[0]
     assert "no published pair varies only a batch" in a.caveats[1]
     assert "67.7 against 32 at 65.6" in a.caveats[1]
     assert "layout:nt" in a.caveats[2] and "x0.75" in a.caveats[2]
-    assert any(e.metric == "share slower misaligned" and e.value == 1.0 for e in a.evidence)
+    assert any(e.metric == "share slower misaligned" and e.value == 392 / 396 for e in a.evidence)
     # No model rows: the published pairs still decide, and the caveat says the case is open.
     alone = rules.q4_host(host([]))
     assert alone.verdict == CAVEAT and "not decided here" in alone.caveats[1]
@@ -315,8 +316,8 @@ def test_run_without_a_gpu_says_so_first_and_answers(tmp_path, monkeypatch):
     md = (out / "answers.md").read_text()
     assert md.count("\n## Q") == 5 and "GPU: not measured" in md
     assert ("Q4 Batch 32 vs 33:\n  without a GPU (synthetic data), model (no measurement) and "
-            "published measurements (A100 SXM; EleutherAI/cookbook@e6b8f2b): holds with a caveat"
-            in proc.stdout)
+            "published measurements (A100 SXM, RTX 4090; EleutherAI/cookbook@e6b8f2b, "
+            "pytorch/pytorch#181718): holds with a caveat" in proc.stdout)
     assert (out / "studies.json").is_file()
 
 

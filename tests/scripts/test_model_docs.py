@@ -22,16 +22,36 @@ def test_the_alignment_page_carries_the_models_tables():
 def test_the_claim_block_quotes_the_current_numbers():
     page = model_docs.PAGE.read_text(encoding="utf-8")
     claim = page.split("## The multiples")[0]
-    ps = published.pairs(published.load())
+    everything = published.pairs(published.load())
+    ps = [p for p in everything if p.misaligned.gpu == "A100 SXM"]
     slower = sum(p.slowdown > 1 for p in ps)
     assert f"every one of {len(ps)} GEMMs" in claim and slower == len(ps)
     assert f"median {model_cmd.quantile([p.slowdown for p in ps], 0.5):.2f}x" in claim
+    ada = [p for p in everything if p.misaligned.gpu == "RTX 4090"]
+    assert f"{sum(p.slowdown > 1 for p in ada)} of {len(ada)} odd BF16 squares" in claim
     h100 = model_docs.Model(model_tool()).run(
         [{"gpu": "NVIDIA H100 80GB HBM3", **model_docs.as_run("fp16", 4096, n, 4096, nt=nt)}
          for nt in (False, True) for n in (32, 33)])
     r32, r33, t32, t33 = (float(p["predicted_tflops"]) for p in h100)
     assert f"H100 {r32:.1f} vs {r33:.1f} TFLOP/s" in claim
     assert f"x{t33 / t32:.2f}" in claim
+
+
+def test_the_fit_report_was_made_from_the_data_as_they_are():
+    """data/model/fit_report.json (the leave-one-out table) and the compiled-in constants come
+    from one run of tools/model/fit.py on data/published/ as it is: a changed data file without
+    a new fit fails here."""
+    import hashlib
+
+    report = json.loads(model_docs.FIT_REPORT.read_text(encoding="utf-8"))
+    h = hashlib.sha256()
+    for f in published.data_files():
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    assert report["data_digest"] == h.hexdigest()[:16], (
+        "data/published changed since the fit: run tools/model/fit.py --build build/dev --write")
+    gpus = {s["gpu"] for s in report["loo"]}
+    assert {"H100 SXM", "H200", "B200", "RTX 4090", "A100 SXM"} <= gpus
 
 
 def test_the_pages_layout_mapping_is_the_cpp_one(tmp_path):

@@ -63,6 +63,41 @@ def test_the_published_reader(text):
         assert r.measured_us > 0 and r.measured_tflops > 0
 
 
+def _text_columns() -> tuple[int, ...]:
+    from tcbench_tools import published
+
+    return tuple(published.COLUMNS.index(c) for c in published.TEXT)
+
+
+TEXT_COLUMNS = _text_columns()
+
+
+@settings(max_examples=p.examples(100))
+@given(line=st.sampled_from(ROWS),
+       changes=st.lists(st.tuples(st.sampled_from(TEXT_COLUMNS), p.hostile_text), min_size=1,
+                        max_size=4))
+@example(line=ROWS[0], changes=[(18, "\x1b[31mowner/repo <b>x</b> [a](javascript:alert(1))")])
+@example(line=ROWS[0], changes=[(20, "a\u202eb\u2028c\x85d")])
+def test_the_published_readers_text_is_clean(line, changes):
+    """Issue 44 section 2: whatever a text field holds, the reader gives it back printable (no
+    control, separator or bidirectional character), once, for every writer; a NUL anywhere is
+    one sentence."""
+    from tcbench_tools import published
+    from tcbench_tools.errors import InputError
+
+    text = HEADER + "\n" + edit(line, changes) + "\n"
+    try:
+        rows = published.parse(text, "gen.csv")
+    except InputError as exc:
+        assert "\x00" not in str(exc) and str(exc).endswith(".")
+        return
+    for r in rows:
+        for name in published.TEXT:
+            value = getattr(r, name)
+            assert value == value.strip() and p.printable_text(value) and "\n" not in value
+    assert "\x00" not in text  # a NUL is never read
+
+
 @settings(max_examples=p.examples(8))
 @given(text=published_csv())
 def test_model_check(tmp_path, text):

@@ -28,16 +28,17 @@ def main() -> int:
         if clean.returncode != 0:
             print("the unchanged copy fails:\n" + clean.stdout + clean.stderr)
             return 1
-        victim = root / "common" / "numerics" / "src" / "gemm_model.cpp"
+        victim = root / "common" / "numerics" / "src" / "gemm_time_model.cpp"
         victim.write_text("constexpr float kMax = 448.0f;  // E4M3\n"
                           "double u(double x) { return x * 0x1p-11; }\n"
                           "double w(double x) { return x * 0x1p-11; }  // not a format limit\n"
                           "/* 65504.0 in a comment */ int v = 65504;\n" + victim.read_text())
         planted = run(check, root)
-        want = ("gemm_model.cpp:1: 448.0f is a limit", "gemm_model.cpp:2: 0x1p-11 is a limit",
-                "gemm_model.cpp:4: 65504 is a limit")
+        want = ("gemm_time_model.cpp:1: 448.0f is a limit",
+                "gemm_time_model.cpp:2: 0x1p-11 is a limit",
+                "gemm_time_model.cpp:4: 65504 is a limit")
         if planted.returncode != 1 or not all(w in planted.stdout for w in want) or \
-                "gemm_model.cpp:3:" in planted.stdout:
+                "gemm_time_model.cpp:3:" in planted.stdout:
             print("the planted limits were not reported as expected:\n" + planted.stdout +
                   planted.stderr)
             return 1

@@ -29,10 +29,10 @@ def main() -> int:
         if clean.returncode != 0:
             print("the unchanged copy fails:\n" + clean.stdout + clean.stderr)
             return 1
-        victim = root / "common" / "numerics" / "src" / "gemm_model.cpp"
+        victim = root / "common" / "numerics" / "src" / "gemm_time_model.cpp"
         victim.write_text('#include "tcbench/gemm_spec.hpp"\n' + victim.read_text())
         planted = run(check, root)
-        want = "gemm_model.cpp:1: floor 'numerics' includes tcbench/gemm_spec.hpp"
+        want = "gemm_time_model.cpp:1: floor 'numerics' includes tcbench/gemm_spec.hpp"
         if planted.returncode != 1 or want not in planted.stdout:
             print("the planted upward include was not reported:\n" + planted.stdout
                   + planted.stderr)

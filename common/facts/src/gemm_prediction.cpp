@@ -4,25 +4,16 @@
 #include "tcbench/gemm_spec.hpp"
 
 #include <array>
+#include <map>
+#include <vector>
 #include <cctype>
 #include <string>
 
 namespace tcbench {
 
-numerics::GpuRates gpu_rates(const GpuSpec& gpu, Precision p) {
+GpuRates gpu_rates(const GpuSpec& gpu, Precision p) {
   const Peak pk = peak(gpu, p);
   return {pk.supported ? pk.denominator() * 1e12 : 0.0, peak_memory_gbps(gpu) * 1e9};
-}
-
-numerics::GemmTimePrediction predict_on(const GpuSpec& gpu, Precision p, const ModelledGemm& g,
-                                        numerics::TileShape tile, int split_k) {
-  const numerics::GpuRates rates = gpu_rates(gpu, p);
-  if (!(rates.flops_per_s > 0) || !(rates.bytes_per_s > 0))
-    throw InvalidArgument("no " + std::string(name(p)) + " rate or bandwidth for " + gpu.name +
-                          " in the peak table, so the efficiency model cannot predict its time");
-  return numerics::predict_gemm({g.m, g.n, g.k, element_of(g.input), g.batch}, tile,
-                                {gpu.sm_count, 1}, rates,
-                                numerics::element_bytes(element_of(g.output)), split_k);
 }
 
 }  // namespace tcbench
@@ -118,11 +109,12 @@ namespace {
 
 // Why cuBLASLt would refuse the shape, by the rules gemm_spec.cpp applies to what tcbench runs,
 // in the query's row-major terms (cuBLASLt sees D^T: its m is the query's n, its n the query's
-// m): FP8 and FP4 need every leading dimension a multiple of 16 bytes and cuBLASLt's m and k
-// multiples of 16, its n of 8; INT8 needs its m and k multiples of 4.
+// m): the narrow floating-point types (the precision table's K-major, non-integer rows: FP8, FP6,
+// FP4) need every leading dimension a multiple of 16 bytes and cuBLASLt's m and k multiples of
+// 16, its n of 8; the integer ones (INT8) need its m and k multiples of 4.
 std::string refused(const GemmQuery& q, const numerics::OperandAlignment& a) {
   const Precision p = q.precision;
-  if (p == Precision::fp8 || p == Precision::fp4 || p == Precision::fp6) {
+  if (info(p).a_k_major && !info(p).integer) {
     if (a.all() < 16)
       return std::string("cuBLASLt refuses ") + std::string(name(p)) +
              " GEMMs with a leading dimension that is not a multiple of 16 bytes (A " +
@@ -133,9 +125,9 @@ std::string refused(const GemmQuery& q, const numerics::OperandAlignment& a) {
              " GEMMs unless n and k are multiples of 16 and m of 8 (its m, k and n of the "
              "transposed problem)";
   }
-  if (p == Precision::int8 && (a.inputs() < 4 || q.n % 4 != 0 || q.k % 4 != 0))
-    return "cuBLASLt and cublasGemmEx refuse INT8 GEMMs unless n and k are multiples of 4 and "
-           "the leading dimensions of A and B too";
+  if (info(p).integer && (a.inputs() < 4 || q.n % 4 != 0 || q.k % 4 != 0))
+    return "cuBLASLt and cublasGemmEx refuse " + std::string(name(p)) +
+           " GEMMs unless n and k are multiples of 4 and the leading dimensions of A and B too";
   return {};
 }
 
@@ -154,25 +146,37 @@ GemmQuery query_of(const GemmSpec& spec, Precision p) {
   return q;
 }
 
-ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_view product,
-                           const ModelConstants& constants) {
+namespace {
+
+numerics::GemmTimeProblem problem_of(const GemmQuery& q) {
+  const PrecisionInfo& row = info(q.precision);
+  return {q.m,
+          q.n,
+          q.k,
+          q.batch,
+          model_bits(row.a),
+          model_bits(row.b),
+          model_bits(q.c_type.value_or(row.d)),
+          q.a_k_contiguous,
+          q.b_n_contiguous};
+}
+
+void require_positive(const GemmQuery& q) {
   if (q.m <= 0 || q.n <= 0 || q.k <= 0 || q.batch <= 0)
     throw InvalidArgument("M, N, K and the batch must be positive, got " + std::to_string(q.m) +
                           " x " + std::to_string(q.n) + " x " + std::to_string(q.k) + " x " +
                           std::to_string(q.batch));
+}
+
+}  // namespace
+
+ModelPrediction predict_time(const GpuSpec& gpu, const GemmQuery& q, std::string_view product,
+                             const ModelConstants& constants) {
+  require_positive(q);
   ModelPrediction out;
-  const PrecisionInfo& row = info(q.precision);
-  numerics::GemmTimeProblem problem{q.m,
-                                    q.n,
-                                    q.k,
-                                    q.batch,
-                                    model_bits(row.a),
-                                    model_bits(row.b),
-                                    model_bits(q.c_type.value_or(row.d)),
-                                    q.a_k_contiguous,
-                                    q.b_n_contiguous};
+  const numerics::GemmTimeProblem problem = problem_of(q);
   out.time.alignment = numerics::operand_alignment(problem);
-  const numerics::GpuRates rates = gpu_rates(gpu, q.precision);
+  const GpuRates rates = gpu_rates(gpu, q.precision);
   const std::string canonical(product.empty() ? known_product(gpu.name).value_or(gpu.name)
                                               : product);
   if (!(rates.flops_per_s > 0)) {
@@ -190,34 +194,70 @@ ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_v
     out.not_covered = e.what();
     return out;
   }
-  const numerics::TimeModelConstants c = constants.family(out.family, &out.constants_basis);
+  std::map<std::string, std::string> borrowed;  // field -> the family it came from
+  const numerics::TimeModelConstants c = constants.family(out.family, q.precision, &borrowed);
   const ModelConstants::Ceiling ceiling = constants.ceiling(canonical, out.family, q.precision);
-  out.ceiling = ceiling.typical;
+  out.ceiling = ceiling.value;
   out.ceiling_basis = ceiling.basis;
   const numerics::TimeModelGpu model_gpu{gpu.sm_count, rates.flops_per_s, rates.bytes_per_s,
-                                         ceiling.typical};
+                                         ceiling.value};
   out.time = numerics::predict_gemm_time(problem, model_gpu, c);
 
-  // What the fit set covers: Ampere FP16/BF16 (published A100 sweeps); ceilings of the GPUs
-  // and precisions the best-shape table has.
-  std::string borrowed;
-  if (out.family != ArchFamily::ampere) borrowed = "ampere's shape, alignment and launch constants";
-  const bool tensor16 = q.precision == Precision::fp16 || q.precision == Precision::bf16;
-  if (!ceiling.basis.starts_with(canonical + " "))
-    borrowed += std::string(borrowed.empty() ? "" : "; ") + "the ceiling of " +
-                ceiling.basis.substr(0, ceiling.basis.find(" ("));
-  else if (!tensor16 && ceiling.basis.find(" bf16 ") != std::string::npos)
-    borrowed += std::string(borrowed.empty() ? "" : "; ") + "the bf16 ceiling";
-  if (!tensor16 && q.precision != Precision::fp8)
-    borrowed += std::string(borrowed.empty() ? "" : "; ") + "no published " +
-                std::string(name(q.precision)) + " data";
-  out.coverage = borrowed.empty() ? "fitted" : "transferred: " + borrowed;
-  const bool narrow = q.precision == Precision::fp8 || q.precision == Precision::fp4 ||
-                      q.precision == Precision::int8;
-  if (narrow && (!q.a_k_contiguous || q.b_n_contiguous) && out.family != ArchFamily::blackwell)
+  // What the number stands on: the family's own fitted constants and ceiling, or what was
+  // transferred from elsewhere (of what this GEMM uses: the alignment classes it has, split-K
+  // only when split, ...), or the bound.
+  const numerics::GemmTimePrediction& t = out.time;
+  const numerics::OperandAlignment& al = t.alignment;
+  auto used = [&](const std::string& field) {
+    auto cls = [&](std::string_view prefix, int bytes) {
+      return bytes < 16 && field == std::string(prefix) + std::to_string(bytes);
+    };
+    if (field.starts_with("align_inputs_")) return cls("align_inputs_", al.inputs());
+    if (field.starts_with("align_output_")) return cls("align_output_", al.c);
+    if (field.starts_with("align_memory_")) return cls("align_memory_", al.all());
+    if (field == "batched_efficiency") return q.batch > 1;
+    if (field == "min_split_k_depth" || field == "split_k_fixed_us") return t.split_k > 1;
+    if (field == "stream_k_overhead") return t.stream_k;
+    return true;
+  };
+  std::map<std::string, std::vector<std::string>> from;  // family -> fields, as used here
+  for (const auto& [field, scope] : borrowed)
+    if (used(field)) from[scope].push_back(field);
+  out.constants_basis = std::string(name(out.family)) + "'s constants";
+  std::string words;
+  for (const auto& [scope, fields] : from) {
+    words += (words.empty() ? "" : "; ") + std::string("transferred from ") + scope + ": ";
+    for (std::size_t i = 0; i < fields.size() && i < 3; ++i) words += (i ? ", " : "") + fields[i];
+    if (fields.size() > 3) words += " and " + std::to_string(fields.size() - 3) + " more";
+  }
+  if (!words.empty()) out.constants_basis += ", " + words;
+  if (!ceiling.own)
+    words += std::string(words.empty() ? "" : "; ") + "the ceiling of " + ceiling.basis;
+  if (t.at_bound)
+    out.coverage = "bound: the model's time was under the roofline's; the bound is returned";
+  else
+    out.coverage = words.empty() ? "fitted" : words;
+  if (info(q.precision).a_k_major && (!q.a_k_contiguous || q.b_n_contiguous) &&
+      out.family != ArchFamily::blackwell)
     out.note = "cuBLASLt runs " + std::string(name(q.precision)) +
                " with A and B K-contiguous "
                "(layouts mk, nk) only; the transpose a caller needs first is not in the time";
+  return out;
+}
+
+QuantizationBound quantization_bound(const GpuSpec& gpu, const GemmQuery& q,
+                                     numerics::TimeModelTile tile, int split_k) {
+  require_positive(q);
+  const GpuRates rates = gpu_rates(gpu, q.precision);
+  if (!(rates.flops_per_s > 0) || !(rates.bytes_per_s > 0))
+    throw InvalidArgument("no " + std::string(name(q.precision)) + " rate or bandwidth for " +
+                          gpu.name + " in the peak table, so no quantization bound");
+  const numerics::GemmTimeProblem problem = problem_of(q);
+  QuantizationBound out;
+  out.quantization = numerics::quantize(problem, tile, gpu.sm_count, split_k);
+  const numerics::TimeModelGpu g{gpu.sm_count, rates.flops_per_s * out.quantization.efficiency(),
+                                 rates.bytes_per_s, 1.0};
+  out.flops_per_s = numerics::roofline_bound_flops_per_s(problem, g);
   return out;
 }
 

@@ -21,7 +21,7 @@ ModelPrediction predict_as_run(const GpuSpec& gpu, Precision p, std::int64_t m, 
   GemmSpec spec = GemmSpec::for_precision(p, m, n, k);
   spec.problem.trans_b = b_transposed;
   spec.batch_count = static_cast<std::int32_t>(batch);
-  return predict_v2(gpu, query_of(spec, p));
+  return predict_time(gpu, query_of(spec, p));
 }
 
 }  // namespace tcbench::studies

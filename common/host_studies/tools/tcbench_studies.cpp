@@ -148,7 +148,7 @@ void alignment_study(Rows& out) {
     Row& row =
         out.add(BenchName("alignment_model", g.slug, p).gemm(spec.problem),
                 std::string(g.label) + ", GEMM time model (no measurement): " + pred.coverage);
-    const tn::GemmTimePredictionV2& t = pred.time;
+    const tn::GemmTimePrediction& t = pred.time;
     set(row, counters::predicted_tflops, t.flops_per_s / 1e12);
     set(row, counters::model_waves, t.waves);
     set(row, counters::tile_m, static_cast<double>(t.tile.m));

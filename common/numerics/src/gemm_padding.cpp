@@ -58,17 +58,4 @@ PaddingCost padding_cost(const GemmShape& shape, GemmDim dim, std::int64_t padde
   return c;
 }
 
-PaddingPrediction predict_padding(const GemmShape& shape, GemmDim dim, std::int64_t padded_extent,
-                                  TileShape tile, GpuShape gpu, GpuRates rates, int output_bytes,
-                                  int split_k) {
-  PaddingPrediction p;
-  p.cost = padding_cost(shape, dim, padded_extent);
-  p.unpadded = predict_gemm(shape, tile, gpu, rates, output_bytes, split_k);
-  p.padded = predict_gemm(p.cost.padded, tile, gpu, rates, output_bytes, split_k);
-  p.copy_seconds = p.cost.copy_bytes / rates.bytes_per_s;
-  p.padded_total_seconds = p.padded.seconds + p.copy_seconds;
-  p.break_even_slowdown = p.padded_total_seconds / p.unpadded.seconds;
-  return p;
-}
-
 }  // namespace tcbench::numerics

@@ -43,6 +43,20 @@ constexpr int kSplits[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32};
 
 }  // namespace
 
+int alignment_bytes(std::int64_t dim, Element t) {
+  if (dim <= 0)
+    throw std::invalid_argument("alignment_bytes: the dimension must be positive, got " +
+                                std::to_string(dim));
+  const std::int64_t bytes = dim * element_bytes(t);
+  int a = 1;
+  while (a < 128 && bytes % (2 * a) == 0) a *= 2;
+  return a;
+}
+
+int efficient_multiple(Element t) {
+  return 16 / element_bytes(t);
+}
+
 OperandAlignment operand_alignment(const GemmTimeProblem& p) {
   OperandAlignment a;
   const std::int64_t lda = p.a_k_contiguous ? p.k : p.m;
@@ -73,8 +87,25 @@ double roofline_bound_flops_per_s(const GemmTimeProblem& p, const TimeModelGpu& 
   return flops / t;
 }
 
-GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModelGpu& gpu,
-                                       const TimeModelConstants& c) {
+TileQuantization quantize(const GemmTimeProblem& p, TimeModelTile tile, int sm_count, int split_k) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.batch <= 0 || tile.m <= 0 || tile.n <= 0 ||
+      sm_count <= 0 || split_k <= 0)
+    throw std::invalid_argument(
+        "quantize: sizes, the tile, the SM count and split-K must be positive");
+  TileQuantization q;
+  const double tm = std::ceil(static_cast<double>(p.m) / tile.m);
+  const double tn = std::ceil(static_cast<double>(p.n) / tile.n);
+  q.tiles = tm * tn;
+  q.ctas = q.tiles * static_cast<double>(p.batch) * split_k;
+  q.waves = q.ctas / sm_count;
+  q.tile_efficiency =
+      (static_cast<double>(p.m) / (tm * tile.m)) * (static_cast<double>(p.n) / (tn * tile.n));
+  q.wave_efficiency = q.waves / std::ceil(q.waves);
+  return q;
+}
+
+GemmTimePrediction predict_gemm_time(const GemmTimeProblem& p, const TimeModelGpu& gpu,
+                                     const TimeModelConstants& c) {
   require(p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0,
           "M, N, K and the batch must be positive, got " + std::to_string(p.m) + " x " +
               std::to_string(p.n) + " x " + std::to_string(p.k) + " x " + std::to_string(p.batch));
@@ -84,8 +115,10 @@ GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModel
           "the GPU needs a positive rate and bandwidth");
   require(gpu.ceiling > 0 && gpu.ceiling <= 1, "the ceiling must be in (0, 1]");
   require(!c.tiles.empty(), "the constants name no tile");
+  require(c.sustained_fraction > 0 && c.sustained_fraction <= 1 && c.sustained_us > 0,
+          "the sustained fraction must be in (0, 1] and its time positive");
 
-  GemmTimePredictionV2 out;
+  GemmTimePrediction out;
   out.alignment = operand_alignment(p);
   out.bound_flops_per_s = roofline_bound_flops_per_s(p, gpu);
   const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) *
@@ -104,7 +137,8 @@ GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModel
   const double memory_s = gemm_time_min_bytes(p) / (bandwidth * f_memory);
   const double c_bytes = static_cast<double>(p.m) * static_cast<double>(p.n) *
                          static_cast<double>(p.batch) * p.c_bits / 8.0;
-  const std::int64_t k_step = std::max<std::int64_t>(1, c.k_step_bytes * 8 / p.a_bits);
+  const double k_step = std::max(1.0, std::floor(c.k_step_bytes * 8.0 / p.a_bits));
+  const double latency_s = c.cta_latency_us * 1e-6;
   double ref_intensity = 0;
   for (const TimeModelTile& t : c.tiles) ref_intensity = std::max(ref_intensity, intensity(t));
   auto tile_speed = [&](const TimeModelTile& t) {
@@ -117,14 +151,15 @@ GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModel
   for (const TimeModelTile& base : c.tiles) {
     for (const TimeModelTile t : {base, TimeModelTile{base.n, base.m}}) {
       const double speed = tile_speed(t);
-      const std::int64_t tiles = ((p.m + t.m - 1) / t.m) * ((p.n + t.n - 1) / t.n) * p.batch;
+      // Counts in double: a 2^40-sized problem has more tiles than an int64 holds.
+      const double tiles = std::ceil(static_cast<double>(p.m) / t.m) *
+                           std::ceil(static_cast<double>(p.n) / t.n) * static_cast<double>(p.batch);
       for (int s : kSplits) {
-        if (s > 1 && p.k / s < c.min_split_k_depth) break;
-        const std::int64_t k_split = (p.k + s - 1) / s;
-        const std::int64_t k_padded = (k_split + k_step - 1) / k_step * k_step;
-        const double cta_s = 2.0 * static_cast<double>(t.m) * static_cast<double>(t.n) *
-                             static_cast<double>(k_padded) / (sm_rate * speed);
-        const double ctas = static_cast<double>(tiles * s);
+        if (s > 1 && static_cast<double>(p.k) / s < static_cast<double>(c.min_split_k_depth)) break;
+        const double k_split = std::ceil(static_cast<double>(p.k) / s);
+        const double k_padded = std::ceil(k_split / k_step) * k_step;
+        const double cta_s = 2.0 * t.m * t.n * k_padded / (sm_rate * speed) + latency_s;
+        const double ctas = tiles * s;
         const double waves = ctas / gpu.sm_count;
         const double full = std::ceil(waves);
         const double reduce_s = s > 1 ? 2.0 * s * static_cast<double>(p.m) *
@@ -139,7 +174,10 @@ GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModel
           // Under one wave every CTA still takes its whole time: the GPU is just not full.
           const double effective = streamk ? std::max(1.0, waves) * (1.0 + c.stream_k_overhead)
                                            : std::max(1.0, waves + c.wave_depth * (full - waves));
-          const double compute_s = effective * cta_s;
+          const double math_s = effective * cta_s;
+          // Long runs of math fall to the sustained (power-limited) rate.
+          const double compute_s = math_s * (1.0 + (1.0 / c.sustained_fraction - 1.0) * math_s /
+                                                       (math_s + c.sustained_us * 1e-6));
           // The last wave's output is written after its math: no later tile hides it.
           const double tail_s =
               std::min(c_bytes, static_cast<double>(gpu.sm_count) * t.m * t.n * p.c_bits / 8.0) /
@@ -163,6 +201,11 @@ GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModel
   }
   out.fixed_seconds = c.fixed_us * 1e-6;
   out.flops_per_s = flops / out.seconds;
+  if (!(out.flops_per_s <= out.bound_flops_per_s)) {  // never faster than the bound (NaN too)
+    out.flops_per_s = out.bound_flops_per_s;
+    out.seconds = flops / out.bound_flops_per_s;
+    out.at_bound = true;
+  }
   if (out.fixed_seconds > 0.5 * out.seconds)
     out.regime = "launch";
   else

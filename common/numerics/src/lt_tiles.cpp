@@ -9,7 +9,7 @@ namespace {
 
 struct TileEntry {
   cublasLtMatmulTile_t id;
-  std::int64_t rows, cols;
+  int rows, cols;
 };
 struct StagesEntry {
   cublasLtMatmulStages_t id;
@@ -216,10 +216,10 @@ const typename Table::value_type* find_id(const Table& table, std::uint32_t id) 
 
 }  // namespace
 
-std::optional<TileShape> lt_tile_shape(std::uint32_t tile_id) {
+std::optional<TimeModelTile> lt_tile_shape(std::uint32_t tile_id) {
   const auto* e = find_id(kTiles, tile_id);
   if (e == nullptr) return std::nullopt;
-  return TileShape{e->rows, e->cols};
+  return TimeModelTile{e->rows, e->cols};
 }
 
 std::string lt_tile_label(std::uint32_t tile_id) {

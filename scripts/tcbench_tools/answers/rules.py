@@ -541,7 +541,7 @@ def _published_pairs() -> tuple[published.Pair, ...]:
 
 def _published_label(rows: list[published.Measurement]) -> str:
     gpus = sorted({r.gpu for r in rows})
-    sources = sorted({r.source.split(":", 1)[0] for r in rows})
+    sources = sorted({r.source_name for r in rows})
     return f"published measurements ({', '.join(gpus)}; {', '.join(sources)})"
 
 
@@ -595,10 +595,14 @@ def q4_host(rs: ResultSet) -> Answer:
         a.verdict = CAVEAT if slower >= Q4_PUBLISHED_DIRECTION else FAILS
         classes = ", ".join(f"{cls} x{published.quantile(xs, 0.5):.2f}"
                             for cls, xs in sorted(by_class.items()))
+        per_gpu = ", ".join(
+            f"{g} {sum(p.slowdown > 1 for p in pairs if p.misaligned.gpu == g)} of "
+            f"{sum(p.misaligned.gpu == g for p in pairs)}"
+            for g in sorted({p.misaligned.gpu for p in pairs}))
         a.caveats.append(f"{label}: {sum(p.slowdown > 1 for p in pairs)} of {len(pairs)} GEMMs "
                          "whose leading dimension broke the 16-byte rule ran slower than their "
-                         f"aligned neighbour, median x{median:.2f} ({classes}): where 33 is a "
-                         "leading dimension, it loses")
+                         f"aligned neighbour ({per_gpu}), median x{median:.2f} ({classes}): "
+                         "where 33 is a leading dimension, most of these GPUs lose")
         if nn:
             g, (t32, t33) = next(iter(sorted(nn.items())))
             a.caveats.append(

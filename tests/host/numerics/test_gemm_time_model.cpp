@@ -196,3 +196,88 @@ TEST(GemmTimeModel, RefusesNonsense) {
   c.tiles.clear();
   EXPECT_THROW(tn::predict_gemm_time(fp16(8, 8, 8), gpu(), c), std::invalid_argument);
 }
+
+// Tile and wave quantization against NVIDIA's "Matrix Multiplication Background User's Guide",
+// section 3.2's wave example: A100, 108 SMs, 256x128 tiles, one CTA per SM, M = 2304, K = 4096,
+// N varied ("utilization will be highest when the number of tiles is an integer multiple of 108
+// or just below"); section 3.1's tile quantization.
+TEST(Quantize, TheGuidesWaveExample) {
+  const tn::TimeModelTile t{256, 128};
+  // N = 1536: 9 x 12 = 108 tiles, one full wave.
+  auto q = tn::quantize(fp16(2304, 1536, 4096), t, 108);
+  EXPECT_DOUBLE_EQ(q.tiles, 108);
+  EXPECT_DOUBLE_EQ(q.waves, 1);
+  EXPECT_DOUBLE_EQ(q.efficiency(), 1);
+  // N = 1664: 117 tiles, the second wave 9/108 full.
+  q = tn::quantize(fp16(2304, 1664, 4096), t, 108);
+  EXPECT_DOUBLE_EQ(q.wave_efficiency, 117.0 / 216.0);
+  EXPECT_DOUBLE_EQ(q.tile_efficiency, 1);
+  // N = 1537: the same 117 tiles, the 13th tile column 1/128 used.
+  q = tn::quantize(fp16(2304, 1537, 4096), t, 108);
+  EXPECT_DOUBLE_EQ(q.tile_efficiency, 1537.0 / 1664.0);
+  // "Or just below": 1408 gives 99 tiles, 92 % of one wave.
+  EXPECT_DOUBLE_EQ(tn::quantize(fp16(2304, 1408, 4096), t, 108).wave_efficiency, 99.0 / 108.0);
+  // Over N = 128 .. 4096 in tile steps, full efficiency only at 1536 and 3072.
+  for (std::int64_t n = 128; n <= 4096; n += 128)
+    EXPECT_EQ(tn::quantize(fp16(2304, n, 4096), t, 108).efficiency() == 1.0, n == 1536 || n == 3072)
+        << n;
+}
+
+TEST(Quantize, BatchAndSplitKAreGridDimensionsAndHugeProblemsStayFinite) {
+  // 4096 x 33 with 128x64 tiles: 32 tiles; 4 K splits fill 128 of 132 SMs.
+  const auto q = tn::quantize(fp16(4096, 33, 4096), {128, 64}, 132, 4);
+  EXPECT_DOUBLE_EQ(q.tiles, 32);
+  EXPECT_DOUBLE_EQ(q.ctas, 128);
+  EXPECT_DOUBLE_EQ(q.wave_efficiency, 128.0 / 132.0);
+  EXPECT_DOUBLE_EQ(q.tile_efficiency, 33.0 / 64.0);
+  EXPECT_DOUBLE_EQ(tn::quantize(fp16(128, 128, 64, 33), {128, 64}, 132).ctas, 66);
+  // 2^40 per side: 2^66 tiles, more than an int64 holds.
+  const std::int64_t huge = std::int64_t{1} << 40;
+  EXPECT_DOUBLE_EQ(tn::quantize(fp16(huge, huge, huge), {128, 128}, 132).tiles, 0x1p66);
+  EXPECT_THROW(tn::quantize(fp16(8, 8, 8), {0, 8}, 132), std::invalid_argument);
+  EXPECT_THROW(tn::quantize(fp16(8, 8, 8), {8, 8}, 132, 0), std::invalid_argument);
+}
+
+TEST(GemmTimeModel, NeverFasterThanTheBoundEvenAtTheSizeLimit) {
+  // 2^40 per side: the tile count overflows int64 if counted so; the rate stays at or under the
+  // roofline bound, and the prediction says when it is the bound's.
+  const std::int64_t huge = std::int64_t{1} << 40;
+  const auto t = tn::predict_gemm_time(fp16(huge, huge, huge), gpu(), plain());
+  EXPECT_GT(t.seconds, 0);
+  EXPECT_LE(t.flops_per_s, t.bound_flops_per_s);
+  // A constants set that claims more than the datasheet (a bandwidth efficiency of 100) and small
+  // tiles: the model's 8192 x 8 x 8192 takes about 11 us, the bound's memory time 134 us. The
+  // bound's is returned.
+  auto c = plain();
+  c.bandwidth_efficiency = 100;
+  c.tiles = {{8, 8}};
+  const auto v = tn::predict_gemm_time(fp16(8192, 8, 8192), gpu(), c);
+  EXPECT_TRUE(v.at_bound);
+  EXPECT_DOUBLE_EQ(v.flops_per_s, v.bound_flops_per_s);
+  EXPECT_FALSE(tn::predict_gemm_time(fp16(1024, 1024, 1024), gpu(), plain()).at_bound);
+}
+
+TEST(GemmTimeModel, TheCtaLatencyIsPaidOncePerWaveStep) {
+  auto c = plain();
+  c.cta_latency_us = 2;
+  // 120 tiles = 2 waves at depth 1: each wave one tile time plus 2 us.
+  EXPECT_NEAR(tn::predict_gemm_time(fp16(1536, 1280, 1024), gpu(), c).seconds * 1e6,
+              2 * (33.554432 + 2) + 3.2768, 1e-9);
+}
+
+TEST(Alignment, BytesClassAndThePaddingMultiple) {
+  using T = tn::Element;
+  EXPECT_EQ(tn::alignment_bytes(33, T::fp16), 2);  // 66 bytes
+  EXPECT_EQ(tn::alignment_bytes(40, T::fp16), 16);
+  EXPECT_EQ(tn::alignment_bytes(64, T::fp16), 128);
+  EXPECT_EQ(tn::alignment_bytes(8192, T::fp16), 128);  // capped
+  EXPECT_EQ(tn::alignment_bytes(4092, T::fp16), 8);
+  EXPECT_EQ(tn::alignment_bytes(4095, T::int8), 1);
+  EXPECT_EQ(tn::alignment_bytes(4092, T::tf32), 16);
+  EXPECT_THROW(tn::alignment_bytes(0, T::fp16), std::invalid_argument);
+  // The guide's Table 1, in elements: 16 bytes' worth.
+  EXPECT_EQ(tn::efficient_multiple(T::int8), 16);
+  EXPECT_EQ(tn::efficient_multiple(T::fp16), 8);
+  EXPECT_EQ(tn::efficient_multiple(T::tf32), 4);
+  EXPECT_EQ(tn::efficient_multiple(T::fp64), 2);
+}

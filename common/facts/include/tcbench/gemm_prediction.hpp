@@ -1,18 +1,14 @@
-// The GEMM efficiency models fed from what tcbench actually runs: the element sizes of the
-// cuBLASLt data types (element_of, gemm_spec.hpp: the element table's rows), the GPU's rates from
-// the peak table, and a tile.
-//
-// Two models live here. predict_on() is the first one (numerics/gemm_model.hpp): tile and wave
-// quantization for a given tile under a roofline, which bench_alignment evaluates with the tile
-// cuBLASLt chose (model_efficiency). predict_v2() is the GEMM time model
-// (numerics/gemm_time_model.hpp) with its constants (gemm_model_constants.hpp): what a library
-// GEMM takes, scored against published measurements by `tcbench model check`; the benchmarks,
-// the host studies and `tcbench model predict` all call it.
+// The GEMM time model (numerics/gemm_time_model.hpp) fed from what tcbench actually runs: the
+// element sizes of the cuBLASLt data types (gemm_spec.hpp), the GPU's rates from the peak table,
+// and the constants (gemm_model_constants.hpp). predict_time() is what a library GEMM takes,
+// scored against published measurements by `tcbench model check`; the benchmarks, the host
+// studies and `tcbench model predict` all call it. quantization_bound() is the tile and wave
+// arithmetic of one given tile under the roofline, which bench_alignment evaluates with the tile
+// cuBLASLt chose: a bound, not a prediction.
 #pragma once
 
 #include "tcbench/gemm_model_constants.hpp"
 #include "tcbench/gemm_spec.hpp"
-#include "tcbench/numerics/gemm_model.hpp"
 #include "tcbench/numerics/gemm_time_model.hpp"
 #include "tcbench/peaks.hpp"
 #include "tcbench/precision.hpp"
@@ -30,19 +26,11 @@ namespace tcbench {
 // The GPU's dense rate for `p` (pct_of_peak's denominator: the datasheet figure for known
 // products, else the max-clock model) and its DRAM bandwidth. flops_per_s is 0 where the GPU
 // has no such path.
-numerics::GpuRates gpu_rates(const GpuSpec& gpu, Precision p);
-
-struct ModelledGemm {
-  std::int64_t m = 0, n = 0, k = 0;
-  cudaDataType_t input = CUDA_R_16F;   // A and B
-  cudaDataType_t output = CUDA_R_16F;  // D
-  std::int64_t batch = 1;              // matrices of a strided batch
+struct GpuRates {
+  double flops_per_s = 0;
+  double bytes_per_s = 0;
 };
-
-// predict_gemm() for this GPU at one CTA per SM. Throws InvalidArgument when the GPU has no
-// rate for `p`, and std::invalid_argument for non-positive sizes.
-numerics::GemmTimePrediction predict_on(const GpuSpec& gpu, Precision p, const ModelledGemm& g,
-                                        numerics::TileShape tile, int split_k = 1);
+GpuRates gpu_rates(const GpuSpec& gpu, Precision p);
 
 // The GPUs the time model knows by name: every product of the peak table (peaks.cpp), with the
 // SM count, clocks and memory its datasheet gives (the bandwidth is 2 x memory clock x bus / 8,
@@ -69,13 +57,14 @@ struct GemmQuery {
 struct ModelPrediction {
   // Set when the model gives no number: the reason, one sentence ("cuBLASLt refuses FP8 ...").
   std::string not_covered;
-  numerics::GemmTimePredictionV2 time;
+  numerics::GemmTimePrediction time;
   ArchFamily family = ArchFamily::ampere;
   double ceiling = 0;           // fraction of the datasheet rate used (typical shape)
   std::string ceiling_basis;    // where the ceiling came from
   std::string constants_basis;  // which family's constants were used
-  // "fitted" (the family and precision are in the fit set), or "transferred: ..." saying what
-  // was borrowed, so a prediction outside the data says so.
+  // What the number stands on: "fitted" (the family's own constants and ceiling, fitted on
+  // published data), "transferred from <family>: ..." saying what was borrowed, or "bound: ..."
+  // when the model's time was under the roofline bound's and the bound is returned.
   std::string coverage;
   // A caveat that goes with the number, when there is one (a layout cuBLASLt would not take
   // without a transpose the model does not price).
@@ -91,7 +80,17 @@ GemmQuery query_of(const GemmSpec& spec, Precision p);
 // The time model for `q` on `gpu`. `product` is the peak-table name for the ceiling lookup
 // (known_product(gpu.name) when empty). Never throws for a shape it does not cover: it says so
 // in not_covered. InvalidArgument for non-positive sizes.
-ModelPrediction predict_v2(const GpuSpec& gpu, const GemmQuery& q, std::string_view product = {},
-                           const ModelConstants& constants = ModelConstants::embedded());
+ModelPrediction predict_time(const GpuSpec& gpu, const GemmQuery& q, std::string_view product = {},
+                             const ModelConstants& constants = ModelConstants::embedded());
+
+// The tile and wave quantization of `tile` (one CTA per SM, `split_k` K partitions) on `gpu`, and
+// the bound it implies: the datasheet rate times the quantization efficiency, under the roofline.
+struct QuantizationBound {
+  numerics::TileQuantization quantization;
+  double flops_per_s = 0;  // a bound, never a prediction
+};
+// InvalidArgument when the GPU has no rate for the precision.
+QuantizationBound quantization_bound(const GpuSpec& gpu, const GemmQuery& q,
+                                     numerics::TimeModelTile tile, int split_k);
 
 }  // namespace tcbench

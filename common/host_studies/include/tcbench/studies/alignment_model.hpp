@@ -1,5 +1,5 @@
 // The alignment topic's predictions without a GPU: the GEMM time model (gemm_prediction.hpp,
-// predict_v2) for the GEMMs bench_alignment runs, on two reference GPUs of tcbench's peak table.
+// predict_time) for the GEMMs bench_alignment runs, on two reference GPUs of tcbench's peak table.
 // The "what you should see" tables of docs/concepts/alignment.md (`tcbench model`) and the host
 // half of the alignment question (tcbench_studies) come from here; every number is a model's.
 #pragma once

@@ -7,14 +7,12 @@
 // so its first N columns are the answer in place (for M or K padding the consumer reads D with
 // the padded leading dimension).
 //
-// Padding wins when   t_gemm(padded) + t_copy  <  t_gemm(unpadded).
-// The efficiency model predicts both GEMM times on the aligned path; the unaligned path is
-// slower by a factor the sources give no number for. break_even_slowdown is the factor at
-// which padding starts to win: measure the unaligned slowdown and compare.
+// Padding wins when   t_gemm(padded) + t_copy  <  t_gemm(unpadded); the GEMM time model
+// (gemm_time_model.hpp) prices both GEMMs, docs/concepts/alignment.md tabulates it.
 #pragma once
 
+#include "tcbench/numerics/element.hpp"
 #include "tcbench/numerics/enum_names.hpp"
-#include "tcbench/numerics/gemm_model.hpp"
 
 #include <cstdint>
 
@@ -31,6 +29,13 @@ constexpr std::string_view name(GemmDim d) {
 // The smallest multiple of `multiple` that is >= value (value, multiple > 0).
 std::int64_t round_up(std::int64_t value, std::int64_t multiple);
 
+// One GEMM: C[m, n] = A[m, k] B[k, n], each of the batch's matrices in `type`.
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  Element type = Element::fp16;
+  std::int64_t batch = 1;
+};
+
 struct PaddingCost {
   GemmShape original, padded;
   double useful_flops = 0;         // 2*M*N*K of the original problem
@@ -45,19 +50,5 @@ struct PaddingCost {
 };
 // Throws std::invalid_argument unless padded_extent >= the dimension's extent.
 PaddingCost padding_cost(const GemmShape& shape, GemmDim dim, std::int64_t padded_extent);
-
-struct PaddingPrediction {
-  PaddingCost cost;
-  GemmTimePrediction unpadded;      // the original shape, at aligned-path speed
-  GemmTimePrediction padded;        // the padded shape
-  double copy_seconds = 0;          // cost.copy_bytes / bandwidth
-  double padded_total_seconds = 0;  // padded.seconds + copy_seconds
-  // (padded + copy) / unpadded: padding wins when the unaligned GEMM is slower than the
-  // aligned-path prediction by more than this factor.
-  double break_even_slowdown = 0;
-};
-PaddingPrediction predict_padding(const GemmShape& shape, GemmDim dim, std::int64_t padded_extent,
-                                  TileShape tile, GpuShape gpu, GpuRates rates, int output_bytes,
-                                  int split_k = 1);
 
 }  // namespace tcbench::numerics

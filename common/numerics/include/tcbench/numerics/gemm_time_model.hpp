@@ -1,4 +1,4 @@
-// The GEMM time model (v2): what a library GEMM of a given shape takes on a given GPU, with the
+// The GEMM time model: what a library GEMM of a given shape takes on a given GPU, with the
 // effects published measurements show (docs/concepts/alignment.md, "The model"):
 //   - an efficiency ceiling: the fraction of the datasheet rate the library reaches at all;
 //   - tiles: the library's tile choice among both orientations of each candidate tile, each tile
@@ -11,12 +11,20 @@
 //   - alignment: the largest power of two (<= 16 bytes) dividing each operand's leading
 //     dimension (and batch stride) picks a slower kernel below 16 bytes;
 //   - a roofline memory time (least DRAM traffic over the bandwidth), the last wave's output
-//     written after its math (no later tile hides it), a fixed cost per GEMM (launch), and
-//     batched GEMMs at their measured efficiency.
-// The constants are data (data/model/gemm_model.csv), fitted on published A100 measurements and
-// the best-shape table; this file only computes. The pure roofline bound (datasheet rate and
-// bandwidth, nothing else) is returned beside the prediction, as a bound, never as a prediction.
+//     written after its math (no later tile hides it), a fixed cost per GEMM (launch and the
+//     kernel's minimum time), a latency per CTA (pipeline fill and epilogue, paid once per wave
+//     step), and batched GEMMs at their measured efficiency;
+//   - a sustained rate: a long run of Tensor Core math draws the board to its power limit and
+//     the clock down, so the compute time of a GEMM of compute time T at the ceiling grows by
+//     1 + (1/sustained_fraction - 1) * T / (T + sustained_us): nothing for microsecond GEMMs, the
+//     sustained fraction of the rate for long ones.
+// The constants are data (gemm_model_constants.hpp: one set per architecture family, fitted on
+// published measurements by tools/model/fit.py); this file only computes. The pure roofline
+// bound (datasheet rate and bandwidth, nothing else) is returned beside the prediction, as a
+// bound, never as a prediction; no prediction is faster than it.
 #pragma once
+
+#include "tcbench/numerics/element.hpp"
 
 #include <cstdint>
 #include <string>
@@ -41,18 +49,29 @@ struct OperandAlignment {
 };
 OperandAlignment operand_alignment(const GemmTimeProblem& p);
 
+// The largest power of two, up to 128, that divides dim * sizeof(t) bytes: one number for a
+// dimension's class (>= 16: cuBLAS's Tensor Core rule holds; 128: the NVIDIA guide's A100
+// multiple). Throws std::invalid_argument for dim <= 0.
+int alignment_bytes(std::int64_t dim, Element t);
+// 16 bytes' worth of `t` (the guide's Table 1: FP16 8, INT8 16, TF32 4, FP64 2): the multiple
+// a dimension is padded to.
+int efficient_multiple(Element t);
+
 struct TimeModelTile {
   int m = 128, n = 128;
 };
 
-// One architecture family's constants (data/model/gemm_model.csv; every field named there).
+// One architecture family's constants (gemm_model_constants.hpp names every field).
 struct TimeModelConstants {
-  double fixed_us = 0;           // launch and tail of one GEMM (CUDA events around one call)
-  double tile_half = 0;          // intensity BM*BN/(BM+BN) at which a tile runs at half speed
-  double wave_depth = 1;         // cost of a partial last wave, as a fraction of a full one
-  bool stream_k = false;         // a stream-K/persistent schedule is available (sm_90+)
-  double stream_k_overhead = 0;  // its fixup cost, a fraction of the compute time
-  int k_step_bytes = 64;         // K is padded to this many bytes per tile step
+  double fixed_us = 0;            // launch and tail of one GEMM (CUDA events around one call)
+  double cta_latency_us = 0;      // per CTA: pipeline fill and epilogue, once per wave step
+  double sustained_fraction = 1;  // of the ceiling's rate, held by long runs (power limit)
+  double sustained_us = 1000;     // compute time at which half of that drop has happened
+  double tile_half = 0;           // intensity BM*BN/(BM+BN) at which a tile runs at half speed
+  double wave_depth = 1;          // cost of a partial last wave, as a fraction of a full one
+  bool stream_k = false;          // a stream-K/persistent schedule is available (sm_90+)
+  double stream_k_overhead = 0;   // its fixup cost, a fraction of the compute time
+  int k_step_bytes = 64;          // K is padded to this many bytes per tile step
   std::int64_t min_split_k_depth = 256;  // split-K keeps at least this many K per split
   double split_k_fixed_us = 0;           // the reduction's own fixed cost
   double bandwidth_efficiency = 1;       // achieved / datasheet DRAM bandwidth
@@ -74,7 +93,7 @@ struct TimeModelGpu {
   double ceiling = 1;           // fraction of peak_flops_per_s the library reaches, typical shape
 };
 
-struct GemmTimePredictionV2 {
+struct GemmTimePrediction {
   double seconds = 0;
   double flops_per_s = 0;        // useful 2*m*n*k*batch / seconds
   double bound_flops_per_s = 0;  // the roofline bound: min(peak, bandwidth x intensity)
@@ -86,13 +105,30 @@ struct GemmTimePredictionV2 {
   bool stream_k = false;
   double waves = 0;  // CTAs / SMs for the chosen tile and split
   OperandAlignment alignment;
-  std::string regime;  // "compute", "memory" or "launch" (the fixed cost is most of the time)
+  std::string regime;     // "compute", "memory" or "launch" (the fixed cost is most of the time)
+  bool at_bound = false;  // the model's time was below the bound's: the bound's time is returned
 };
 
 // Throws std::invalid_argument for non-positive sizes, element sizes, SM counts, rates or
 // ceilings, or an empty tile list.
-GemmTimePredictionV2 predict_gemm_time(const GemmTimeProblem& p, const TimeModelGpu& gpu,
-                                       const TimeModelConstants& c);
+GemmTimePrediction predict_gemm_time(const GemmTimeProblem& p, const TimeModelGpu& gpu,
+                                     const TimeModelConstants& c);
+
+// Tile and wave quantization of one tile and split-K choice (the NVIDIA "Matrix Multiplication
+// Background" guide, sections 3.1 and 3.2): the useful fraction of the launched tiles' output,
+// and of the waves' CTA slots (one CTA per SM). bench_alignment evaluates it with the tile
+// cuBLASLt chose. Counts are doubles: 2^40-sized problems stay finite.
+struct TileQuantization {
+  double tiles = 0;            // per matrix
+  double ctas = 0;             // tiles x batch x split-K
+  double waves = 0;            // ctas / SMs (cuBLASLt reports this as wavesCount)
+  double tile_efficiency = 0;  // m*n over the launched tiles' area
+  double wave_efficiency = 0;  // ctas over the slots of the waves they need
+  double efficiency() const { return tile_efficiency * wave_efficiency; }
+};
+// Throws std::invalid_argument for non-positive sizes, tiles, SM counts or splits.
+TileQuantization quantize(const GemmTimeProblem& p, TimeModelTile tile, int sm_count,
+                          int split_k = 1);
 
 // The pure bound alone: 2mnk*batch over max(flops / peak, least bytes / bandwidth).
 double roofline_bound_flops_per_s(const GemmTimeProblem& p, const TimeModelGpu& gpu);

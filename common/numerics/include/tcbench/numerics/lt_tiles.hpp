@@ -6,12 +6,12 @@
 // number of stages in which elements are read into shared memory", i.e. BK x stages). The
 // enum names carry the numbers (CUBLASLT_MATMUL_TILE_128x64 = 18); these functions turn an id
 // back into them, so the alignment benchmark can feed the tile cuBLASLt actually chose into
-// model_gemm(). The ids are plain integers here; the table is built from the enum constants of
-// the cublasLt.h tcbench is compiled against, and a host test checks every value against the
-// header's text.
+// quantize() (gemm_time_model.hpp). The ids are plain integers here; the table is built from the
+// enum constants of the cublasLt.h tcbench is compiled against, and a host test checks every value
+// against the header's text.
 #pragma once
 
-#include "tcbench/numerics/gemm_model.hpp"
+#include "tcbench/numerics/gemm_time_model.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -21,7 +21,7 @@ namespace tcbench::numerics {
 
 // BM x BN (rows x columns of D) for a cublasLtMatmulTile_t value; nullopt for
 // CUBLASLT_MATMUL_TILE_UNDEFINED (0) and for ids newer than the table.
-std::optional<TileShape> lt_tile_shape(std::uint32_t tile_id);
+std::optional<TimeModelTile> lt_tile_shape(std::uint32_t tile_id);
 // "128x64"; "undefined" for 0; "tile_id 999" for an id the table does not know.
 std::string lt_tile_label(std::uint32_t tile_id);
 // How many ids the table holds (CUBLASLT_MATMUL_TILE_END - 1 for the header it was built from).
