@@ -25,10 +25,6 @@
 #include "tcbench/numerics/accumulator_probes.hpp"
 #include "tcbench/studies/fp8_accumulation.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -42,25 +38,6 @@ namespace acc_detail {
 
 namespace tn = tcbench::numerics;
 namespace tk = tcbench::kernels;
-
-// Values exact in `e` as its bytes (FP8: one byte, FP16/BF16: two).
-inline std::vector<std::uint8_t> encode_exact(tn::Element e, const std::vector<float>& v) {
-  const std::size_t bytes = e == tn::Element::e4m3 || e == tn::Element::e5m2 ? 1 : 2;
-  std::vector<std::uint8_t> out(v.size() * bytes);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    std::uint16_t code = 0;
-    if (e == tn::Element::e4m3)
-      code = __nv_cvt_float_to_fp8(v[i], __NV_SATFINITE, __NV_E4M3);
-    else if (e == tn::Element::e5m2)
-      code = __nv_cvt_float_to_fp8(v[i], __NV_SATFINITE, __NV_E5M2);
-    else if (e == tn::Element::fp16)
-      code = static_cast<__half_raw>(__float2half_rn(v[i])).x;
-    else
-      code = static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(v[i])).x;
-    std::memcpy(out.data() + i * bytes, &code, bytes);  // little-endian: the low byte first
-  }
-  return out;
-}
 
 constexpr int kProbeRowMultiple = 128;  // every path's tile divides it
 
@@ -80,8 +57,8 @@ inline const ProbeGemm& probe_gemm(tn::Element input, cudaStream_t s) {
     std::vector<float> a = g.probes.a, b = g.probes.b;
     a.resize(static_cast<std::size_t>(g.rows) * g.probes.length, 0.0f);
     b.resize(a.size(), 0.0f);
-    const std::vector<std::uint8_t> a_bytes = encode_exact(input, a),
-                                    b_bytes = encode_exact(input, b);
+    const std::vector<std::uint8_t> a_bytes = tn::exact_bytes(input, a),
+                                    b_bytes = tn::exact_bytes(input, b);
     g.a = DeviceBuffer<std::uint8_t>(a_bytes.size());
     g.b = DeviceBuffer<std::uint8_t>(b_bytes.size());
     g.a.upload(std::span<const std::uint8_t>(a_bytes), s);
@@ -232,8 +209,8 @@ inline const SweepData& sweep_data(std::int64_t k, cudaStream_t s) {
         sd.exact[i * n + j] = q;
         sd.original[i * n + j] = x;
       }
-    const std::vector<std::uint8_t> a = encode_exact(tn::Element::e4m3, sd.ops.a8);
-    const std::vector<std::uint8_t> b = encode_exact(tn::Element::e4m3, sd.ops.b8);
+    const std::vector<std::uint8_t> a = tn::exact_bytes(tn::Element::e4m3, sd.ops.a8);
+    const std::vector<std::uint8_t> b = tn::exact_bytes(tn::Element::e4m3, sd.ops.b8);
     std::vector<std::uint8_t> big_a(kSweepTimed * kk), big_b(kSweepTimed * kk);
     for (std::size_t i = 0; i < static_cast<std::size_t>(kSweepTimed); ++i) {
       std::memcpy(big_a.data() + i * kk, a.data() + (i % n) * kk, kk);

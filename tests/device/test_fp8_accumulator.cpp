@@ -8,14 +8,10 @@
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/fp8_accumulator.hpp"
 #include "tcbench/numerics/accumulator_probes.hpp"
-#include "tcbench/numerics/narrow_formats.hpp"
 #include "tcbench/studies/fp8_accumulation.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,27 +20,11 @@ namespace {
 
 namespace tn = tcbench::numerics;
 
-std::vector<std::uint8_t> bytes_of(tn::Element e, const std::vector<float>& v) {
-  const std::size_t size = e == tn::Element::e4m3 ? 1 : 2;
-  std::vector<std::uint8_t> out(v.size() * size);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    std::uint16_t code = 0;
-    if (e == tn::Element::e4m3)
-      code = tn::encode(v[i], tn::ElementFormat::e4m3);
-    else if (e == tn::Element::fp16)
-      code = static_cast<__half_raw>(__float2half_rn(v[i])).x;
-    else
-      code = static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(v[i])).x;
-    std::memcpy(out.data() + i * size, &code, size);
-  }
-  return out;
-}
-
 // D = A B^T (row-major, m x n) through the path.
 std::vector<float> run(AccPath p, const std::vector<float>& a, const std::vector<float>& b, int m,
                        int n, int k, int promote) {
   const tn::Element e = info(p).input;
-  const std::vector<std::uint8_t> ha = bytes_of(e, a), hb = bytes_of(e, b);
+  const std::vector<std::uint8_t> ha = tn::exact_bytes(e, a), hb = tn::exact_bytes(e, b);
   DeviceBuffer<std::uint8_t> da(ha.size()), db(hb.size());
   DeviceBuffer<float> d(static_cast<std::size_t>(m) * n);
   da.upload(std::span<const std::uint8_t>(ha));

@@ -1,5 +1,10 @@
 #include "tcbench/numerics/accumulator_probes.hpp"
 
+#include "tcbench/numerics/narrow_formats.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -217,6 +222,38 @@ AccumulatorProbes make_accumulator_probes(Element input, int length) {
     }
   }
   return p;
+}
+
+std::vector<std::uint8_t> exact_bytes(Element input, std::span<const float> values) {
+  const bool fp8 = input == Element::e4m3 || input == Element::e5m2;
+  if (!fp8 && input != Element::fp16 && input != Element::bf16)
+    throw std::invalid_argument("exact_bytes: no byte encoding for " + std::string(name(input)));
+  const std::size_t size = fp8 ? 1 : 2;
+  std::vector<std::uint8_t> out(values.size() * size);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    std::uint16_t code = 0;
+    float back = 0;
+    if (fp8) {
+      const ElementFormat f = input == Element::e4m3 ? ElementFormat::e4m3 : ElementFormat::e5m2;
+      code = encode(v, f);
+      back = decode(static_cast<std::uint8_t>(code), f);
+    } else if (input == Element::fp16) {
+      const __half h = __float2half_rn(v);
+      code = static_cast<__half_raw>(h).x;
+      back = __half2float(h);
+    } else {
+      const __nv_bfloat16 h = __float2bfloat16_rn(v);
+      code = static_cast<__nv_bfloat16_raw>(h).x;
+      back = __bfloat162float(h);
+    }
+    if (!(back == v))
+      throw std::invalid_argument("exact_bytes: " + float_text(v) + " is not exact in " +
+                                  std::string(name(input)));
+    out[i * size] = static_cast<std::uint8_t>(code & 0xFFu);
+    if (size == 2) out[i * size + 1] = static_cast<std::uint8_t>(code >> 8);
+  }
+  return out;
 }
 
 std::vector<float> emulate_probes(const AccumulatorProbes& probes, const AccumulatorModel& m) {

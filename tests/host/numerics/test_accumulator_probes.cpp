@@ -161,6 +161,20 @@ TEST(AccumulatorProbes, SweepTheSmallProductsPositionAroundTheLargeOne) {
   EXPECT_EQ(after, 23 * 6);
 }
 
+TEST(AccumulatorProbes, BytesAreTheFormatsCodesAndRefuseAnInexactValue) {
+  const std::vector<float> v{1.0f, -0.5f, 448.0f};
+  // E4M3: 1.0 = 0x38, -0.5 = 0xB0, 448 = 0x7E (OCP FP8; element.hpp's table).
+  EXPECT_EQ(exact_bytes(Element::e4m3, v), (std::vector<std::uint8_t>{0x38, 0xB0, 0x7E}));
+  // FP16, little-endian: 1.0 = 0x3C00, -0.5 = 0xB800, 448 = 0x5F00.
+  EXPECT_EQ(exact_bytes(Element::fp16, v),
+            (std::vector<std::uint8_t>{0x00, 0x3C, 0x00, 0xB8, 0x00, 0x5F}));
+  // BF16: the top half of FP32: 1.0 = 0x3F80, -0.5 = 0xBF00, 448 = 0x43E0.
+  EXPECT_EQ(exact_bytes(Element::bf16, v),
+            (std::vector<std::uint8_t>{0x80, 0x3F, 0x00, 0xBF, 0xE0, 0x43}));
+  EXPECT_THROW(exact_bytes(Element::e4m3, std::vector<float>{1.1f}), std::invalid_argument);
+  EXPECT_THROW(exact_bytes(Element::int8, v), std::invalid_argument);
+}
+
 TEST(AccumulatorProbes, RefuseALengthOrFormatTheyCannotBuild) {
   EXPECT_THROW(make_accumulator_probes(Element::e4m3, 512), std::invalid_argument);
   EXPECT_THROW(make_accumulator_probes(Element::e4m3, 1000), std::invalid_argument);

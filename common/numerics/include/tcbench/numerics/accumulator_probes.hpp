@@ -105,6 +105,11 @@ struct AccumulatorProbes {
 // products long (a multiple of 32, at least 1024). Throws std::invalid_argument otherwise.
 AccumulatorProbes make_accumulator_probes(Element input, int length = kProbeLength);
 
+// Values of `input` (e4m3, e5m2, fp16 or bf16) as the bytes a kernel reads (one or two per
+// element, little-endian). Throws std::invalid_argument for a value the format does not hold
+// exactly: probe and study operands are exact by construction.
+std::vector<std::uint8_t> exact_bytes(Element input, std::span<const float> values);
+
 // The model's output for every probe.
 std::vector<float> emulate_probes(const AccumulatorProbes& probes, const AccumulatorModel& m);
 
