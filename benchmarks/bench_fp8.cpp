@@ -11,6 +11,10 @@
 //   gemm/bf16, gemm/fp16   the same TN shapes in 16 bits, beside
 //   recipe_<kernel>        the scaling kernels (kernels/fp8_scaling.cu): gbps, pct_of_peak DRAM
 //   overhead_<recipe>      quantizing A and B with a recipe, as % of the FP8 GEMM it feeds
+//   accum_bits_<path>      how many bits each FP8 path's accumulator keeps, and accum_error_<path>
+//                          the error as K grows with and without promotion
+//                          (fp8_accumulator_cases.hpp); accum_error_cublaslt: cuBLASLt FP8 with
+//                          FP32 out, fast vs split, K = 256 .. 16384, on the same operands
 //   layer_<l>, block       a transformer block's GEMMs (QKV, attention out, MLP up, MLP down) in
 //                          every precision option, the per-layer selection
 //                          (studies/precision_selector) and the block's time and end-to-end error
@@ -23,6 +27,7 @@
 #include "tcbench/kernels/fp8_scaling.hpp"
 #include "tcbench/studies/fp8_block.hpp"
 
+#include "fp8_accumulator_cases.hpp"
 #include "fp8_recipe_cases.hpp"
 
 #include <cuda_bf16.h>
@@ -374,6 +379,23 @@ void register_topic(const Env& env) {
               .gemm(fp8_case({}, s).spec.problem),
           [&env, rule, s](benchmark::State& st) { run_overhead(st, env, rule, s); });
     }
+
+  // The accumulator: bits per path, and the error as K grows (cuBLASLt here, with FP32 out so
+  // that only the accumulation differs between fast and split).
+  add_accumulator_rows(env, kTopic);
+  const Fp8Variant fp32_out{CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_32F};
+  for (std::int64_t k : kAccumSweepKs) {
+    if (quick && k != 4096 && k != 16384) continue;
+    const GemmShape s{4096, 4096, k};
+    for (bool fast : {true, false}) {
+      BenchName name(kTopic, "accum_error_cublaslt", Precision::fp8);
+      name.gemm(fp8_case({fp32_out, fast}, s).spec.problem)
+          .arg(Key::accum, fast ? "fast" : "split");
+      register_gpu_benchmark(name, [&env, fp32_out, fast, s](benchmark::State& st) {
+        run_fp8_gemm(st, env, {fp32_out, fast}, s);
+      });
+    }
+  }
 
   // Precision per layer.
   for (std::int64_t h : hiddens)

@@ -30,7 +30,7 @@ SCHEMA_VERSION = 1
 GRAMMAR = "topic/variant/precision[/key:value]..."
 # The closed vocabulary of argument keys (a new key is a schema change on both sides).
 KEYS = ("m", "n", "k", "layout", "batch", "tokens", "hidden", "elements", "steps", "scale_log2",
-        "accum", "layer", "in", "recipe", "history", "margin")
+        "accum", "layer", "in", "recipe", "history", "margin", "promote")
 # A GEMM name carries these, in this order (layout after k, so that filters such as
 # "cublaslt/fp16/m:4096/" match).
 GEMM_KEYS = ("m", "n", "k", "layout")
@@ -206,6 +206,11 @@ BLOCK_REL_ERROR = "block_rel_error"
 FP8_LAYERS = "fp8_layers"
 WITHIN_BUDGET = "within_budget"
 BUDGET = "budget"
+ACCUMULATOR_BITS = "accumulator_bits"
+ACCUMULATOR_AT_LEAST = "accumulator_at_least"
+ACCUMULATOR_ROUNDING = "accumulator_rounding"
+ACCUMULATOR_STEP = "accumulator_step"
+PROMOTION_INTERVAL = "promotion_interval"
 # bench_block_scaling
 BYTES_PER_ELEMENT = "bytes_per_element"
 # bench_tensor_peak
@@ -324,6 +329,11 @@ COUNTERS = (  # in the C++ order
     _fixed(FP8_LAYERS, "count", NONE, 0, True),
     _fixed(WITHIN_BUDGET, "flag", NONE, 0, True, 1),
     _fixed(BUDGET, "", NONE, 0, False),
+    _fixed(ACCUMULATOR_BITS, "bits", NONE, 0, True, 64),
+    _fixed(ACCUMULATOR_AT_LEAST, "flag", NONE, 0, True, 1),
+    _fixed(ACCUMULATOR_ROUNDING, "code", NONE, 0, True, 2),
+    _fixed(ACCUMULATOR_STEP, "count", NONE, 1, True),
+    _fixed(PROMOTION_INTERVAL, "count", NONE, 0, True),
     # bench_block_scaling
     _fixed(BYTES_PER_ELEMENT, "B", LOWER, 0, False),
     # bench_alignment

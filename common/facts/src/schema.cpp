@@ -16,7 +16,7 @@ namespace tcbench {
 
 namespace {
 
-constexpr std::array<std::pair<Key, std::string_view>, 16> kKeys{{
+constexpr std::array<std::pair<Key, std::string_view>, 17> kKeys{{
     {Key::m, "m"},
     {Key::n, "n"},
     {Key::k, "k"},
@@ -33,6 +33,7 @@ constexpr std::array<std::pair<Key, std::string_view>, 16> kKeys{{
     {Key::recipe, "recipe"},
     {Key::history, "history"},
     {Key::margin, "margin"},
+    {Key::promote, "promote"},
 }};
 
 constexpr std::array<Key, kKeys.size()> kAllKeys = [] {
@@ -176,7 +177,8 @@ constexpr std::array kCounterDefs = {
     &pct_of_peak, &rel_error, &waves, &vs_cublaslt,
     // FP8
     &rel_error_unquantized, &amax_d, &recipe_us, &gemm_us, &overhead_pct, &time_us, &selected,
-    &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget,
+    &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget, &accumulator_bits,
+    &accumulator_at_least, &accumulator_rounding, &accumulator_step, &promotion_interval,
     // block scaling
     &bytes_per_element,
     // alignment

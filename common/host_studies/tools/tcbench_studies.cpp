@@ -17,7 +17,8 @@
 //   alignment     Q4: the GEMM time model's predictions for N = 32/33, 64/65, 128/129 on the
 //                 reference GPUs (studies/alignment_model), also with B N-contiguous (fp16)
 //   fp8           Q5: per-tensor delayed vs current scaling as a tensor's range drifts
-//                 (studies/fp8_drift)
+//                 (studies/fp8_drift), and the error of the published FP8 accumulator models
+//                 against FP64 as K grows, with and without promotion (studies/fp8_accumulation)
 // Exit codes: 0 written, 2 usage error, 1 a study failed (the sentence says which).
 #include "tcbench/build_info.hpp"
 #include "tcbench/gemm_spec.hpp"
@@ -25,6 +26,7 @@
 #include "tcbench/numerics/loss_scaling.hpp"
 #include "tcbench/schema.hpp"
 #include "tcbench/studies/alignment_model.hpp"
+#include "tcbench/studies/fp8_accumulation.hpp"
 #include "tcbench/studies/fp8_drift.hpp"
 #include "tcbench/studies/int8_study.hpp"
 #include "tcbench/studies/mixed_precision_training.hpp"
@@ -187,6 +189,18 @@ void fp8_study(Rows& out) {
       set(row, counters::delayed_error_worst, s.delayed_worst_error);
       set(row, counters::current_error_mean, s.current_mean_error);
     }
+  // The accumulator: 8 x 8 outputs of the block study's operands, K = 256 .. 16384.
+  const auto cases = ts::accumulation_cases();
+  const auto errors = ts::accumulation_errors(8, 8);
+  for (std::size_t c = 0; c < cases.size(); ++c)
+    for (const ts::AccumulationError& e : errors[c]) {
+      BenchName name("fp8_study", cases[c].variant, Precision::fp8);
+      name.arg(Key::k, e.k);
+      if (cases[c].model) name.arg(Key::promote, cases[c].model->promotion);
+      Row& row = out.add(name, std::string(cases[c].label) + "; CPU-computed, 8 x 8 outputs");
+      set(row, counters::rel_error, e.rel_error);
+      set(row, counters::rel_error_unquantized, e.rel_error_unquantized);
+    }
 }
 
 struct Study {
@@ -200,7 +214,8 @@ const Study kStudies[] = {
      loss_scaling_study},
     {"alignment", "Q4 alignment: the GEMM time model at N = 32/33, 64/65, 128/129",
      alignment_study},
-    {"fp8", "Q5 FP8: delayed vs current per-tensor scaling under drift", fp8_study},
+    {"fp8", "Q5 FP8: per-tensor scaling under drift; the accumulator's error as K grows",
+     fp8_study},
 };
 
 std::string now_iso() {

@@ -1,38 +1,32 @@
 #include "tcbench/numerics/tensor_accumulator.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace tcbench::numerics {
-namespace {
 
-// The weight of the lowest fraction bit kept when `largest` (> 0) sets the exponent.
-double lowest_bit(double largest, int fraction_bits) {
-  int e = 0;
-  std::frexp(largest, &e);  // largest = m * 2^e, m in [0.5, 1): its leading bit is 2^(e - 1)
-  return std::ldexp(1.0, e - 1 - fraction_bits);
+std::optional<std::string> why_invalid(const AccumulatorModel& m) {
+  if (m.fraction_bits < 0 || m.fraction_bits > 40)
+    return "an accumulator model keeps 0 to 40 fraction bits, not " +
+           std::to_string(m.fraction_bits);
+  if (m.block < 1)
+    return "an accumulator model adds at least one product per step, not " +
+           std::to_string(m.block);
+  if (m.promotion < 0 || (m.promotion > 0 && m.promotion % m.block != 0))
+    return "promotion every " + std::to_string(m.promotion) +
+           " products is not a multiple of the model's step of " + std::to_string(m.block);
+  return std::nullopt;
 }
-
-double truncate_to(double x, double bit) {
-  return std::trunc(x / bit) * bit;  // a power of two: exact in double
-}
-
-}  // namespace
 
 double aligned_truncated_sum(std::span<const double> addends, int fraction_bits) {
   if (fraction_bits < 0 || fraction_bits > 40)
     throw std::invalid_argument("aligned_truncated_sum: fraction_bits must be in [0, 40], got " +
                                 std::to_string(fraction_bits));
-  double largest = 0;
-  for (double x : addends) largest = std::max(largest, std::fabs(x));
-  if (largest == 0) return 0;
-  const double bit = lowest_bit(largest, fraction_bits);
-  double sum = 0;
-  for (double x : addends) sum += truncate_to(x, bit);
-  if (sum == 0) return 0;
-  return truncate_to(sum, lowest_bit(std::fabs(sum), fraction_bits));
+  const auto n = static_cast<int>(addends.size());
+  return accumulate_step(
+      0.0, [&](int i) { return addends[static_cast<std::size_t>(i)]; }, 0, n, fraction_bits,
+      AccRounding::truncate);
 }
 
 double exact_check_limit(int fraction_bits) {

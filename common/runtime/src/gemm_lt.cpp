@@ -218,6 +218,12 @@ GemmPlan::GemmPlan(const LtHandle& handle, GemmSpec spec, int cc_major, int cc_m
   const std::size_t ws_limit =
       options.workspace != nullptr ? options.workspace_bytes : options.max_workspace_bytes;
   MatmulPreference pref(ws_limit);
+  if (options.one_pass) {
+    const std::uint32_t none = CUBLASLT_REDUCTION_SCHEME_NONE;
+    TCB_CUBLAS_CTX(cublasLtMatmulPreferenceSetAttribute(
+                       pref.get(), CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &none, sizeof none),
+                   "reduction scheme mask NONE [" + ctx + "]");
+  }
 
   std::vector<cublasLtMatmulHeuristicResult_t> results(
       static_cast<std::size_t>(options.max_algorithms));

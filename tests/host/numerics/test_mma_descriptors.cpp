@@ -246,6 +246,23 @@ TEST(UmmaInstrDescriptor, ATypeItsKindDoesNotTakeOrAShapeOutsideTheFieldsIsZero)
   EXPECT_EQ(umma_instr_descriptor(shape(UmmaKind::f16, MmaInput::f16, 120, 256)), 0u);
 }
 
+TEST(KMajorSmem, OffsetsAreTheDescriptorsCoreMatrices) {
+  // Goldens from the layout's definition: 128-byte core matrices of 8 rows x 16 bytes, the two
+  // of one K slice side by side, the next 8 rows 256 bytes on.
+  EXPECT_EQ(kmajor_smem_offset(0, 0), 0u);
+  EXPECT_EQ(kmajor_smem_offset(0, 15), 15u);
+  EXPECT_EQ(kmajor_smem_offset(1, 0), 16u);
+  EXPECT_EQ(kmajor_smem_offset(7, 15), 127u);
+  EXPECT_EQ(kmajor_smem_offset(0, 16), kKMajorLeadingBytes);
+  EXPECT_EQ(kmajor_smem_offset(8, 0), kKMajorStrideBytes);
+  EXPECT_EQ(kmajor_smem_offset(13, 20), 256u + 128u + 5 * 16u + 4u);
+  // A bijection of a 128-row slice onto its 4 KiB.
+  std::vector<int> seen(128 * 32, 0);
+  for (std::uint32_t r = 0; r < 128; ++r)
+    for (std::uint32_t k = 0; k < 32; ++k) ++seen.at(kmajor_smem_offset(r, k));
+  for (int n : seen) EXPECT_EQ(n, 1);
+}
+
 TEST(TmemAddress, LaneInTheHighHalfColumnInTheLow) {
   EXPECT_EQ(tmem_address(0x0000'0020u, 96, 256), 0x0060'0120u);
 }

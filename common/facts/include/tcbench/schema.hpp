@@ -41,6 +41,7 @@ enum class Key {
   recipe,      // FP8 scaling recipe
   history,     // FP8 delayed scaling: amax history length
   margin,      // FP8 delayed scaling: margin (powers of two below the format's max)
+  promote,     // FP8 accumulation: products of K per promotion to FP32 (0: none)
 };
 std::string_view key_name(Key k);
 std::span<const Key> all_keys();
@@ -139,6 +140,11 @@ TCB_COUNTER_(block_rel_error, "",       lower,  0, true,  kUnbounded, "the block
 TCB_COUNTER_(fp8_layers,     "count",   none,   0, true,  kUnbounded, "layers running in FP8")
 TCB_COUNTER_(within_budget,  "flag",    none,   0, true,  1,          "1 when every layer meets the error budget")
 TCB_COUNTER_(budget,         "",        none,   0, false, kUnbounded, "the per-layer error budget (relative)")
+TCB_COUNTER_(accumulator_bits, "bits",  none,   0, true,  64,         "fraction bits the accumulator keeps under a step's largest addend (bit detection)")
+TCB_COUNTER_(accumulator_at_least, "flag", none, 0, true, 1,          "1: the probes tell no more: the path keeps accumulator_bits or more")
+TCB_COUNTER_(accumulator_rounding, "code", none, 0, true, 2,          "dropped bits: 0 truncated toward zero, 1 floored (two's complement), 2 rounded to nearest even")
+TCB_COUNTER_(accumulator_step, "count", none,   1, true,  kUnbounded, "products added with the running sum in one step (not written when the probes cannot tell)")
+TCB_COUNTER_(promotion_interval, "count", none, 0, true,  kUnbounded, "products between promotions of the running sum to FP32 (0: none within the probes' K)")
 // Block scaling (bench_block_scaling).
 TCB_COUNTER_(bytes_per_element, "B",    lower,  0, false, kUnbounded, "storage of an operand per element, its scales included")
 // Alignment (bench_alignment).

@@ -154,6 +154,9 @@ struct GemmPlanOptions {
   std::size_t max_workspace_bytes = std::size_t{32} << 20;
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  // Only algorithms that compute every dot product in one sequence (reduction scheme NONE: no
+  // split-K), for measurements of the accumulator itself (bench_fp8's bit detection).
+  bool one_pass = false;
 };
 
 class GemmPlan {

@@ -88,6 +88,14 @@ inline constexpr std::uint32_t kCoreMatrixBytes = 128;
 inline constexpr std::uint32_t kKMajorLeadingBytes = 128;
 inline constexpr std::uint32_t kKMajorStrideBytes = 256;
 
+// Where byte `k_byte` (0..31) of row `row` of one 32-byte K slice lives in that layout: core
+// matrix (row / 8, k_byte / 16) at (2 (row / 8) + k_byte / 16) x 128 bytes, its row row % 8 at
+// 16 bytes each. The kernels that stage operands from global memory store through it.
+TCB_HD constexpr std::uint32_t kmajor_smem_offset(std::uint32_t row, std::uint32_t k_byte) {
+  return (row / 8) * kKMajorStrideBytes + (k_byte / 16) * kKMajorLeadingBytes + (row % 8) * 16 +
+         k_byte % 16;
+}
+
 enum class UmmaKind : std::uint8_t { f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4nvf4 };
 
 // The operand types of tcgen05.mma (and of mma.sync's FP8/FP6/FP4 kinds).
