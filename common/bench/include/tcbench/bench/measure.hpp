@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tcbench/bench/env.hpp"
+#include "tcbench/bench/regime.hpp"
 #include "tcbench/power.hpp"
 #include "tcbench/precision.hpp"
 #include "tcbench/schema.hpp"
@@ -22,12 +23,16 @@ struct MeasureOptions {
   // Flush the L2 before every sample (outside the timed events), so each sample reads its
   // inputs from DRAM as a real layer would. Off for benchmarks that measure cache-resident work.
   bool flush_l2 = true;
+  // standard: the warm-up and samples below. burst or sustained: a window after idle, launches
+  // back to back without a flush (regime.hpp); the row needs NVML.
+  Regime regime = Regime::standard;
 };
 
 // One measurement: the samples' statistics and what NVML saw while they were taken.
 struct Window {
   SampleStats seconds;
-  std::optional<PowerSummary> power;  // empty without NVML
+  std::optional<PowerSummary> power;   // empty without NVML
+  std::optional<RegimeReport> regime;  // a burst or sustained window's idle, load and trace
 };
 
 // Timed warm-up (at least 50 ms of work), then samples until the run's SamplingPolicy is met
@@ -43,6 +48,14 @@ struct Window {
 // statistics, in seconds.
 SampleStats measure(benchmark::State& state, const Env& env,
                     const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
+// measure(), and the whole window it took: a burst or sustained window's report too, whose
+// counters (idle_s, window_s; settle_s, steady, trace_s and the trace for sustained) measure()
+// has set; its sentence is for the row's label (with_regime).
+Window take_window(benchmark::State& state, const Env& env,
+                   const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
+// `label` with a burst or sustained window's sentence after it ("; " between); `label` alone
+// for a standard window.
+std::string with_regime(std::string label, const std::optional<RegimeReport>& regime);
 
 // A time measured elsewhere (a sum of cached medians, a training run's time per step) as every
 // iteration's manual time: the one replacement for hand-written SetIterationTime loops.
