@@ -124,11 +124,14 @@ TEST(SteadyState, AOneReadingSpikeIsIgnored) {
   const auto clean = trace(30, h200_settle);
   const tn::SteadyRule rule;
   const double moment = tn::find_steady(clean, kLimitW, rule).at_seconds;
-  // Wherever it falls around the moment (in either window, or on it), the moment stays.
+  // Wherever it falls around the moment (in either window, or on it), the moment stays within a
+  // few readings: the spike moves a window's median by one rank, which can tip a comparison at
+  // the 1 % edge one reading earlier or later. (A mean moves it by 0.4-0.7 s on these traces.)
+  constexpr double kFewReadings = 0.1;
   for (double offset : {-3.0, -1.5, -0.5, 0.0}) {
     const tn::SteadyVerdict v = tn::find_steady(with_spike(clean, moment + offset), kLimitW, rule);
     EXPECT_TRUE(v.steady) << offset << ": " << v.sentence;
-    EXPECT_DOUBLE_EQ(v.at_seconds, moment) << "spike at " << offset << " s from the moment";
+    EXPECT_NEAR(v.at_seconds, moment, kFewReadings) << "spike at " << offset << " s";
   }
   // Read every 50 ms (a slow NVML), a window holds 40 readings: a mean would move 1.5 % for the
   // dip, the median does not.
@@ -140,7 +143,7 @@ TEST(SteadyState, AOneReadingSpikeIsIgnored) {
     const auto i = static_cast<std::size_t>(std::lround((slow_moment + offset) / (5 * kPeriod)));
     spiked.at(i).sm_clock_mhz = 500;
     const tn::SteadyVerdict v = tn::find_steady(spiked, kLimitW, rule);
-    EXPECT_DOUBLE_EQ(v.at_seconds, slow_moment) << "spike at " << offset << " s: " << v.sentence;
+    EXPECT_NEAR(v.at_seconds, slow_moment, kFewReadings) << "spike at " << offset << " s";
   }
   // A flat trace with one spike is steady at the first moment the rule can judge (2 w).
   const auto flat = trace(10, [](double t, std::uint64_t i) {
