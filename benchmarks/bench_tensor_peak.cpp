@@ -22,8 +22,9 @@
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
 #include "tensor_counters.hpp"
+#include "tensor_peak_rows.hpp"
 
-#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,97 +40,36 @@ std::string peak_name(PeakInstr instr) {
   return BenchName(kTopic, i.variant, i.precision);
 }
 
-// Loop trips for a launch of about `seconds` at the model's peak rate (at least 64: the
-// in-kernel clock needs a loop long enough to dwarf its own two reads).
-std::int64_t trips_for(PeakInstr instr, int blocks, double peak_tflops, double seconds) {
-  const kernels::PeakLaunch one{blocks, 1};
-  const double ops_per_trip = kernels::peak_ops(instr, one) - kernels::peak_ops(instr, {blocks, 0});
-  const double rate = peak_tflops > 0 ? peak_tflops * 1e12 : 100e12;
-  return std::clamp<std::int64_t>(static_cast<std::int64_t>(seconds * rate / ops_per_trip), 64,
-                                  std::int64_t{1} << 24);
-}
-
-// Mean SM clock over the blocks of the last launch into `clocks`: cycles / nanoseconds, in MHz.
-double measured_mhz(const DeviceBuffer<kernels::PeakClocks>& clocks, cudaStream_t stream) {
-  double sum = 0;
-  int n = 0;
-  for (const kernels::PeakClocks& c : clocks.download(stream))
-    if (c.nanos > 0) {
-      sum += 1e3 * static_cast<double>(c.cycles) / static_cast<double>(c.nanos);
-      ++n;
-    }
-  if (n == 0) throw Error("the tensor-peak kernel recorded no clock (every block read 0 ns)");
-  return sum / n;
-}
-
 void add_peak(const Env& env, PeakInstr instr) {
   register_gpu_benchmark(peak_name(instr), [&env, instr](benchmark::State& st) {
     const DeviceInfo& dev = env.device();
-    const kernels::PeakInstrInfo& info = kernels::info(instr);
-    env.skip_unless(kernels::peak_unsupported_reason(instr, dev.spec.cc_major, dev.spec.cc_minor));
-    env.skip_unless(kernels::peak_build_reason(instr));
+    const std::unique_ptr<PeakRun> peak_run =
+        prepare_peak_run(env, instr, env.quick() ? 0.002 : 0.01);
+    const PeakRun& r = *peak_run;
+    const kernels::PeakInstrInfo& info = r.info;
     const Peak peak = dev.peak(info.precision);
-    const int blocks = kernels::peak_blocks(instr, dev.spec.sm_count);
-    if (blocks < 1)
-      throw Error("the occupancy calculator fits no block of " + std::string(info.ptx) +
-                  " on an SM");
-
-    const std::vector<std::uint8_t> a = kernels::peak_input_a(instr);
-    const std::vector<std::uint8_t> b = kernels::peak_input_b(instr);
-    DeviceBuffer<std::uint8_t> da(a.size()), db(b.size());
-    da.upload(a, env.stream());
-    db.upload(b, env.stream());
-
-    // Correctness first: a short loop whose every accumulator is known exactly (and stays inside
-    // its accumulator's exact range: check_peak_output refuses a launch that would not). Its
-    // clocks go to a buffer of their own: the reported clock is the timed launches' alone.
-    const kernels::PeakLaunch check_launch{blocks, kernels::kPeakCheckTrips};
-    {
-      DeviceBuffer<std::uint8_t> out(kernels::peak_out_bytes(instr, check_launch));
-      DeviceBuffer<kernels::PeakClocks> check_clocks(static_cast<std::size_t>(blocks));
-      TCB_CUDA(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), env.stream()));  // NaN
-      kernels::launch_tensor_peak(
-          instr, check_launch, {da.get(), db.get(), out.get(), check_clocks.get()}, env.stream());
-      const kernels::PeakCheck check =
-          kernels::check_peak_output(instr, check_launch, out.download(env.stream()));
-      if (check.mismatches != 0)
-        throw Error(std::string(info.ptx) + ": " + std::to_string(check.mismatches) + " of " +
-                    std::to_string(check.checked) + " accumulators wrong, first " + check.first);
-    }
-
-    const double per_clock = kernels::peak_ops_per_clock_per_sm(
-        instr, dev.spec.cc_major, dev.spec.cc_minor, is_geforce(dev.spec.name));
-    // SMs x the device's maximum clock x the instruction's own rate (its kind's, else its
-    // precision's): what the loop is sized by and what pct_of_max_clock_model divides by.
-    const double max_clock_model =
-        dev.spec.sm_count * dev.spec.sm_clock_mhz * 1e6 * per_clock / 1e12;
-    const kernels::PeakLaunch launch{
-        blocks, trips_for(instr, blocks, max_clock_model, env.quick() ? 0.002 : 0.01)};
-    DeviceBuffer<std::uint8_t> out(kernels::peak_out_bytes(instr, launch));
-    DeviceBuffer<kernels::PeakClocks> clocks(static_cast<std::size_t>(blocks));
-    const kernels::PeakBuffers buffers{da.get(), db.get(), out.get(), clocks.get()};
-    // Every runtime query (and tcgen05's cudaFuncSetAttribute) before the first event: a timed
-    // launch only enqueues.
-    const kernels::PeakPrepared prepared = kernels::prepare_tensor_peak(instr, launch);
-    const auto run = [&](cudaStream_t s) { kernels::enqueue_tensor_peak(prepared, buffers, s); };
+    const auto run = [&](cudaStream_t s) { r.enqueue(s); };
     // Registers only: no memory traffic for an L2 flush to matter. The clock is read right after
     // the last timed launch and kept with the window, which Google Benchmark's later sizing calls
     // reuse without launching (measure_window).
     MeasureOptions options;
     options.flush_l2 = false;
-    options.read_after = [&] { return measured_mhz(clocks, env.stream()); };
+    options.read_after = [&] { return r.measured_mhz(env.stream()); };
     const Window w = measure_window(st, env, run, options);
     const SampleStats& t = w.seconds;
-    const double ops = kernels::peak_ops(instr, launch);
+    const double ops = kernels::peak_ops(instr, r.launch);
     report_compute(st, env, info.precision, ops, t);
 
     const double achieved = ops / t.median / 1e12;  // TFLOP/s (TOP/s)
     const double mhz = *w.read_after;
+    // SMs x the device's maximum clock x the instruction's own rate (its kind's, else its
+    // precision's): what the loop is sized by and what pct_of_max_clock_model divides by.
+    const double max_clock_model = r.max_clock_rate / 1e12;
     set_counter(st, counters::clock_mhz_measured, mhz);
     set_counter(st, counters::clock_mhz_attribute, dev.spec.sm_clock_mhz);
-    set_counter(st, counters::instructions, kernels::peak_instructions(instr, launch));
-    if (per_clock > 0) {
-      const double at_measured = dev.spec.sm_count * mhz * 1e6 * per_clock / 1e12;
+    set_counter(st, counters::instructions, kernels::peak_instructions(instr, r.launch));
+    if (r.per_clock > 0) {
+      const double at_measured = dev.spec.sm_count * mhz * 1e6 * r.per_clock / 1e12;
       set_counter(st, counters::pct_of_clock_model, 100.0 * achieved / at_measured);
       set_counter(st, counters::pct_of_max_clock_model, 100.0 * achieved / max_clock_model);
     }

@@ -140,7 +140,7 @@ inline void run_accum_bits(benchmark::State& state, const Env& env, const AccRun
   // The detection's cost: one probe GEMM (milliseconds).
   measure(state, env,
           [&](cudaStream_t st) { r.run(st, g.a.get(), g.b.get(), d.get(), rows, rows, k); },
-          {.flush_l2 = false, .read_after = {}});
+          {.flush_l2 = false});
   set_estimate_counters(state, e);
   state.SetLabel(e.describe() + "; " + r.label);
 }

@@ -30,7 +30,8 @@ SCHEMA_VERSION = 1
 GRAMMAR = "topic/variant/precision[/key:value]..."
 # The closed vocabulary of argument keys (a new key is a schema change on both sides).
 KEYS = ("m", "n", "k", "layout", "batch", "tokens", "hidden", "elements", "steps", "scale_log2",
-        "accum", "layer", "in", "recipe", "history", "margin", "promote")
+        "accum", "layer", "in", "recipe", "history", "margin", "promote",
+        "regime")
 # A GEMM name carries these, in this order (layout after k, so that filters such as
 # "cublaslt/fp16/m:4096/" match).
 GEMM_KEYS = ("m", "n", "k", "layout")
@@ -248,6 +249,12 @@ GBPS_PER_W = "gbps_per_w"
 TEMP_C_MAX = "temp_c_max"
 THROTTLE = "throttle"
 PCT_OF_PEAK_AT_CLOCK = "pct_of_peak_at_clock"
+# Burst and sustained (bench_sustained: regime:burst and regime:sustained rows)
+IDLE_S = "idle_s"
+SETTLE_S = "settle_s"
+STEADY = "steady"
+WINDOW_S = "window_s"
+TRACE_S = "trace_s"
 # tcbench_studies: the host studies (common/host_studies/tools/tcbench_studies.cpp)
 TOP1_ACCURACY_PCT = "top1_accuracy_pct"
 TOP1_AGREEMENT_PCT = "top1_agreement_pct"
@@ -267,6 +274,8 @@ LOSS_AT = "loss_at_<NN>"
 SCALE_AT = "scale_at_<NN>"
 TENSOR_ACTIVE_PHASE = "tensor_active_pct_<phase>"
 TIME_PCT = "time_pct_<phase>"
+CLOCK_AT = "clock_at_<NN>"
+POWER_AT = "power_at_<NN>"
 _VARIANT = r"[a-z0-9_.]+"  # INT8 deployment variants: fp32, ptq_max, ptq_p99.9, qat, ...
 
 
@@ -290,6 +299,15 @@ def loss_at(point: int) -> str:
 
 def scale_at(point: int) -> str:
     return f"scale_at_{point:02d}"
+
+
+def clock_at(point: int) -> str:
+    """Slice ``point`` of a sustained row's clock trace (``clock_at_00`` ...)."""
+    return f"clock_at_{point:02d}"
+
+
+def power_at(point: int) -> str:
+    return f"power_at_{point:02d}"
 
 
 def tensor_active_in(phase: str) -> str:
@@ -380,6 +398,12 @@ COUNTERS = (  # in the C++ order
     _fixed(TEMP_C_MAX, "C", LOWER, -40, True, 150),
     _fixed(THROTTLE, "mask", NONE, 0, True),
     _fixed(PCT_OF_PEAK_AT_CLOCK, "%", HIGHER, 0, False, 200),
+    # Burst and sustained (bench_sustained)
+    _fixed(IDLE_S, "s", NONE, 0, True),
+    _fixed(SETTLE_S, "s", NONE, 0, True),
+    _fixed(STEADY, "flag", NONE, 0, True, 1),
+    _fixed(WINDOW_S, "s", NONE, 0, False),
+    _fixed(TRACE_S, "s", NONE, 0, False),
     # bench_tensor_peak
     _fixed(CLOCK_MHZ_MEASURED, "MHz", NONE, 0, False),
     _fixed(CLOCK_MHZ_ATTRIBUTE, "MHz", NONE, 0, False),
@@ -414,6 +438,8 @@ COUNTERS = (  # in the C++ order
     Counter(TENSOR_ACTIVE_PHASE, rf"^tensor_active_pct_({'|'.join(STEP_PHASES)})$", "%", NONE, 0,
             True, 200),
     Counter(TIME_PCT, rf"^time_pct_({'|'.join((*STEP_PHASES, GAPS))})$", "%", NONE, 0, True, 100),
+    Counter(CLOCK_AT, r"^clock_at_[0-9]{2}$", "MHz", NONE, 0, False),
+    Counter(POWER_AT, r"^power_at_[0-9]{2}$", "W", NONE, 0, False),
 )
 THROUGHPUT = (TFLOPS, TOPS, GBPS)  # in order of preference when a benchmark has several
 

@@ -27,6 +27,7 @@ TEST_F(Environment, NothingSetIsFine) {
   EXPECT_TRUE(alignment_n().empty());
   EXPECT_TRUE(counters_enabled());
   EXPECT_FALSE(nvml_library());
+  EXPECT_DOUBLE_EQ(sustained_limit_s(), kDefaultSustainedLimitS);
 }
 
 TEST_F(Environment, GoodValuesAreRead) {
@@ -39,6 +40,9 @@ TEST_F(Environment, GoodValuesAreRead) {
   EXPECT_EQ(nvml_library(), "libnvidia-ml.so.1");
   ::setenv("TCBENCH_COUNTERS", "yes", 1);
   EXPECT_TRUE(counters_enabled());
+  ::setenv("TCBENCH_SUSTAINED_LIMIT_S", "12.5", 1);
+  EXPECT_FALSE(problem()) << *problem();
+  EXPECT_DOUBLE_EQ(sustained_limit_s(), 12.5);
 }
 
 TEST_F(Environment, BadValuesAreOneSentence) {
@@ -57,6 +61,12 @@ TEST_F(Environment, BadValuesAreOneSentence) {
        "TCBENCH_NVML_LIBRARY='/no/such/libnvidia-ml.so': '/no/such/libnvidia-ml.so' does not "
        "exist"},
       {{"TCBENCH_NVML_LIBRARY", "/tmp"}, "'/tmp' is not a regular file"},
+      {{"TCBENCH_SUSTAINED_LIMIT_S", "3"},
+       "TCBENCH_SUSTAINED_LIMIT_S='3': '3' is not a number of seconds from 4 to 3600 "
+       "(TCBENCH_SUSTAINED_LIMIT_S takes a number of seconds from 4 to 3600 such as 60)"},
+      {{"TCBENCH_SUSTAINED_LIMIT_S", "60s"}, "'60s' is not a number of seconds"},
+      {{"TCBENCH_SUSTAINED_LIMIT_S", "nan"}, "'nan' is not a number of seconds"},
+      {{"TCBENCH_SUSTAINED_LIMIT_S", "1e9"}, "'1e9' is not a number of seconds"},
   };
   for (const auto& [setting, words] : cases) {
     SetUp();
@@ -68,6 +78,8 @@ TEST_F(Environment, BadValuesAreOneSentence) {
   SetUp();
   ::setenv("TCBENCH_ALIGNMENT_N", "33,x", 1);
   EXPECT_THROW(alignment_n(), InvalidArgument);
+  ::setenv("TCBENCH_SUSTAINED_LIMIT_S", "", 1);
+  EXPECT_THROW(sustained_limit_s(), InvalidArgument);
 }
 
 // Issue 34: the value was echoed as it was, so an escape sequence in it reached the terminal.

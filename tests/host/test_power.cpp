@@ -256,6 +256,27 @@ TEST_F(StandIn, ThrottlingStartsHalfway) {
   EXPECT_LT(*p.power_w, 350.0 * 1.01);
 }
 
+TEST_F(StandIn, ReadingsWhileTheSamplerRuns) {
+  use("sm_mhz=1410,power_mw=250000");
+  PowerSampler sampler(device(), 2ms);
+  EXPECT_TRUE(sampler.readings().empty());
+  sampler.start();
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<PowerSample> r;
+  for (int i = 0; i < 5000 && r.size() < 5; ++i) {
+    std::this_thread::sleep_for(1ms);
+    r = sampler.readings();  // a copy, taken while the thread appends
+  }
+  ASSERT_GE(r.size(), 5u);
+  for (std::size_t i = 1; i < r.size(); ++i) EXPECT_GE(r[i].seconds, r[i - 1].seconds);
+  EXPECT_DOUBLE_EQ(*r.back().sm_clock_mhz, 1410.0);
+  // Reading times count from started(), which start() set before it returned.
+  EXPECT_LE(sampler.started(), began);
+  EXPECT_GE(r.front().seconds, 0.0);
+  const PowerSummary p = sampler.stop();
+  EXPECT_EQ(sampler.readings().size(), p.samples);  // after stop: every reading it summarized
+}
+
 TEST_F(StandIn, WithoutTheEnergyCounterPowerComesFromTheReadings) {
   use("power_mw=300000,energy=unsupported");
   const PowerSummary p = sample_for(device(), 50ms);

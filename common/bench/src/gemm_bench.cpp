@@ -183,7 +183,9 @@ GemmResult time_and_report(benchmark::State& state, const Env& env, const GemmCa
   GemmResult r;
   r.check = check;
   if (gemm.extra_reference) report_extra_reference(state, env, gemm, prep, run, path);
-  r.seconds = measure(state, env, run);
+  const Window window = measure_window(state, env, run, gemm.timing);
+  r.seconds = window.seconds;
+  r.regime = window.regime;
   report_compute(state, env, gemm.precision, gemm.spec.flops(), r.seconds);
   set_counter(state, counters::rel_error, check.rel_error());
   for (Precision base : gemm.speedup_vs) {
@@ -249,8 +251,9 @@ GemmResult run_cublaslt_gemm(benchmark::State& state, const Env& env, const Gemm
   GemmResult r = time_and_report(state, env, gemm, *prep, run, check, "cublaslt");
   r.algo = plan->selected();
   set_counter(state, counters::waves, r.algo->waves_count);
-  state.SetLabel(gemm.label.empty() ? r.algo->impl.impl_name
-                                    : gemm.label + " (" + r.algo->impl.impl_name + ")");
+  state.SetLabel(with_regime(gemm.label.empty() ? r.algo->impl.impl_name
+                                                : gemm.label + " (" + r.algo->impl.impl_name + ")",
+                             r.regime));
   return r;
 }
 
@@ -264,7 +267,8 @@ GemmResult run_cublas_gemm(benchmark::State& state, const Env& env, const GemmCa
   const VerifyStats check = verify(env, gemm, *prep, run, "cublas");
   GemmResult r = time_and_report(state, env, gemm, *prep, run, check, "cublas");
   report_vs_cublaslt(state, env, gemm, r.seconds);
-  state.SetLabel(gemm.label.empty() ? blas.label() : gemm.label + " (" + blas.label() + ")");
+  state.SetLabel(with_regime(
+      gemm.label.empty() ? blas.label() : gemm.label + " (" + blas.label() + ")", r.regime));
   return r;
 }
 
@@ -281,7 +285,7 @@ GemmResult run_kernel_gemm(benchmark::State& state, const Env& env, const GemmCa
   const auto run = [&](cudaStream_t s) { work(s, o); };
   const VerifyStats check = verify(env, gemm, *prep, run, "kernel");
   GemmResult r = time_and_report(state, env, gemm, *prep, run, check, "kernel");
-  state.SetLabel(gemm.label);
+  state.SetLabel(with_regime(gemm.label, r.regime));
   return r;
 }
 

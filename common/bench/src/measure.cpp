@@ -44,6 +44,12 @@ std::optional<LastWindow> g_last;
 
 Window sample_window(const Env& env, const std::function<void(cudaStream_t)>& work,
                      MeasureOptions options) {
+  if (options.regime != Regime::standard) {
+    RegimeWindow r = take_regime_window(env, work, options.regime);
+    Window w{r.seconds, std::move(r.power), std::move(r.report), std::nullopt};
+    detail::finish_window(w, options);
+    return w;
+  }
   const cudaStream_t stream = env.stream();
   const SamplingPolicy& policy = env.options().sampling;
   Event start, stop;
@@ -74,7 +80,7 @@ Window sample_window(const Env& env, const std::function<void(cudaStream_t)>& wo
     samples.push_back(t);
     total += t;
   }
-  Window w{compute_stats(samples), std::nullopt, std::nullopt};
+  Window w{compute_stats(samples), std::nullopt, std::nullopt, std::nullopt};
   if (sampler) w.power = sampler->stop();
   detail::finish_window(w, options);
   return w;
@@ -93,6 +99,24 @@ void report_power(benchmark::State& state, const Window& w) {
   for (const std::string& note : w.power->notes) say_once(note);
   for (const auto& [counter, value] : power_counters(*w.power, w.seconds.median))
     set_counter(state, counter, value);
+}
+
+// A burst or sustained window's own counters.
+void report_regime(benchmark::State& state, const RegimeReport& r) {
+  set_counter(state, counters::idle_s, r.idle.seconds);
+  set_counter(state, counters::window_s, r.window_s);
+  if (r.regime != Regime::sustained) return;
+  set_counter(state, counters::settle_s, r.settle_s);
+  set_counter(state, counters::steady, r.steady ? 1.0 : 0.0);
+  const Trace& t = r.trace;
+  if (!(t.seconds > 0)) return;
+  set_counter(state, counters::trace_s, t.seconds);
+  set_counter(state, counters::curve_points, static_cast<double>(t.clock_mhz.size()));
+  for (std::size_t i = 0; i < t.clock_mhz.size(); ++i) {
+    const int point = static_cast<int>(i);
+    if (t.clock_mhz[i]) set_counter(state, counters::clock_at(point), *t.clock_mhz[i]);
+    if (t.power_w[i]) set_counter(state, counters::power_at(point), *t.power_w[i]);
+  }
 }
 
 // A counter this benchmark already holds (measure() wrote the power ones), if any.
@@ -136,12 +160,18 @@ SampleStats measure(benchmark::State& state, const Env& env,
   return measure_window(state, env, work, std::move(options)).seconds;
 }
 
+std::string with_regime(std::string label, const std::optional<RegimeReport>& regime) {
+  if (!regime || regime->sentence.empty()) return label;
+  return label.empty() ? regime->sentence : label + "; " + regime->sentence;
+}
+
 Window measure_window(benchmark::State& state, const Env& env,
                       const std::function<void(cudaStream_t)>& work, MeasureOptions options) {
   const Window w = detail::measure_window([&] { return sample_window(env, work, options); });
   const SampleStats& stats = w.seconds;
   report_precomputed(state, stats.median);
   report_power(state, w);
+  if (w.regime) report_regime(state, *w.regime);
 
   set_counter(state, counters::samples, static_cast<double>(stats.count));
   set_counter(state, counters::time_median_us, stats.median * 1e6);

@@ -16,7 +16,7 @@ namespace tcbench {
 
 namespace {
 
-constexpr std::array<std::pair<Key, std::string_view>, 17> kKeys{{
+constexpr std::array<std::pair<Key, std::string_view>, 18> kKeys{{
     {Key::m, "m"},
     {Key::n, "n"},
     {Key::k, "k"},
@@ -34,6 +34,7 @@ constexpr std::array<std::pair<Key, std::string_view>, 17> kKeys{{
     {Key::history, "history"},
     {Key::margin, "margin"},
     {Key::promote, "promote"},
+    {Key::regime, "regime"},
 }};
 
 constexpr std::array<Key, kKeys.size()> kAllKeys = [] {
@@ -154,6 +155,12 @@ Counter loss_at(int point) {
 Counter scale_at(int point) {
   return family_member(scale_at_family, two_digits(point));
 }
+Counter clock_at(int point) {
+  return family_member(clock_at_family, two_digits(point));
+}
+Counter power_at(int point) {
+  return family_member(power_at_family, two_digits(point));
+}
 Counter tensor_active_in(std::string_view phase) {
   return family_member(tensor_active_phase_family, phase);
 }
@@ -192,6 +199,8 @@ constexpr std::array kCounterDefs = {
     // clocks, power and energy
     &sm_clock_mhz, &power_w, &energy_j, &tflops_per_w, &tops_per_w, &gbps_per_w, &temp_c_max,
     &throttle, &pct_of_peak_at_clock,
+    // burst and sustained
+    &idle_s, &settle_s, &steady, &window_s, &trace_s,
     // tensor peak and tensor-pipe counters
     &clock_mhz_measured, &clock_mhz_attribute, &instructions, &pct_of_clock_model,
     &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &counters_error,
@@ -205,7 +214,7 @@ constexpr std::array kCounterDefs = {
     &current_error_mean,
     // families
     &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family,
-    &tensor_active_phase_family, &time_pct_family};
+    &tensor_active_phase_family, &time_pct_family, &clock_at_family, &power_at_family};
 
 }  // namespace
 

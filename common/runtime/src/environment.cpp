@@ -60,12 +60,28 @@ std::optional<std::string> check_library(std::string_view value) {
   return std::nullopt;
 }
 
+// Seconds for the sustained rows' limit: a plain decimal number from 4 (two of the steady-state
+// rule's 2 s windows) to 3600.
+std::optional<double> parse_limit(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !(v >= 4 && v <= 3600))
+    return std::nullopt;
+  return v;
+}
+
+std::optional<std::string> check_limit(std::string_view value) {
+  if (parse_limit(value)) return std::nullopt;
+  return "'" + std::string(value) + "' is not a number of seconds from 4 to 3600";
+}
+
 constexpr Variable kVariables[] = {
     {kAlignmentN, "a comma-separated list of positive dimensions such as 33,100,1000",
      check_dimensions},
     {kCounters, "on, off, 1, 0, yes or no", check_switch},
     {kNvmlLibrary, "the path of an NVML shared library, or a library name for dlopen",
      check_library},
+    {kSustainedLimit, "a number of seconds from 4 to 3600 such as 60", check_limit},
 };
 
 // The value (and the reason, which quotes it) escaped: it is printed as the binary's error.
@@ -118,6 +134,14 @@ std::optional<std::string> nvml_library() {
   const auto set = value(kNvmlLibrary);
   if (!set || set->empty()) return std::nullopt;
   return set;
+}
+
+double sustained_limit_s() {
+  const auto set = value(kSustainedLimit);
+  if (!set) return kDefaultSustainedLimitS;
+  const auto v = parse_limit(*set);
+  if (!v) throw InvalidArgument(sentence(variable(kSustainedLimit), *set, *check_limit(*set)));
+  return *v;
 }
 
 }  // namespace tcbench::environment

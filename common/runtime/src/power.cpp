@@ -93,6 +93,11 @@ void PowerSampler::loop() {
   }
 }
 
+std::vector<PowerSample> PowerSampler::readings() const {
+  const std::lock_guard lock(mutex_);
+  return samples_;
+}
+
 PowerSummary PowerSampler::stop() {
   if (!thread_.joinable()) return summarize({}, std::nullopt, 0.0);
   {

@@ -1,19 +1,11 @@
 #include "tcbench/timing.hpp"
 
+#include "tcbench/numerics/order_statistics.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 namespace tcbench {
-
-namespace {
-double percentile_sorted(const std::vector<double>& v, double q) {
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return v[lo] + (v[hi] - v[lo]) * frac;
-}
-}  // namespace
 
 SampleStats compute_stats(std::span<const double> samples) {
   SampleStats s;
@@ -29,9 +21,9 @@ SampleStats compute_stats(std::span<const double> samples) {
   double sq = 0;
   for (double x : v) sq += (x - s.mean) * (x - s.mean);
   s.stddev = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0.0;
-  s.median = percentile_sorted(v, 0.5);
-  s.p10 = percentile_sorted(v, 0.1);
-  s.p90 = percentile_sorted(v, 0.9);
+  s.median = numerics::percentile_of_sorted(v, 0.5);
+  s.p10 = numerics::percentile_of_sorted(v, 0.1);
+  s.p90 = numerics::percentile_of_sorted(v, 0.9);
   return s;
 }
 

@@ -42,6 +42,7 @@ enum class Key {
   history,     // FP8 delayed scaling: amax history length
   margin,      // FP8 delayed scaling: margin (powers of two below the format's max)
   promote,     // FP8 accumulation: products of K per promotion to FP32 (0: none)
+  regime,      // burst (the first launches after idle) or sustained (at the steady state)
 };
 std::string_view key_name(Key k);
 std::span<const Key> all_keys();
@@ -176,7 +177,7 @@ TCB_COUNTER_(final_scale,    "",        none,   0, true,  kUnbounded, "the loss 
 TCB_COUNTER_(time_per_step_us, "us",    lower,  0, false, kUnbounded, "one training step")
 TCB_COUNTER_(gemm_us_per_step, "us",    lower,  0, false, kUnbounded, "the GEMMs of one training step")
 TCB_COUNTER_(steps_run,      "count",   none,   1, true,  kUnbounded, "training steps run")
-TCB_COUNTER_(curve_points,   "count",   none,   1, true,  kUnbounded, "loss_at_NN / scale_at_NN points")
+TCB_COUNTER_(curve_points,   "count",   none,   1, true,  kUnbounded, "points of the row's curve: loss_at_NN / scale_at_NN, or clock_at_NN / power_at_NN")
 TCB_COUNTER_(step_gemm_ms,   "ms",      lower,  0, false, kUnbounded, "an FP16 training step's GEMMs for this many parameters")
 TCB_COUNTER_(unscale_pct_of_step, "%",  lower,  0, true,  kUnbounded, "check-and-unscale time / step GEMM time")
 TCB_COUNTER_(tokens_per_step, "count",  none,   1, true,  kUnbounded, "tokens of the modelled step")
@@ -198,6 +199,12 @@ TCB_COUNTER_(gbps_per_w,     "GB/s/W",  higher, 0, false, kUnbounded, "gbps / po
 TCB_COUNTER_(temp_c_max,     "C",       lower,  -40, true, 150,       "hottest GPU temperature sample while timing")
 TCB_COUNTER_(throttle,       "mask",    none,   0, true,  kUnbounded, "union of the clock-event reasons seen while timing (bits: throttle_reasons)")
 TCB_COUNTER_(pct_of_peak_at_clock, "%", higher, 0, false, 200,        "rate / (SMs x sm_clock_mhz x ops/clock): by silicon, whatever the clock")
+// Burst and sustained (bench_sustained; regime:burst and regime:sustained rows).
+TCB_COUNTER_(idle_s,         "s",       none,   0, true,  kUnbounded, "the GPU's idle before the load: until NVML read its clock and power flat, or the idle limit")
+TCB_COUNTER_(settle_s,       "s",       none,   0, true,  kUnbounded, "back-to-back load before the steady state held (or before the limit, when steady is 0)")
+TCB_COUNTER_(steady,         "flag",    none,   0, true,  1,          "1: the steady-state rule held before the timed window; 0: no steady state within the limit (the label says so)")
+TCB_COUNTER_(window_s,       "s",       none,   0, false, kUnbounded, "length of the timed burst or sustained window")
+TCB_COUNTER_(trace_s,        "s",       none,   0, false, kUnbounded, "what the clock_at/power_at trace covers: the first launch to the end of the timed window")
 // Tensor-pipe counters (CUPTI; common/profiling's metric table names which chip has which).
 TCB_COUNTER_(profile_passes, "count",   none,   1, true,  kUnbounded, "CUPTI replay passes for the metric set")
 TCB_COUNTER_(counters_error, "flag",    none,   1, true,  1,          "1: reading this row's CUPTI counters failed (the label names the CUPTI status and call); its timing and rates stand")
@@ -233,6 +240,8 @@ inline constexpr CounterDef loss_at_family{"loss_at_<NN>", "^loss_at_[0-9]{2}$",
 inline constexpr CounterDef tensor_active_phase_family{"tensor_active_pct_<phase>", "^tensor_active_pct_(forward|backward|unscale|optimizer)$", "%", Better::none, 0, true, 200, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active over one phase's CUPTI range"};
 inline constexpr CounterDef time_pct_family{"time_pct_<phase>", "^time_pct_(forward|backward|unscale|optimizer|gaps)$", "%", Better::none, 0, true, 100, "share of the step's time in the phase (gaps: between phases, the GPU waiting for the host)"};
 inline constexpr CounterDef scale_at_family{"scale_at_<NN>", "^scale_at_[0-9]{2}$", "", Better::none, 0, true, kUnbounded, "the loss scale at curve point NN"};
+inline constexpr CounterDef clock_at_family{"clock_at_<NN>", "^clock_at_[0-9]{2}$", "MHz", Better::none, 0, false, kUnbounded, "the median SM clock in slice NN of trace_s (sustained rows)"};
+inline constexpr CounterDef power_at_family{"power_at_<NN>", "^power_at_[0-9]{2}$", "W", Better::none, 0, false, kUnbounded, "the median board power in slice NN of trace_s (sustained rows)"};
 // clang-format on
 
 Counter speedup_vs(Precision base);
@@ -240,6 +249,8 @@ Counter accuracy(std::string_view variant);
 Counter agreement(std::string_view variant);
 Counter loss_at(int point);   // "loss_at_07"
 Counter scale_at(int point);  // "scale_at_07"
+Counter clock_at(int point);  // "clock_at_07"
+Counter power_at(int point);  // "power_at_07"
 // A training step phase's counters by the phase's name (studies::name(StepPhase)):
 // "tensor_active_pct_forward"; "time_pct_forward", or "time_pct_gaps" for the time between.
 Counter tensor_active_in(std::string_view phase);

@@ -24,6 +24,7 @@ struct Variable {
 inline constexpr std::string_view kAlignmentN = "TCBENCH_ALIGNMENT_N";
 inline constexpr std::string_view kCounters = "TCBENCH_COUNTERS";
 inline constexpr std::string_view kNvmlLibrary = "TCBENCH_NVML_LIBRARY";
+inline constexpr std::string_view kSustainedLimit = "TCBENCH_SUSTAINED_LIMIT_S";
 
 // Every variable, in the order problem() checks them.
 std::span<const Variable> variables();
@@ -45,5 +46,11 @@ bool counters_enabled();
 // TCBENCH_NVML_LIBRARY: the NVML library to dlopen instead of the driver's; nullopt when unset
 // or empty.
 std::optional<std::string> nvml_library();
+
+// TCBENCH_SUSTAINED_LIMIT_S: the longest a sustained row loads the GPU looking for its steady
+// state, in seconds (4 to 3600; the default, 60, when unset). Throws InvalidArgument with
+// problem()'s sentence on a bad value (main has refused it already).
+inline constexpr double kDefaultSustainedLimitS = 60;
+double sustained_limit_s();
 
 }  // namespace tcbench::environment

@@ -76,6 +76,11 @@ class PowerSampler {
   void start();
   // Stops and joins the thread, reads the energy counter again, summarizes.
   PowerSummary stop();
+  // The readings taken so far (a copy), while running and after stop(): what the burst and
+  // sustained windows judge the idle and the steady state from.
+  std::vector<PowerSample> readings() const;
+  // When start() began: PowerSample::seconds counts from here.
+  std::chrono::steady_clock::time_point started() const { return start_; }
 
  private:
   void loop();
@@ -84,7 +89,7 @@ class PowerSampler {
   nvml::Device device_;
   std::chrono::microseconds period_;
   std::thread thread_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point start_;

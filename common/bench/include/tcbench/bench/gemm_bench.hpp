@@ -102,6 +102,9 @@ struct GemmCase {
   // Optional: called once after timing with a closure that runs the GEMM once (profilers,
   // extra accuracy measures). It may add counters.
   std::function<void(benchmark::State&, const std::function<void(cudaStream_t)>&)> after_timing;
+  // How it is timed: the standard window (warm-up, samples, the L2 flushed), or a burst or
+  // sustained window (regime.hpp), whose sentence the label then carries.
+  MeasureOptions timing;
 
   // The configuration tcbench measures for `p` at m x n x k (GemmSpec::for_precision), default
   // inputs; edit fields from there.
@@ -116,7 +119,8 @@ struct GemmCase {
 struct GemmResult {
   SampleStats seconds;
   VerifyStats check;
-  std::optional<AlgoCandidate> algo;  // cuBLASLt only
+  std::optional<AlgoCandidate> algo;   // cuBLASLt only
+  std::optional<RegimeReport> regime;  // a burst or sustained window's report
 };
 
 // The inputs the helper draws when a case names none: uniform(-1, 1) for floating point,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tcbench/bench/env.hpp"
+#include "tcbench/bench/regime.hpp"
 #include "tcbench/power.hpp"
 #include "tcbench/precision.hpp"
 #include "tcbench/schema.hpp"
@@ -26,15 +27,19 @@ struct MeasureOptions {
   // timed launches left on the device, such as tensor_peak's in-kernel clock. It is kept with the
   // window, so every sizing call that reuses the window reports the value of the launches it
   // reports, never of a launch the body made before measuring (a correctness check).
-  std::function<double()> read_after;
+  std::function<double()> read_after = {};
+  // standard: the warm-up and samples below. burst or sustained: a window after idle, launches
+  // back to back without a flush (regime.hpp); the row needs NVML.
+  Regime regime = Regime::standard;
 };
 
 // One measurement: the samples' statistics, what NVML saw while they were taken, and what
 // MeasureOptions::read_after returned after the last of them.
 struct Window {
   SampleStats seconds;
-  std::optional<PowerSummary> power;  // empty without NVML
-  std::optional<double> read_after;   // empty without a read_after
+  std::optional<PowerSummary> power;   // empty without NVML
+  std::optional<RegimeReport> regime;  // a burst or sustained window's idle, load and trace
+  std::optional<double> read_after;    // empty without a read_after
 };
 
 // Timed warm-up (at least 50 ms of work), then samples until the run's SamplingPolicy is met
@@ -50,9 +55,14 @@ struct Window {
 // statistics, in seconds.
 SampleStats measure(benchmark::State& state, const Env& env,
                     const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
-// measure(), returning the whole window (read_after's value with it).
+// measure(), returning the whole window: read_after's value, and a burst or sustained window's
+// report, whose counters (idle_s, window_s; settle_s, steady, trace_s and the trace for
+// sustained) measure() has set; its sentence is for the row's label (with_regime).
 Window measure_window(benchmark::State& state, const Env& env,
                       const std::function<void(cudaStream_t)>& work, MeasureOptions options = {});
+// `label` with a burst or sustained window's sentence after it ("; " between); `label` alone
+// for a standard window.
+std::string with_regime(std::string label, const std::optional<RegimeReport>& regime);
 
 // A time measured elsewhere (a sum of cached medians, a training run's time per step) as every
 // iteration's manual time: the one replacement for hand-written SetIterationTime loops.
