@@ -68,15 +68,8 @@ def build(sets: list[ResultSet], out_dir: Path,
     doc = Doc()
     images: list[Path] = []
     fake = [rs.path for rs in sets if synthetic.is_synthetic(rs.context)]
-    # The host studies (tcbench_studies' studies.json) feed the verdicts only: they are not a GPU.
-    gpu = [i for i, rs in enumerate(sets) if not answers_evidence.is_host(rs)]
     with synthetic_marks(bool(fake)):
-        overview.render_title(doc, fake)  # the title, then the banner when an input is synthetic
-        doc.contents()
-        sources, answers = answers_section.answers_for(sets, labels)
-        host = answers_section.host_studies(sets)
-        sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
-        glance.render(doc, sets, labels, sources, answers, host)
+        sets, labels = first_screen(doc, sets, labels)
         if not sets:
             return doc, images
         best = [summary.best_results(rs) for rs in sets]
@@ -98,6 +91,20 @@ def build(sets: list[ResultSet], out_dir: Path,
         render_cut_short(doc, sets, labels)
         images += render_per_gpu(doc, sets, labels, out_dir, mods)
     return doc, images
+
+
+def first_screen(doc: Doc, sets: list[ResultSet],
+                 labels: list[str]) -> tuple[list[ResultSet], list[str]]:
+    """The title (and the synthetic banner), the contents and the verdicts with each GPU's
+    health; returns the GPU runs and their labels (the host studies feed the verdicts only)."""
+    overview.render_title(doc, [rs.path for rs in sets if synthetic.is_synthetic(rs.context)])
+    doc.contents()
+    sources, answers = answers_section.answers_for(sets, labels)
+    host = answers_section.host_studies(sets)
+    gpu = [i for i, rs in enumerate(sets) if not answers_evidence.is_host(rs)]
+    sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
+    glance.render(doc, sets, labels, sources, answers, host)
+    return sets, labels
 
 
 def render_cut_short(doc: Doc, sets: list[ResultSet], labels: list[str]) -> None:
