@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -188,8 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "report", help="cross-GPU report: Markdown, HTML and PNG plots",
-        description="One result file (or folder) per GPU -> report.md (+ PNGs) and a "
-                    "self-contained report.html in --out.")
+        description="One result file per GPU -> report.md (+ PNGs) and a self-contained "
+                    "report.html in --out. A FILE may also be a run folder (its results.json and "
+                    "studies.json), a folder of runs such as results/ (the newest run, named), or "
+                    "the gpu-check.tgz that scripts/gpu_check.sh --archive sends back.",
+        epilog="Exit codes: 0 written; 2 usage or input error (one sentence); 70 a bug in the "
+               "tools.")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--out", type=Path, default=Path("report"),
                    help="output folder (default: report/)")
@@ -204,8 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "utilization, alignment, FP8), what the results measured, a verdict from a "
                     "written rule (holds, holds with a caveat, does not hold here, not measured) "
                     "and the caveats; docs/concepts/answers.md has the rules. RESULTS are result "
-                    "files or run folders (results.json and studies.json); default: the newest "
-                    "folder in results/.",
+                    "files, run folders (results.json and studies.json), folders of runs (the "
+                    "newest, named) or the gpu-check.tgz of scripts/gpu_check.sh --archive; "
+                    "default: the newest run in results/.",
         epilog="Exit codes: 0 answered (whatever the verdicts); 2 usage or input error.")
     q.add_argument("files", nargs="*", metavar="RESULTS", type=Path)
     q.add_argument("--json", action="store_true",
@@ -406,26 +412,68 @@ def cmd_profile(args: argparse.Namespace, extra: list[str]) -> int:
                                nvtx)
 
 
+class _Progress:
+    """The part a long command is drawing, on one line of a terminal's stderr, rewritten in
+    place and cleared at the end; nothing when stderr is a file or a pipe (a CI log)."""
+
+    def __init__(self, command: str):
+        self.command, self.start = command, time.monotonic()
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, done: int, parts: int, name: str) -> None:
+        if self.live:
+            line = printable(f"tcbench {self.command}: drawing {done + 1}/{parts}: {name} "
+                             f"({time.monotonic() - self.start:.0f} s) ...")
+            print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.live:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import report
-    from tcbench_tools.results import load
+    from tcbench_tools import inputs, report
+    from tcbench_tools.answers.evidence import is_host
 
     if args.label is not None and len(args.label) != len(args.files):
         raise InputError(f"--label was given {len(args.label)} time(s) for {len(args.files)} "
                          "file(s): give one label per file, in the same order.")
-    sets = [load(f) for f in args.files]
-    md, page, images = report.write(sets, args.out, args.label)
-    print(f"tcbench report: {len(sets)} runs -> {md}, {page} and {len(images)} plots in "
-          f"{args.out}.")
+    sets, labels = [], []
+    for i, name in enumerate(args.files):
+        # A run folder or a GPU check's archive is a GPU run and its host studies.
+        got = inputs.load(Path(name), "report")
+        sets += got
+        if args.label is not None:
+            labels += [args.label[i], *(f"{args.label[i]} ({j})" for j in range(1, len(got)))]
+    progress = _Progress("report")
+    try:
+        md, page, images = report.write(sets, args.out, labels or None, progress=progress)
+    finally:
+        progress.close()
+    gpus = sum(not is_host(rs) for rs in sets)
+    host = " and the host studies" if len(sets) > gpus else ""
+    print(f"tcbench report: {_plural(gpus, 'GPU run')}{host} -> {md}, {page} and "
+          f"{_plural(len(images), 'plot')} in {args.out} "
+          f"({time.monotonic() - progress.start:.1f} s).")
     return EXIT_OK
 
 
 def cmd_answers(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import answers, build
+    from tcbench_tools import answers, build, inputs
     from tcbench_tools.answers import render
 
-    files = args.files or [answers.latest_run(build.repo_root())]
-    result = answers.answer_all(answers.load_inputs(files))
+    files = args.files
+    if not files:  # the newest run tcbench run wrote
+        found = inputs.newest_run(build.repo_root() / "results")
+        if found is None:
+            raise InputError(f"no run folder in {build.repo_root() / 'results'}: give result "
+                             "files, or run `scripts/tcbench run` first.")
+        files = [found[0]]
+    result = answers.answer_all(inputs.load_all(files, "answers"))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "answers.md").write_text(render.markdown(result, args.out), encoding="utf-8")

@@ -31,6 +31,7 @@ from pathlib import Path
 from tcbench_tools import answers, files, next_steps, process, schema
 from tcbench_tools.answers import render
 from tcbench_tools.errors import InputError, exit_text
+from tcbench_tools.inputs import STUDIES_FILE, load_all
 from tcbench_tools.runfile import context_list
 
 PRESET = "studies"
@@ -135,7 +136,7 @@ def run_studies(tool: Path, out_dir: Path) -> Path:
     (process.py). An interrupt raises process.Interrupted; the studies that finished before it
     stay in studies.json, marked incomplete (``Interrupted.kept`` is that path, else None)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / answers.STUDIES_FILE
+    path = out_dir / STUDIES_FILE
     path.unlink(missing_ok=True)  # an earlier run's file must not pass for this one's
     with process.forward_signals():
         try:
@@ -159,7 +160,7 @@ def write_answers(out_dir: Path, inputs: list[Path],
                   closing: list[str] | None = None) -> list[answers.Answer]:
     """answers.md and answers.html in out_dir, from the run's results and studies; ``closing``:
     the lines said last (how to get the GPU half)."""
-    result = answers.answer_all(answers.load_inputs(inputs))
+    result = answers.answer_all(load_all(inputs, "run"))
     (out_dir / "answers.md").write_text(render.markdown(result, out_dir, closing),
                                         encoding="utf-8")
     (out_dir / "answers.html").write_text(render.page_html(result, out_dir, closing),

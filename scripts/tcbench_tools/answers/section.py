@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcbench_tools import results
-from tcbench_tools.answers import STUDIES_FILE, evidence, rules
+from tcbench_tools.answers import evidence, rules
 from tcbench_tools.answers.model import QUESTIONS, Answer
 from tcbench_tools.answers.render import HOST_LABEL
 from tcbench_tools.errors import InputError
+from tcbench_tools.inputs import STUDIES_FILE
 
 
 def host_studies(sets: list[results.ResultSet]) -> results.ResultSet | None:
