@@ -10,7 +10,7 @@ run`` prints the verdicts after a run, on a machine whose Python has nothing els
 
 from __future__ import annotations
 
-from tcbench_tools import labels, results, synthetic
+from tcbench_tools import labels, results, schema, synthetic
 from tcbench_tools.answers import evidence, rules
 from tcbench_tools.answers.model import (
     CAVEAT,
@@ -31,6 +31,12 @@ __all__ = ["Answer", "CAVEAT", "Evidence", "FAILS", "HOLDS", "NOT_MEASURED", "Qu
            "QUESTIONS", "VERDICTS", "answer_all"]
 
 
+def _incomplete(rs: results.ResultSet) -> str:
+    """Why the run stopped early (``tcbench run`` after Ctrl-C, a lost binary), else ""."""
+    why = rs.context.get(schema.RUN_INCOMPLETE)
+    return why.strip() if isinstance(why, str) else ""
+
+
 def answer_all(sets: list[results.ResultSet]) -> list[Answer]:
     """One host answer per question that has a host half, and one GPU answer per GPU run (or one
     "not measured" when no GPU run was given), in question order. Each GPU run is a row of its
@@ -45,6 +51,7 @@ def answer_all(sets: list[results.ResultSet]) -> list[Answer]:
             if host:
                 a = rules.HOST_RULES[q.id](host[-1])
                 a.synthetic = synthetic.is_synthetic(host[-1].context)
+                a.incomplete = _incomplete(host[-1])
             else:
                 a = Answer(q.id, q.claim, NOT_MEASURED, HOST, None)
                 a.why = "no host studies given (tcbench_studies writes results/<run>/studies.json)"
@@ -53,6 +60,7 @@ def answer_all(sets: list[results.ResultSet]) -> list[Answer]:
         for rs, name in zip(gpus, names):
             a = rules.GPU_RULES[q.id](rs)
             a.label, a.synthetic = name, synthetic.is_synthetic(rs.context)
+            a.incomplete = _incomplete(rs)
             out.append(a)
         if not gpus:
             a = Answer(q.id, q.claim, NOT_MEASURED, GPU, None)

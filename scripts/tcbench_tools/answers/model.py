@@ -53,6 +53,8 @@ class Answer:
     label: str = ""
     # The evidence came from a file that carries tcbench_synthetic (a test fixture).
     synthetic: bool = False
+    # The run stopped early (its tcbench_incomplete: why, and what never ran); "" when it did not.
+    incomplete: str = ""
 
     def as_json(self) -> dict:
         return {"id": self.id, "claim": self.claim, "verdict": self.verdict, "gpu": self.gpu,
@@ -61,7 +63,8 @@ class Answer:
                              for e in self.evidence],
                 "caveats": list(self.caveats), "notes": list(self.notes), "rule": self.rule,
                 **({"basis": self.basis} if self.basis else {}),
-                **({"why": self.why} if self.why else {})}
+                **({"why": self.why} if self.why else {}),
+                **({"incomplete": self.incomplete} if self.incomplete else {})}
 
 
 @dataclass(frozen=True)
