@@ -11,7 +11,9 @@ traceback).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 import time
 from datetime import datetime
@@ -33,14 +35,42 @@ from tcbench_tools.printable import printable
 PASSTHROUGH = ("run", "fleet submit", "profile")
 
 
+def _did_you_mean(word: str, known: list[str]) -> str:
+    """" (did you mean 'run'?)" for the closest of ``known``, or "" when none is close."""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse quotes the arguments it refuses: a database URL among them is printed masked
-    (docs/history.md), and control characters escaped."""
+    (docs/history.md), and control characters escaped. A mistyped command or choice gets the
+    closest one (argparse's suggest_on_error, which Python 3.14 brings, by hand)."""
 
     def error(self, message: str):
         from tcbench_tools.history.dburl import mask_urls_in
 
+        typo = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if typo:
+            message += _did_you_mean(typo.group(1), re.findall(r"'([^']*)'", typo.group(2)))
         super().error(printable(mask_urls_in(message)))
+
+    def unrecognized(self, extras: list[str]):
+        """Refuse arguments this (sub-)parser does not take, with its own usage, and suggest the
+        closest of its options for a mistyped one."""
+        known = [o for a in self._actions for o in a.option_strings]
+        hints = [_did_you_mean(x.split("=", 1)[0], known) for x in extras if x.startswith("-")]
+        self.error(f"unrecognized arguments: {' '.join(extras)}"
+                   + next((h for h in hints if h), ""))
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Parser:
+    """The deepest sub-parser the arguments chose (``tcbench history add``'s, ...)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[name]
 
 
 def _shown(exc: BaseException, args: argparse.Namespace) -> str:
@@ -67,8 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("test", help="configure, build, ctest and pytest with a CMake preset",
                        description="cmake --preset P, cmake --build --preset P, ctest --preset P, "
-                                   "then pytest tests/scripts. Prints one verdict line; exit 1 "
-                                   "if any step fails.")
+                                   "then pytest tests/scripts. Prints one verdict line.",
+                       epilog="Exit codes: 0 every step passed; 1 a step failed (named); 2 usage "
+                              "error (an unknown preset); 130/143 interrupted by SIGINT/SIGTERM.")
     t.add_argument("--preset", default="dev",
                    help="CMake configure/build/test preset of CMakePresets.json (default: dev)")
     t.add_argument("--jobs", "-j", type=positive_int, default=None,
@@ -491,7 +522,10 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _chosen(parser, args).unrecognized(unknown)
     if extra and not getattr(args, "passthrough", False):
         listed = ", ".join(f"'{c}'" for c in PASSTHROUGH[:-1]) + f" and '{PASSTHROUGH[-1]}'"
         print(f"tcbench: arguments after '--' are only for {listed}.", file=sys.stderr)
