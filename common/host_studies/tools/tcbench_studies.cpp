@@ -3,7 +3,7 @@
 // (Google Benchmark JSON: a context and one row per result, names from BenchName, counters from
 // the schema), so `tcbench answers` and `tcbench report` read it like any run.
 //
-//   tcbench_studies [--out FILE] [--study NAME]... [--list]
+//   tcbench_studies [--out FILE] [--study NAME]... [--list] [--help]
 //
 // With --out, FILE is rewritten (a temporary file, then a rename) after every study, so a run
 // stopped part way (Ctrl-C) leaves the studies that finished; its context names them
@@ -262,10 +262,29 @@ void write_json(std::ostream& os, std::vector<Row>& rows, const std::vector<doub
   os << "\n  ]\n}\n";
 }
 
+constexpr const char* kUsage = "[--out FILE] [--study NAME]... [--list] [--help]";
+
 int usage(const char* program, const std::string& why) {
-  std::fprintf(stderr, "%s: %s\nusage: %s [--out FILE] [--study NAME]... [--list]\n", program,
-               why.c_str(), program);
+  std::fprintf(stderr, "%s: %s\nusage: %s %s\n", program, why.c_str(), program, kUsage);
   return 2;
+}
+
+int help(const char* program) {
+  std::printf(
+      "usage: %s %s\n\n"
+      "The half of the five questions the CPU answers, without a GPU: runs tcbench's host\n"
+      "studies and writes a result file that `tcbench answers` and `tcbench report` read.\n"
+      "`scripts/tcbench run` runs it on a machine without a GPU.\n\n"
+      "options:\n"
+      "  --out FILE    write the results to FILE, rewritten after every study (default: stdout)\n"
+      "  --study NAME  run only this study (repeatable; default: all)\n"
+      "  --list        list the studies and exit\n"
+      "  -h, --help    show this help and exit\n\n"
+      "studies:\n",
+      program, kUsage);
+  for (const Study& s : kStudies) std::printf("  %-13s %s\n", s.name, s.what);
+  std::printf("\nExit codes: 0 written; 1 a study failed (named); 2 usage error.\n");
+  return 0;
 }
 
 }  // namespace
@@ -276,7 +295,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> chosen;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--list") {
+    if (arg == "--help" || arg == "-h") {
+      return help(program);
+    } else if (arg == "--list") {
       for (const Study& s : kStudies) std::printf("%-13s %s\n", s.name, s.what);
       return 0;
     } else if (arg == "--out" && i + 1 < argc) {
