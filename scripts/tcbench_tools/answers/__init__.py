@@ -54,7 +54,8 @@ def answer_all(sets: list[results.ResultSet]) -> list[Answer]:
                 a.incomplete = _incomplete(host[-1])
             else:
                 a = Answer(q.id, q.claim, NOT_MEASURED, HOST, None)
-                a.why = "no host studies given (tcbench_studies writes results/<run>/studies.json)"
+                a.why = ("no host studies given; tcbench_studies writes them to "
+                         "results/<run>/studies.json")
             a.label = HOST_LABEL
             out.append(a)
         for rs, name in zip(gpus, names):

@@ -26,6 +26,21 @@ class Evidence:
     source: str  # the benchmark or study row it comes from
     metric: str  # a counter name, "time", or a derived quantity named in the rule
     value: float
+    # What the value is counted in where the counter's schema unit does not say it: "fraction"
+    # (0.02 = 2 %), "x" (a ratio); else the schema's unit (evidence.unit_of).
+    unit: str = ""
+
+
+# Counters whose schema unit is empty but which are fractions (relative errors): said so.
+FRACTIONS = ("rel_error", "rel_error_unquantized", "block_rel_error", "delayed_error_mean",
+             "delayed_error_worst", "current_error_mean")
+
+
+def unit_of(e: Evidence) -> str:
+    """The unit a reader sees beside an evidence value: a fraction or a percent, never unsaid."""
+    from tcbench_tools import schema
+
+    return e.unit or ("fraction" if e.metric in FRACTIONS else schema.unit(e.metric))
 
 
 @dataclass
@@ -59,8 +74,8 @@ class Answer:
     def as_json(self) -> dict:
         return {"id": self.id, "claim": self.claim, "verdict": self.verdict, "gpu": self.gpu,
                 "scope": self.scope, "label": self.label, "synthetic": self.synthetic,
-                "evidence": [{"source": e.source, "metric": e.metric, "value": e.value}
-                             for e in self.evidence],
+                "evidence": [{"source": e.source, "metric": e.metric, "value": e.value,
+                              "unit": unit_of(e)} for e in self.evidence],
                 "caveats": list(self.caveats), "notes": list(self.notes), "rule": self.rule,
                 **({"basis": self.basis} if self.basis else {}),
                 **({"why": self.why} if self.why else {}),

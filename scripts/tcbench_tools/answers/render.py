@@ -30,6 +30,7 @@ from tcbench_tools.answers.model import (
     NOT_MEASURED,
     QUESTIONS,
     Answer,
+    unit_of,
 )
 
 __all__ = ["HOST_LABEL", "as_json", "clean", "console", "grid", "markdown", "page_html",
@@ -138,14 +139,15 @@ def grid(answers: list[Answer]) -> tuple[list[str], list[list[str]]]:
 
 
 def console(answers: list[Answer]) -> str:
-    """The five questions, one line per question and half (the banners first)."""
+    """The five questions, one line per question and half (the banners first): the verdict, then
+    after a dash its reason (in parentheses, the reason's own would nest)."""
     lines = banners(answers)
     for q in QUESTIONS:
         mine = [a for a in answers if a.id == q.id]
         lines.append(f"{q.id.upper()} {q.title}:")
         for a in mine:
             first = a.why or (a.caveats[0] if a.caveats and a.verdict in (CAVEAT, FAILS) else "")
-            tail = f" ({clean(first)})" if first else ""
+            tail = f" — {clean(first)}" if first else ""
             lines.append(f"  {source_with_basis(a)}: {a.verdict}{tail}")
     return "\n".join(lines)
 
@@ -203,9 +205,10 @@ def markdown(answers: list[Answer], out_dir: Path | None = None,
             if a.why:
                 out += [f"Not measured: {mdtext.text(clean(a.why), at_line_start=False)}.", ""]
             if a.evidence:
-                out += ["| evidence | metric | value |", "|---|---|---:|"]
+                out += ["| evidence | metric | value | unit |", "|---|---|---:|---|"]
                 out += [f"| {mdtext.code(clean(e.source), in_table=True)} | "
-                        f"{mdtext.cell(clean(e.metric))} | {_fmt(e.value)} |" for e in a.evidence]
+                        f"{mdtext.cell(clean(e.metric))} | {_fmt(e.value)} | "
+                        f"{mdtext.cell(unit_of(e))} |" for e in a.evidence]
                 out.append("")
             for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
                 if items:
@@ -272,9 +275,11 @@ def page_html(answers: list[Answer], out_dir: Path | None = None,
             if a.evidence:
                 rows = "".join(f"<tr><td><code>{html.escape(clean(e.source))}</code></td>"
                                f"<td>{html.escape(clean(e.metric))}</td>"
-                               f"<td class='num'>{_fmt(e.value)}</td></tr>" for e in a.evidence)
+                               f"<td class='num'>{_fmt(e.value)}</td>"
+                               f"<td>{html.escape(unit_of(e))}</td></tr>" for e in a.evidence)
                 parts.append("<div class='scroll'><table><thead><tr><th>evidence</th><th>metric"
-                             "</th><th>value</th></tr></thead><tbody>" + rows + "</tbody></table>"
+                             "</th><th>value</th><th>unit</th></tr></thead><tbody>" + rows
+                             + "</tbody></table>"
                              "</div>")
             for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
                 if items:
