@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tcbench_tools import power_report, sections, summary, synthetic
+from tcbench_tools import plot_style, power_report, sections, summary, synthetic
 from tcbench_tools.answers import evidence as answers_evidence
 from tcbench_tools.answers import section as answers_section
 from tcbench_tools.doc import Cell, Code, Doc  # noqa: F401 - Cell: what callers import with Doc
@@ -74,6 +74,14 @@ def build(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,
         sets, labels = first_screen(doc, sets, labels)
         if not sets:
             return doc, images
+        return _comparison(doc, sets, labels, out_dir, progress)
+
+
+def _comparison(doc: Doc, sets: list[ResultSet], labels: list[str], out_dir: Path,
+                progress: Callable[[int, int, str], None] | None) -> tuple[Doc, list[Path]]:
+    """Everything after the first screen; each GPU keeps one colour in every plot."""
+    images: list[Path] = []
+    with plot_style.report_gpus(labels):
         # Topic sections (sections/<topic>.py): the plots and tables each concept needs.
         present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}
         # A section may also explain other topics (tensor_util: tensor_peak's ladder).
