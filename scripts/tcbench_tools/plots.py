@@ -4,9 +4,10 @@ sweeps (headless backend: see sections/_common.py).
 Each plot has a ``*_figure`` function that builds the figure (tests inspect it) and a function
 that saves it. They are made to stay readable from 1 to 20 GPUs and more:
 
-- every series of a plot has its own colour, marker and line style, assigned per plot
-  (plot_style.py: any two of a plot's first twenty colours are at least CIEDE2000 15 apart), and
-  legends sit outside the data (right of the axes);
+- every series of a plot has its own colour, marker and line style, a report's GPU the same in
+  every plot (plot_style.py: any two of the first twenty colours are at least CIEDE2000 15
+  apart), legends sit outside the data (right of the axes), and no figure is wider than the
+  report's page (plot_style.PAGE_WIDTH_IN);
 - bar charts are small multiples: one panel per precision, one horizontal bar per GPU (GPUs are
   rows, named on the axis), on a linear axis from 0, the peak drawn as an outline behind the bar;
   a missing result is no bar and no outline, only a grey "no data" (or why) inside the panel, so
