@@ -64,9 +64,9 @@ def resolve(path: Path, command: str) -> Path:
     if found is None:
         return path  # results.load says what the folder lacks
     run, count = found
-    if count > 1:
-        print(f"tcbench {command}: {path} holds {count} runs: reading the newest, {run} (name a "
-              "run folder to read another).", file=sys.stderr, flush=True)
+    said = (f"{count} runs: reading the newest, {run} (name a run folder to read another)"
+            if count > 1 else f"one run: reading {run}")
+    print(f"tcbench {command}: {path} holds {said}.", file=sys.stderr, flush=True)
     return run
 
 
