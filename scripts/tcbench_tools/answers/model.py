@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tcbench_tools import schema
+
 HOLDS = "holds"
 CAVEAT = "holds with a caveat"
 FAILS = "does not hold here"
@@ -32,14 +34,12 @@ class Evidence:
 
 
 # Counters whose schema unit is empty but which are fractions (relative errors): said so.
-FRACTIONS = ("rel_error", "rel_error_unquantized", "block_rel_error", "delayed_error_mean",
-             "delayed_error_worst", "current_error_mean")
+FRACTIONS = (schema.REL_ERROR, schema.REL_ERROR_UNQUANTIZED, schema.BLOCK_REL_ERROR,
+             schema.DELAYED_ERROR_MEAN, schema.DELAYED_ERROR_WORST, schema.CURRENT_ERROR_MEAN)
 
 
 def unit_of(e: Evidence) -> str:
     """The unit a reader sees beside an evidence value: a fraction or a percent, never unsaid."""
-    from tcbench_tools import schema
-
     return e.unit or ("fraction" if e.metric in FRACTIONS else schema.unit(e.metric))
 
 
