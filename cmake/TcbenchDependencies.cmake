@@ -44,7 +44,7 @@ if(NOT TCBENCH_HOST_STUDIES_ONLY)  # the host studies read no clocks
             DOC "folder holding nvml.h (the NVML header)")
   if(NOT TCBENCH_NVML_INCLUDE_DIR)
     message(FATAL_ERROR "tcbench: nvml.h not found (looked in: ${tcbench_nvml_hints}). Install "
-                        "the pinned nvidia-nvml-dev wheel (scripts/tcbench test does, from "
+                        "the pinned nvidia-nvml-dev wheel (scripts/tcbench run and test do, from "
                         "scripts/requirements.txt) or pass -DTCBENCH_NVML_INCLUDE_DIR=<folder>.")
   endif()
   message(STATUS "tcbench: nvml.h from ${TCBENCH_NVML_INCLUDE_DIR}")

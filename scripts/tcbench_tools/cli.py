@@ -11,8 +11,11 @@ traceback).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -32,14 +35,42 @@ from tcbench_tools.printable import printable
 PASSTHROUGH = ("run", "fleet submit", "profile")
 
 
+def _did_you_mean(word: str, known: list[str]) -> str:
+    """" (did you mean 'run'?)" for the closest of ``known``, or "" when none is close."""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse quotes the arguments it refuses: a database URL among them is printed masked
-    (docs/history.md), and control characters escaped."""
+    (docs/history.md), and control characters escaped. A mistyped command or choice gets the
+    closest one (argparse's suggest_on_error, which Python 3.14 brings, by hand)."""
 
     def error(self, message: str):
         from tcbench_tools.history.dburl import mask_urls_in
 
+        typo = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if typo:
+            message += _did_you_mean(typo.group(1), re.findall(r"'([^']*)'", typo.group(2)))
         super().error(printable(mask_urls_in(message)))
+
+    def unrecognized(self, extras: list[str]):
+        """Refuse arguments this (sub-)parser does not take, with its own usage, and suggest the
+        closest of its options for a mistyped one."""
+        known = [o for a in self._actions for o in a.option_strings]
+        hints = [_did_you_mean(x.split("=", 1)[0], known) for x in extras if x.startswith("-")]
+        self.error(f"unrecognized arguments: {' '.join(extras)}"
+                   + next((h for h in hints if h), ""))
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Parser:
+    """The deepest sub-parser the arguments chose (``tcbench history add``'s, ...)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[name]
 
 
 def _shown(exc: BaseException, args: argparse.Namespace) -> str:
@@ -66,8 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("test", help="configure, build, ctest and pytest with a CMake preset",
                        description="cmake --preset P, cmake --build --preset P, ctest --preset P, "
-                                   "then pytest tests/scripts. Prints one verdict line; exit 1 "
-                                   "if any step fails.")
+                                   "then pytest tests/scripts. Prints one verdict line.",
+                       epilog="Exit codes: 0 every step passed; 1 a step failed (named); 2 usage "
+                              "error (an unknown preset); 130/143 interrupted by SIGINT/SIGTERM.")
     t.add_argument("--preset", default="dev",
                    help="CMake configure/build/test preset of CMakePresets.json (default: dev)")
     t.add_argument("--jobs", "-j", type=positive_int, default=None,
@@ -188,8 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "report", help="cross-GPU report: Markdown, HTML and PNG plots",
-        description="One result file (or folder) per GPU -> report.md (+ PNGs) and a "
-                    "self-contained report.html in --out.")
+        description="One result file per GPU -> report.md (+ PNGs) and a self-contained "
+                    "report.html in --out. A FILE may also be a run folder (its results.json and "
+                    "studies.json), a folder of runs such as results/ (the newest run, named), or "
+                    "the gpu-check.tgz that scripts/gpu_check.sh --archive sends back.",
+        epilog="Exit codes: 0 written; 2 usage or input error (one sentence); 70 a bug in the "
+               "tools.")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--out", type=Path, default=Path("report"),
                    help="output folder (default: report/)")
@@ -204,8 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "utilization, alignment, FP8), what the results measured, a verdict from a "
                     "written rule (holds, holds with a caveat, does not hold here, not measured) "
                     "and the caveats; docs/concepts/answers.md has the rules. RESULTS are result "
-                    "files or run folders (results.json and studies.json); default: the newest "
-                    "folder in results/.",
+                    "files, run folders (results.json and studies.json), folders of runs (the "
+                    "newest, named) or the gpu-check.tgz of scripts/gpu_check.sh --archive; "
+                    "default: the newest run in results/.",
         epilog="Exit codes: 0 answered (whatever the verdicts); 2 usage or input error.")
     q.add_argument("files", nargs="*", metavar="RESULTS", type=Path)
     q.add_argument("--json", action="store_true",
@@ -406,26 +443,68 @@ def cmd_profile(args: argparse.Namespace, extra: list[str]) -> int:
                                nvtx)
 
 
+class _Progress:
+    """The part a long command is drawing, on one line of a terminal's stderr, rewritten in
+    place and cleared at the end; nothing when stderr is a file or a pipe (a CI log)."""
+
+    def __init__(self, command: str):
+        self.command, self.start = command, time.monotonic()
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, done: int, parts: int, name: str) -> None:
+        if self.live:
+            line = printable(f"tcbench {self.command}: drawing {done + 1}/{parts}: {name} "
+                             f"({time.monotonic() - self.start:.0f} s) ...")
+            print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.live:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import report
-    from tcbench_tools.results import load
+    from tcbench_tools import inputs, report
+    from tcbench_tools.answers.evidence import is_host
 
     if args.label is not None and len(args.label) != len(args.files):
         raise InputError(f"--label was given {len(args.label)} time(s) for {len(args.files)} "
                          "file(s): give one label per file, in the same order.")
-    sets = [load(f) for f in args.files]
-    md, page, images = report.write(sets, args.out, args.label)
-    print(f"tcbench report: {len(sets)} runs -> {md}, {page} and {len(images)} plots in "
-          f"{args.out}.")
+    sets, labels = [], []
+    for i, name in enumerate(args.files):
+        # A run folder or a GPU check's archive is a GPU run and its host studies.
+        got = inputs.load(Path(name), "report")
+        sets += got
+        if args.label is not None:
+            labels += [args.label[i], *(f"{args.label[i]} ({j})" for j in range(1, len(got)))]
+    progress = _Progress("report")
+    try:
+        md, page, images = report.write(sets, args.out, labels or None, progress=progress)
+    finally:
+        progress.close()
+    gpus = sum(not is_host(rs) for rs in sets)
+    host = " and the host studies" if len(sets) > gpus else ""
+    print(f"tcbench report: {_plural(gpus, 'GPU run')}{host} -> {md}, {page} and "
+          f"{_plural(len(images), 'plot')} in {args.out} "
+          f"({time.monotonic() - progress.start:.1f} s).")
     return EXIT_OK
 
 
 def cmd_answers(args: argparse.Namespace, extra: list[str]) -> int:
-    from tcbench_tools import answers, build
+    from tcbench_tools import answers, build, inputs
     from tcbench_tools.answers import render
 
-    files = args.files or [answers.latest_run(build.repo_root())]
-    result = answers.answer_all(answers.load_inputs(files))
+    files = args.files
+    if not files:  # the newest run tcbench run wrote
+        found = inputs.newest_run(build.repo_root() / "results")
+        if found is None:
+            raise InputError(f"no run folder in {build.repo_root() / 'results'}: give result "
+                             "files, or run `scripts/tcbench run` first.")
+        files = [found[0]]
+    result = answers.answer_all(inputs.load_all(files, "answers"))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "answers.md").write_text(render.markdown(result, args.out), encoding="utf-8")
@@ -443,7 +522,10 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _chosen(parser, args).unrecognized(unknown)
     if extra and not getattr(args, "passthrough", False):
         listed = ", ".join(f"'{c}'" for c in PASSTHROUGH[:-1]) + f" and '{PASSTHROUGH[-1]}'"
         print(f"tcbench: arguments after '--' are only for {listed}.", file=sys.stderr)

@@ -19,7 +19,9 @@ def add_parser(sub) -> None:
     m = sub.add_parser("model", help="the GEMM time model without a GPU: predict, check",
                        description="The GEMM time model (docs/concepts/alignment.md, 'The model') "
                                    "on rows of GEMMs, and its accuracy on published "
-                                   "measurements (data/published/).")
+                                   "measurements (data/published/).",
+                       epilog="Exit codes: 0 done; 1 (check) outside its gate; 2 usage or input "
+                              "error (one sentence).")
     msub = m.add_subparsers(dest="model_command", metavar="SUBCOMMAND", required=True)
     p = msub.add_parser(
         "predict", help="predict each row of a CSV file",

@@ -1,6 +1,10 @@
-"""How the report tells series apart: a colour, a marker and a line style per series, assigned
-per plot (the first series of a plot gets the first style, and so on), never the colour of a
-reference line (peaks, models and the diagonal are black or grey).
+"""How the report tells series apart: a colour, a marker and a line style per series, never the
+colour of a reference line (peaks, models and the diagonal are black or grey). In a report of up
+to twenty GPUs each GPU keeps one style in every plot, its index among the report's GPUs
+(``report_gpus``): before, styles went by position in each plot, and a GPU changed colour
+between sections. With more GPUs than colours, and outside a report, styles go by position in
+the plot (the first series gets the first style, and so on), so that no two series of a plot
+share a colour.
 
 The palette's first nine colours are Paul Tol's "muted" scheme, designed to stay distinguishable
 under the common colour-vision deficiencies (https://personal.sron.nl/~pault/#sec:qualitative):
@@ -21,6 +25,8 @@ import here (``tcbench run`` may import the tools without it).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 PALETTE = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
@@ -31,6 +37,11 @@ MIN_DELTA_E = 15.0  # CIEDE2000 between any two colours of PALETTE
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">")
 LINESTYLES = ("-", "--", "-.")
 REFERENCE = "black"  # peaks, models, diagonals: never a series colour
+# The widest figure the report page shows at its natural size: doc.py's column is 1200 px less
+# its padding, about 1120 px, and plots are saved at 110 dpi (sections/_common.py); 10 in leaves
+# the tight bounding box room for an outside label. A wider figure was shrunk to fit, its 8 pt
+# value labels to about 7 px.
+PAGE_WIDTH_IN = 10.0
 MARK_COLOR = "#CC3311"  # the SYNTHETIC DATA mark (Tol's vibrant red)
 NO_DATA = "0.55"  # the grey of "no data" / "skipped" texts where a result is missing
 
@@ -50,14 +61,41 @@ class SeriesStyle:
                 "zorder": 2.0 + 0.1 * LINESTYLES.index(self.linestyle)}
 
 
+def fit_columns(panels: int, panel_in: float, extra_in: float = 0.0, most: int = 4) -> int:
+    """How many panels of ``panel_in`` inches fit in a row beside ``extra_in`` (row labels, an
+    outside legend) within PAGE_WIDTH_IN: at least one, at most ``most`` and ``panels``."""
+    fit = int((PAGE_WIDTH_IN - extra_in) // panel_in)
+    return max(1, min(panels, most, fit))
+
+
 def series_style(index: int) -> SeriesStyle:
     """The style of a plot's ``index``-th series."""
     return SeriesStyle(PALETTE[index % len(PALETTE)], MARKERS[index % len(MARKERS)],
                        LINESTYLES[index % len(LINESTYLES)])
 
 
+_REPORT_GPUS: dict[str, int] = {}  # the report being drawn: GPU label -> its index
+
+
+@contextmanager
+def report_gpus(labels: list[str]) -> Iterator[None]:
+    """While a report is drawn: each of its GPUs (when they are no more than the palette's
+    colours) keeps the style of its index in every plot."""
+    global _REPORT_GPUS
+    before = _REPORT_GPUS
+    _REPORT_GPUS = ({label: i for i, label in enumerate(dict.fromkeys(labels))}
+                    if len(labels) <= len(PALETTE) else {})
+    try:
+        yield
+    finally:
+        _REPORT_GPUS = before
+
+
 def styles_for(labels: list[str]) -> dict[str, SeriesStyle]:
-    """One style per series of one plot, by position: pass the plot's own series (in the
-    report's GPU order), not every GPU of the report, so that its colours are the palette's
-    first and most distinct ones."""
-    return {label: series_style(i) for i, label in enumerate(dict.fromkeys(labels))}
+    """One style per series of one plot: a report's GPU by its index in the report
+    (``report_gpus``), else by position among ``labels`` (pass the plot's own series, so that
+    its colours are the palette's first and most distinct ones)."""
+    labels = list(dict.fromkeys(labels))
+    if labels and all(label in _REPORT_GPUS for label in labels):
+        return {label: series_style(_REPORT_GPUS[label]) for label in labels}
+    return {label: series_style(i) for i, label in enumerate(labels)}

@@ -4,9 +4,10 @@ sweeps (headless backend: see sections/_common.py).
 Each plot has a ``*_figure`` function that builds the figure (tests inspect it) and a function
 that saves it. They are made to stay readable from 1 to 20 GPUs and more:
 
-- every series of a plot has its own colour, marker and line style, assigned per plot
-  (plot_style.py: any two of a plot's first twenty colours are at least CIEDE2000 15 apart), and
-  legends sit outside the data (right of the axes);
+- every series of a plot has its own colour, marker and line style, a report's GPU the same in
+  every plot (plot_style.py: any two of the first twenty colours are at least CIEDE2000 15
+  apart), legends sit outside the data (right of the axes), and no figure is wider than the
+  report's page (plot_style.PAGE_WIDTH_IN);
 - bar charts are small multiples: one panel per precision, one horizontal bar per GPU (GPUs are
   rows, named on the axis), on a linear axis from 0, the peak drawn as an outline behind the bar;
   a missing result is no bar and no outline, only a grey "no data" (or why) inside the panel, so
@@ -42,7 +43,7 @@ from tcbench_tools.sections._common import plt, save
 warnings.filterwarnings("ignore", message="Tight layout not applied")
 
 MAX_MARKED_POINTS = 64  # more points than this: a plain line (markers would merge into a smear)
-MAX_WIDTH_IN = 16.0
+MIN_PANEL_IN = 2.8  # a bar panel's least width: its value labels must fit beside the bars
 PANEL_COLUMNS = 4  # bar panels per row
 MAX_TICKS_AT_SIZES = 12  # up to this many distinct sizes: a tick at each
 
@@ -177,10 +178,10 @@ def bar_panels_figure(title: str, panels: list[str], gpus: list[str],
     reference, notes, hatched = reference or {}, notes or {}, hatched or set()
     missing = missing or {}
     styles = styles or plot_style.styles_for(gpus)
-    cols = min(PANEL_COLUMNS, max(1, len(panels)))
-    rows = math.ceil(len(panels) / cols) if panels else 1
     label_in = min(3.2, 0.075 * max((len(g) for g in gpus), default=8) + 0.3)
-    panel_w = min(3.6, (MAX_WIDTH_IN - label_in) / cols)
+    cols = plot_style.fit_columns(max(1, len(panels)), MIN_PANEL_IN, label_in, PANEL_COLUMNS)
+    rows = math.ceil(len(panels) / cols) if panels else 1
+    panel_w = min(3.6, (plot_style.PAGE_WIDTH_IN - label_in) / cols)
     panel_h = 0.26 * max(1, len(gpus)) + 0.9
     fig, axes = plt.subplots(rows, cols, figsize=(label_in + panel_w * cols, panel_h * rows + 0.8),
                              squeeze=False, sharey=True)
@@ -326,7 +327,8 @@ def sweep_figure(title: str, axis: str, unit: str, lines: dict[str, list],
     styles = styles or plot_style.styles_for(list(pts))
     relative = {g: 100.0 / peaks[g] for g in pts if peaks and peaks.get(g)}
     panels = 2 if relative else 1
-    fig, axes = plt.subplots(1, panels, figsize=(5.4 * panels + 0.6, 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, panels, figsize=(min(5.4 * panels + 0.6, plot_style.PAGE_WIDTH_IN),
+                                                 3.2), squeeze=False)
     xs_all = [p.x for line in pts.values() for p in line]
     _draw_lines(axes[0][0], pts, styles)
     axes[0][0].set_ylabel(unit)

@@ -17,9 +17,10 @@ labels.py's, which the answers share).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from tcbench_tools import power_report, sections, summary, synthetic
+from tcbench_tools import plot_style, power_report, sections, summary, synthetic
 from tcbench_tools.answers import evidence as answers_evidence
 from tcbench_tools.answers import section as answers_section
 from tcbench_tools.doc import Cell, Code, Doc  # noqa: F401 - Cell: what callers import with Doc
@@ -56,48 +57,78 @@ def render_per_gpu(doc: Doc, sets: list[ResultSet], labels: list[str], out_dir: 
     return images
 
 
-def build(sets: list[ResultSet], out_dir: Path,
-          labels: list[str] | None = None) -> tuple[Doc, list[Path]]:
+def build(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,
+          progress: Callable[[int, int, str], None] | None = None) -> tuple[Doc, list[Path]]:
     """The whole report: the first screen (title, banner, contents, the verdicts and each GPU's
     health), then the comparison across GPUs (GPUs and runs, peak vs achieved, the best results
     per topic, each topic section's plots and tables with a line, bar or row per GPU, the sweeps,
     clocks and power, what was skipped or failed), then each GPU's own detail, collapsed. A
     report without any GPU result stops after the first part, saying so. Plots drawn from a
-    synthetic input carry the mark."""
+    synthetic input carry the mark. ``progress(done, parts, name)`` is called before each part
+    that draws (a report of nine GPUs takes 10-15 s)."""
     labels = unique_labels(sets, labels)
     doc = Doc()
     images: list[Path] = []
     fake = [rs.path for rs in sets if synthetic.is_synthetic(rs.context)]
-    # The host studies (tcbench_studies' studies.json) feed the verdicts only: they are not a GPU.
-    gpu = [i for i, rs in enumerate(sets) if not answers_evidence.is_host(rs)]
     with synthetic_marks(bool(fake)):
-        overview.render_title(doc, fake)  # the title, then the banner when an input is synthetic
-        doc.contents()
-        sources, answers = answers_section.answers_for(sets, labels)
-        host = answers_section.host_studies(sets)
-        sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
-        glance.render(doc, sets, labels, sources, answers, host)
+        sets, labels = first_screen(doc, sets, labels)
         if not sets:
             return doc, images
-        best = [summary.best_results(rs) for rs in sets]
-        sweeps = overview.SweepIndex(sets, labels)
-        overview.render_gpus(doc, sets, labels)
-        images += overview.render_peak_vs_achieved(doc, sets, labels, best, out_dir, sweeps)
-        overview.render_topic_tables(doc, sets, labels, best, sweeps)
+        return _comparison(doc, sets, labels, out_dir, progress)
+
+
+def _comparison(doc: Doc, sets: list[ResultSet], labels: list[str], out_dir: Path,
+                progress: Callable[[int, int, str], None] | None) -> tuple[Doc, list[Path]]:
+    """Everything after the first screen; each GPU keeps one colour in every plot."""
+    images: list[Path] = []
+    with plot_style.report_gpus(labels):
         # Topic sections (sections/<topic>.py): the plots and tables each concept needs.
         present = {bench.parsed.topic for rs in sets for bench in rs.benchmarks.values()}
         # A section may also explain other topics (tensor_util: tensor_peak's ladder).
         mods = [mod for mod in sections.modules()
                 if mod.TOPIC in present or present & set(getattr(mod, "ALSO_TOPICS", ()))]
+        parts = ["peak vs achieved", *(m.TITLE.split(":")[0] for m in mods), "sweeps",
+                 "clocks and power", "per-GPU detail"]
+        step = iter(range(len(parts)))
+
+        def next_part() -> None:
+            done = next(step)
+            if progress is not None:
+                progress(done, len(parts), parts[done])
+
+        next_part()
+        best = [summary.best_results(rs) for rs in sets]
+        sweeps = overview.SweepIndex(sets, labels)
+        overview.render_gpus(doc, sets, labels)
+        images += overview.render_peak_vs_achieved(doc, sets, labels, best, out_dir, sweeps)
+        overview.render_topic_tables(doc, sets, labels, best, sweeps)
         for mod in mods:
+            next_part()
             doc.heading(2, mod.TITLE, toc=mod.TITLE.split(":")[0])
             images += mod.render(doc, sets, labels, out_dir)
+        next_part()
         images += overview.render_sweeps(doc, sets, labels, out_dir, sweeps)
+        next_part()
         images += power_report.render(doc, sets, labels, out_dir)
         overview.render_problems(doc, sets, labels)
         render_cut_short(doc, sets, labels)
+        next_part()
         images += render_per_gpu(doc, sets, labels, out_dir, mods)
     return doc, images
+
+
+def first_screen(doc: Doc, sets: list[ResultSet],
+                 labels: list[str]) -> tuple[list[ResultSet], list[str]]:
+    """The title (and the synthetic banner), the contents and the verdicts with each GPU's
+    health; returns the GPU runs and their labels (the host studies feed the verdicts only)."""
+    overview.render_title(doc, [rs.path for rs in sets if synthetic.is_synthetic(rs.context)])
+    doc.contents()
+    sources, answers = answers_section.answers_for(sets, labels)
+    host = answers_section.host_studies(sets)
+    gpu = [i for i, rs in enumerate(sets) if not answers_evidence.is_host(rs)]
+    sets, labels = [sets[i] for i in gpu], [labels[i] for i in gpu]
+    glance.render(doc, sets, labels, sources, answers, host)
+    return sets, labels
 
 
 def render_cut_short(doc: Doc, sets: list[ResultSet], labels: list[str]) -> None:
@@ -120,7 +151,9 @@ def render_cut_short(doc: Doc, sets: list[ResultSet], labels: list[str]) -> None
 
 
 def write(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,
-          appendix: Doc | None = None) -> tuple[Path, Path, list[Path]]:
+          appendix: Doc | None = None,
+          progress: Callable[[int, int, str], None] | None = None) -> tuple[Path, Path,
+                                                                           list[Path]]:
     """Write report.md, its PNGs and report.html into ``out_dir``; ``appendix`` (e.g. fleet's
     task list) goes at the end. Benchmarks holding a value no measurement gives are left out of
     every table and plot and listed under "Skipped and failed" (results.without_invalid)."""
@@ -136,7 +169,7 @@ def write(sets: list[ResultSet], out_dir: Path, labels: list[str] | None = None,
         for stale in [*out_dir.glob("sweep_*.png"), *out_dir.glob("section_*.png"),
                       out_dir / "peak_vs_achieved.png"]:
             stale.unlink(missing_ok=True)  # plots of an earlier report in the same folder
-        doc, images = build(sets, out_dir, labels)
+        doc, images = build(sets, out_dir, labels, progress)
         if appendix is not None:
             doc.extend(appendix)
         md = out_dir / "report.md"

@@ -54,6 +54,9 @@ QUICK = "tcbench_quick"  # "true" for a --quick run
 KIND = "tcbench_kind"
 STUDIES_DONE = "tcbench_studies_done"
 STUDIES_PLANNED = "tcbench_studies_planned"
+# The sha256 of the tcbench_studies that wrote a studies.json (it reads no other input): a later
+# run with the same tool reuses the file instead of computing it again (studies.py).
+STUDIES_TOOL_SHA256 = "tcbench_studies_sha256"
 # The GPU model, and what tells one GPU (or MIG instance) from another of the same model: a run
 # measures one GPU, so the files of one run agree on every one of these they state
 # (runfile.check_one_gpu, for tcbench run's merge and for reading a folder alike).

@@ -1,5 +1,5 @@
 """CIEDE2000 colour differences for the report's tests, through coloraide (pinned in
-scripts/requirements.txt), itself checked against the published test pairs of G. Sharma, W. Wu
+scripts/requirements-test.txt), itself checked against the published test pairs of G. Sharma, W. Wu
 and E. N. Dalal, "The CIEDE2000 color-difference formula: implementation notes, supplementary
 test data, and mathematical observations", Color Research & Application 30(1), 21-30 (2005),
 Table 1 (all 34 pairs, CIELAB under D65, kL = kC = kH = 1)."""

@@ -127,15 +127,24 @@ def test_q4_host_the_published_pairs_decide_and_the_model_covers_the_rest():
     assert a.verdict == CAVEAT
     assert a.basis.startswith("model (no measurement) and published measurements (A100 SXM, "
                               "RTX 4090; EleutherAI/cookbook@e6b8f2b, pytorch/pytorch#181718)")
-    assert "of 396 GEMMs whose leading dimension broke the 16-byte rule ran slower" in a.caveats[0]
-    assert "(A100 SXM 392 of 392, RTX 4090 0 of 4)" in a.caveats[0]
+    # The one-line caveat gives both halves: where 33 loses (published, per GPU), and where the
+    # model alone says it does not (issue 43 §5); no parenthesis in it.
+    assert a.caveats[0].startswith(
+        "33 loses where it is a leading dimension on most of these GPUs: 392 of 396 published "
+        "GEMMs that broke the 16-byte rule ran slower than their aligned neighbour, A100 SXM 392 "
+        "of 392 and RTX 4090 0 of 4, median x")
+    assert a.caveats[0].endswith(
+        "; as a batch in no leading dimension it does not, by the GEMM time model alone: 33 at "
+        "67.7 against 32 at 65.6 useful TFLOP/s on h100_sxm")
+    assert "(" not in a.caveats[0]
     assert "no published pair varies only a batch" in a.caveats[1]
-    assert "67.7 against 32 at 65.6" in a.caveats[1]
-    assert "layout:nt" in a.caveats[2] and "x0.75" in a.caveats[2]
-    assert any(e.metric == "share slower misaligned" and e.value == 392 / 396 for e in a.evidence)
+    assert a.caveats[2].startswith("the published pairs' median slowdown by alignment: ")
+    assert "layout:nt" in a.caveats[3] and "x0.75" in a.caveats[3]
+    assert any(e.metric == "share slower misaligned" and e.value == 392 / 396
+               and e.unit == "fraction" for e in a.evidence)
     # No model rows: the published pairs still decide, and the caveat says the case is open.
     alone = rules.q4_host(host([]))
-    assert alone.verdict == CAVEAT and "not decided here" in alone.caveats[1]
+    assert alone.verdict == CAVEAT and "not decided here" in alone.caveats[0]
 
 
 def test_q4_host_without_published_data_the_model_decides(monkeypatch):
@@ -181,11 +190,11 @@ def test_q4_gpu_asks_cublas_too():
     lt_only = rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0, cublas=(100.0, 100.5))))
     assert lt_only.verdict == CAVEAT and "cuBLASLt's heuristic only" in lt_only.caveats[0]
     heads = rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0, heads=(50.0, 40.0))))
-    assert heads.notes[1] == "in the batched sense too: 33 heads of 128x128x64 (cublaslt) (x0.80)"
+    assert heads.notes[1] == "in the batched sense too: 33 heads of 128x128x64 (cublaslt): x0.80"
     even = rules.q4_gpu(gpu(ad.alignment_gpu(t33=80.0, heads=(50.0, 51.0))))
     assert not any("batched" in c for c in even.caveats + even.notes)
     lost = rules.q4_gpu(gpu(ad.alignment_gpu(nt33=89.5, fp8_skip=False, cublas=(100.0, 70.0))))
-    assert lost.verdict == CAVEAT and "cuBLAS (cublasGemmEx) (x0.70)" in lost.caveats[0]
+    assert lost.verdict == CAVEAT and "cuBLAS (cublasGemmEx): x0.70" in lost.caveats[0]
 
 
 # --- Q5 --------------------------------------------------------------------------------------
@@ -225,7 +234,7 @@ def test_json_has_the_promised_shape_and_all_four_verdicts(cli, tmp_path, monkey
         assert set(q) >= {"id", "claim", "verdict", "gpu", "evidence", "caveats"}
         assert q["gpu"] in (None, "Answers GPU")
         for e in q["evidence"]:
-            assert set(e) == {"source", "metric", "value"}
+            assert set(e) == {"source", "metric", "value", "unit"}
             assert isinstance(e["value"], (int, float)) or e["value"] is None
     assert {q["verdict"] for q in qs} == {HOLDS, CAVEAT, FAILS, NOT_MEASURED}
 
@@ -344,7 +353,7 @@ def test_the_report_opens_with_the_verdict_table(cli, tmp_path):
     assert rows[1].split(" | ")[1] == "holds" and rows[2].split(" | ")[1] == "does not hold"
     assert rows[1].split(" | ")[4] == "holds"  # Q4: 33 at 80 % of 32's TFLOP/s
     # "not measured" for the same reason on both GPUs is one row naming both.
-    assert md.count("| Q2 | no five-mode training run (loss_scaling/train\\_\\*) in these "
+    assert md.count("| Q2 | no five-mode training run, loss_scaling/train\\_\\*, in these "
                     "results | Answers GPU, Other GPU |") == 1
     # the table is the picture too: no second, image copy of it (issue 36)
     assert not (tmp_path / "rep" / "answers_verdicts.png").exists()

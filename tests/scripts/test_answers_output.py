@@ -13,6 +13,7 @@ from pathlib import Path
 import answers_data as ad
 from conftest import REPO, write
 from tcbench_tools.answers import HOLDS, answer_all, render
+from tcbench_tools.answers.model import unit_of
 from tcbench_tools.results import load, parse_doc
 
 REAL = {k: v for k, v in ad.GPU_CONTEXT.items() if k != "tcbench_synthetic"}
@@ -140,3 +141,49 @@ def test_every_answer_says_what_its_numbers_are():
     assert by[("q1", "host")].basis == "host studies (CPU)"
     assert by[("q4", "host")].basis.startswith("model (no measurement) and published measurements")
     assert "host studies" not in by[("q4", "host")].basis
+
+
+def _depth(text: str) -> int:
+    deepest = depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _many_answers(tmp_path):
+    """The answers of the nine fixtures, three generated GPUs and the host studies, and of no
+    input at all: every rule's one-line reason, verdict by verdict."""
+    import many_gpus
+
+    host = parse_doc(ad.doc(ad.HOST_CONTEXT, ad.int8_study() + ad.loss_host()
+                            + ad.alignment_model(nt=(65.6, 49.4)) + ad.fp8_study()))
+    sets = [load(p) for p in [*many_gpus.nine(), *many_gpus.fleet(3, tmp_path)]]
+    return answer_all(sets + [host]) + answer_all([])
+
+
+def test_no_one_line_reason_nests_parentheses(tmp_path):
+    """Before: Q4's line nested three deep, Q5's and most 'not measured' reasons two (issue 43
+    §5). A console line holds at most one level: its source's, or its reason's."""
+    lines = [line for line in render.console(_many_answers(tmp_path)).splitlines()
+             if line.startswith("  ")]
+    assert len(lines) > 40
+    deep = [line for line in lines if _depth(line) > 1]
+    assert not deep, deep[:3]
+    q4 = next(line for line in lines if "leading dimension" in line)
+    assert "33 loses where it is a leading dimension" in q4  # the half that supports it
+    assert "as a batch in no leading dimension it does not" in q4  # and the half that limits it
+
+
+def test_every_evidence_value_says_its_unit(tmp_path):
+    """Before: Q4's 'share slower misaligned | 1' (a fraction) and Q5's current_error_mean
+    0.02551 (a fraction) sat beside percentages with no unit (issue 43 §5)."""
+    answers = _many_answers(tmp_path)
+    units = {(e.metric, unit_of(e)) for a in answers for e in a.evidence}
+    assert all(unit for _, unit in units), units
+    assert ("share slower misaligned", "fraction") in units
+    assert ("current_error_mean", "fraction") in units
+    assert ("worst_saturated_pct", "%") in units
+    md = render.markdown(answers)
+    assert "| evidence | metric | value | unit |" in md
+    assert "| share slower misaligned | 0.9899 | fraction |" in md

@@ -152,7 +152,7 @@ def test_one_cuobjdump_discovery_for_pytest_cmake_and_check_sass(monkeypatch, tm
                          capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=str(REPO / "scripts"))).stdout
     assert out.strip() == str(tool)
-    # Without the variable: NVIDIA's wheel in this environment (scripts/requirements.txt).
+    # Without the variable: NVIDIA's wheel in this environment (scripts/requirements-test.txt).
     monkeypatch.delenv("TCBENCH_CUOBJDUMP")
     found = build.find_cuobjdump()
     assert found is not None and found.name == "cuobjdump" and "site-packages" in str(found)

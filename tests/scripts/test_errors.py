@@ -95,3 +95,62 @@ def test_duplicate_benchmarks_in_a_folder(tmp_path):
 def test_markdown_to_unwritable_place(tmp_path):
     assert_one_line_error(tcbench("compare", GOOD, GOOD, "--markdown",
                                   str(tmp_path / "no" / "such" / "dir.md")), "cannot write")
+
+
+def _parsers():
+    """Every command and sub-command's parser, by its command line."""
+    import argparse
+
+    from tcbench_tools.cli import build_parser
+
+    todo = [("tcbench", build_parser())]
+    while todo:
+        name, parser = todo.pop()
+        yield name, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo += [(f"{name} {sub}", p) for sub, p in action.choices.items()]
+
+
+def test_every_help_lists_its_exit_codes():
+    """Before: test, report and model listed none; history add listed check's exit 1."""
+    seen = dict(_parsers())
+    assert len(seen) == 18  # tcbench, 9 commands, 8 actions of model, fleet and history
+    for name, parser in seen.items():
+        help_text = parser.format_help()
+        assert "Exit codes: 0 " in help_text, name
+        if name in ("tcbench history add", "tcbench history dashboard"):
+            assert "1 (check)" not in help_text, name
+    dashboard = seen["tcbench history dashboard"].format_help()
+    assert "--out DIR  folder for index.html" in " ".join(dashboard.split()).replace(
+        "DIR folder", "DIR  folder")
+
+
+@pytest.mark.parametrize("argv,hint", [
+    (["rnu"], "invalid choice: 'rnu' (choose from 'test', 'run', "),
+    (["run", "--qiuck"], "tcbench run: error: unrecognized arguments: --qiuck (did you mean "
+                         "'--quick'?)"),
+    (["history", "ad"], "(did you mean 'add'?)"),
+    (["history", "add", "r", "--bd", "x"], "tcbench history add: error: unrecognized arguments: "
+                                           "--bd x (did you mean '--db'?)"),
+    (["fleet", "colect", "d"], "(did you mean 'collect'?)"),
+    (["run", "--clock-policy", "mx"], "(did you mean 'max'?)"),
+    (["compare", "a", "b", "--treshold=3"], "(did you mean '--threshold'?)"),
+])
+def test_a_mistyped_command_or_option_gets_did_you_mean(capsys, argv, hint):
+    from tcbench_tools.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and hint in err, err
+    assert err.count("did you mean") == 1 and err.startswith(f"usage: tcbench {argv[0]}"
+                                                               if argv[0] != "rnu" else "usage:")
+
+
+def test_an_option_nothing_resembles_gets_no_guess(capsys):
+    from tcbench_tools.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--zzzz"])
+    assert capsys.readouterr().err.endswith("tcbench run: error: unrecognized arguments: --zzzz\n")

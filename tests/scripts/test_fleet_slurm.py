@@ -23,6 +23,7 @@ import pytest
 
 from conftest import REPO, fixture
 from slurm_cluster import SlurmCluster, SlurmUnavailable
+from tcbench_tools.sections._glance import SHORT
 
 PARTITIONS = ["ampere", "hopper", "nogpu", "crash", "hang"]
 NO_GPU_SENTENCE = ("no CUDA GPU available: no NVIDIA driver is loaded "
@@ -31,6 +32,8 @@ NO_GPU_SENTENCE = ("no CUDA GPU available: no NVIDIA driver is loaded "
 STAND_IN = '''#!{python}
 import json, os, sys, time
 TOPIC, REAL = {topic!r}, {real!r}
+# Per partition, fixture files: the first one's context, each benchmark from the first file
+# that has it.
 FIXTURES = {{"ampere": {gpu_a!r}, "hopper": {gpu_b!r}}}
 partition = os.environ.get("SLURM_JOB_PARTITION", "")
 if partition == "nogpu":
@@ -49,8 +52,12 @@ out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--benchmark_out
 seen = {{"argv": sys.argv[1:], "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "cuda_device_order": os.environ.get("CUDA_DEVICE_ORDER")}}
 json.dump(seen, open(out + ".seen", "w"))
-doc = json.load(open(FIXTURES[partition]))
-doc["benchmarks"] = [b for b in doc["benchmarks"] if b["name"].startswith(TOPIC + "/")]
+docs = [json.load(open(path)) for path in FIXTURES[partition]]
+doc, seen = {{"context": docs[0]["context"], "benchmarks": []}}, set()
+for d in docs:
+    rows = [b for b in d["benchmarks"] if b["name"].startswith(TOPIC + "/")]
+    doc["benchmarks"] += [b for b in rows if b["run_name"] not in seen]
+    seen |= {{b["run_name"] for b in rows}}
 json.dump(doc, open(out, "w"))
 '''
 
@@ -81,11 +88,13 @@ def cluster(tmp_path_factory):
 @pytest.fixture(scope="module")
 def bins(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("bin")
-    for topic in ("fp16_vs_fp32", "alignment"):
+    for topic in ("fp16_vs_fp32", "alignment", "loss_scaling"):
         path = folder / f"bench_{topic}"
+        # GPU A's tasks also train (loss_scaling.json, GPU A's too): their Q2 has a verdict.
         path.write_text(STAND_IN.format(python=sys.executable, topic=topic, real=real_binary(),
-                                        gpu_a=str(fixture("gpu_a.json")),
-                                        gpu_b=str(fixture("gpu_b.json")),
+                                        gpu_a=[str(fixture("gpu_a.json")),
+                                               str(fixture("loss_scaling.json"))],
+                                        gpu_b=[str(fixture("gpu_b.json"))],
                                         sentence=NO_GPU_SENTENCE))
         path.chmod(0o755)
     return folder
@@ -209,6 +218,17 @@ def test_fleet_submit_status_collect(slurm_cli, bins, tmp_path):
     fp16 = [line.split("|")[3].strip() for line in topic.splitlines()
             if line.startswith("| fp16 | TFLOP/s |")]
     assert sorted(fp16) == sorted(labels)
+    # The first screen's verdicts, row for row, are what `answers` says of each task's run (a
+    # label that is not the GPU's name once made every cell "not measured": issue 43).
+    glance = md.split("## At a glance\n\n", 1)[1].split("\n\n", 1)[0]
+    cells = {r.split("|")[1].strip(): [c.strip() for c in r.split("|")[2:7]]
+             for r in glance.splitlines()[2:]}
+    for rec, label in zip(done.values(), labels):
+        code, answered, err = slurm_cli("answers", out / rec["folder"], "--json")
+        assert code == 0, err
+        verdicts = [a["verdict"] for a in json.loads(answered)["questions"] if a["scope"] == "gpu"]
+        assert cells[label] == [SHORT[v] for v in verdicts], label
+        assert cells[label][1] == ("caveat" if rec["partition"] == "ampere" else "not measured")
     # The fleet section lists every task, the no-GPU ones with the binary's sentence.
     section = md.split("## Fleet tasks", 1)[1]
     for task in recs:

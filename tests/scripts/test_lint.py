@@ -14,10 +14,11 @@ from conftest import REPO
 
 
 def ruff() -> str:
-    """The ruff scripts/requirements.txt pins: beside this interpreter (the venv), else on PATH."""
+    """The ruff scripts/requirements-test.txt pins: beside this interpreter (the venv), else on
+    PATH."""
     beside = Path(sys.executable).parent / "ruff"
     found = str(beside) if beside.is_file() else shutil.which("ruff")
-    assert found, "ruff is not installed (it is pinned in scripts/requirements.txt)"
+    assert found, "ruff is not installed (it is pinned in scripts/requirements-test.txt)"
     return found
 
 

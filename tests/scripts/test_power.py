@@ -68,7 +68,7 @@ PYNVML_NAMES = {"gpu_idle": "GpuIdle", "applications_clocks_setting": "Applicati
 
 
 def test_reason_bits_are_nvidia_ml_pys():
-    pynvml = pytest.importorskip("pynvml")  # pinned in scripts/requirements.txt
+    pynvml = pytest.importorskip("pynvml")  # pinned in scripts/requirements-test.txt
     checked = []
     for name, bit in power.REASONS:
         value = getattr(pynvml, f"nvmlClocksEventReason{PYNVML_NAMES[name]}", None)

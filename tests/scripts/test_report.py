@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import re
 
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
+import answers_data as ad
+import many_gpus
 from conftest import PNG_SIGNATURE, fixture, load_doc, table_rows, write
-from tcbench_tools.results import load
+from tcbench_tools import report
+from tcbench_tools.labels import unique_labels
+from tcbench_tools.results import load, without_invalid
 from tcbench_tools.sections import overview
+from tcbench_tools.sections._glance import SHORT
 
 GPUS = ["Fixture GPU A", "Fixture GPU B", "Fixture GPU C"]
 
@@ -199,3 +205,65 @@ def test_rewriting_a_report_folder_drops_stale_plots(cli, tmp_path):
     assert code == 0
     assert not (tmp_path / "sweep_99_old.png").exists()
     assert (tmp_path / "peak_vs_achieved.png").is_file()
+
+
+# --- the first screen's verdicts are the answers' (issue 43 §1) ------------------------------
+
+def _first_screen(files: list, labels: list[str] | None = None) -> list[list[str]]:
+    """The verdict table of report's first screen for ``files`` (as cmd_report loads them), one
+    [source, Q1..Q5] row per source; no plot is drawn."""
+    sets = [without_invalid(load(f)) for f in files]
+    doc = report.Doc()
+    report.first_screen(doc, sets, unique_labels(sets, labels))
+    table = doc.markdown().split("## At a glance\n\n", 1)[1].split("\n\n", 1)[0]
+    return [[c.strip() for c in r.strip("|").split("|")] for r in table.splitlines()[2:]]
+
+
+def _answered(cli, files: list) -> dict[str, list[str]]:
+    """``tcbench answers --json`` of ``files``: each source's five short verdicts, in order."""
+    code, out, err = cli("answers", *files, "--json")
+    assert code == 0, err
+    rows: dict[str, dict[str, str]] = {}
+    for a in json.loads(out)["questions"]:
+        rows.setdefault(a["label"], {})[a["id"]] = SHORT[a["verdict"]]
+    return {label: [v.get(f"q{i}", "GPU only") for i in range(1, 6)]
+            for label, v in rows.items()}
+
+
+def _same_verdicts(cli, files: list, labels: list[str] | None = None) -> list[list[str]]:
+    table = _first_screen(files, labels)
+    answered = _answered(cli, files)
+    gpu_rows = [r for r in table if r[0] != "without a GPU"]
+    gpu_answers = [v for k, v in answered.items() if k != "without a GPU"]
+    # Row for row (a --label renames a row, not its verdicts): the cells are the answers'.
+    assert [r[1:6] for r in gpu_rows] == gpu_answers
+    if table[0][0] == "without a GPU":  # the host row, when the inputs hold host studies
+        assert table[0][1:6] == answered["without a GPU"]
+    if labels is None:
+        assert [r[0] for r in gpu_rows] == [k for k in answered if k != "without a GPU"]
+    return table
+
+
+def test_first_screen_with_a_label_shows_the_answers(cli):
+    """Merge 3db0323 keyed the cells by GPU name: a --label made every cell 'not measured'."""
+    table = _same_verdicts(cli, [fixture("loss_scaling.json")], ["mygpu"])
+    assert table[0][0] == "mygpu" and table[0][2] == "caveat"
+
+
+def test_first_screen_with_two_runs_of_one_gpu_shows_the_answers(cli, tmp_path):
+    for run in ("r1", "r2"):
+        (tmp_path / run).mkdir()
+        write(tmp_path / run, "results.json", load_doc("loss_scaling.json"))
+    write(tmp_path / "r1", "studies.json",
+          ad.doc(ad.HOST_CONTEXT, ad.int8_study() + ad.loss_host()))
+    table = _same_verdicts(cli, [tmp_path / "r1", tmp_path / "r2"])
+    assert [r[0] for r in table] == ["without a GPU", "Fixture GPU A (r1)", "Fixture GPU A (r2)"]
+    assert [r[2] for r in table] == ["caveat"] * 3  # Q2: host and both GPUs
+
+
+def test_first_screen_of_the_nine_fixtures_shows_the_answers(cli):
+    table = _same_verdicts(cli, many_gpus.nine())
+    # Each fixture answers one question (Q1 twice): the review saw 8 of 9 rows all "not measured".
+    measured = [(r[0], q) for r in table for q, cell in enumerate(r[1:6], 1)
+                if cell != "not measured"]
+    assert len(table) == 9 and len(measured) == 6 and {q for _, q in measured} == {1, 2, 3, 4, 5}

@@ -206,6 +206,13 @@ def test_every_image_is_loaded(browser, reports, case):  # noqa: F811
     assert len(images) == len(pngs) > (0 if case != "host_only" else -1)
     broken = [alt for done, w, h, alt in images if not (done and w > 100 and h > 100)]
     assert broken == []
+    # Shown at its own size, never shrunk to the page's width (issue 43 §5: a 1718 px figure
+    # on a 1120 px column had 7 px labels).
+    browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+    shrunk = browser.execute_script(
+        "return Array.from(document.images).filter(i => i.clientWidth < i.naturalWidth - 1)"
+        ".map(i => [i.alt, i.naturalWidth, i.clientWidth])")
+    assert shrunk == []
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -20,6 +20,7 @@ from conftest import fixture, load_doc
 from tcbench_tools import plot_style, plots, synthetic
 
 GPUS20 = [f"Fixture GPU {i:02d}" for i in range(1, 21)]
+PAGE_PX = 1120  # doc.py's report column: 1200 px less its padding
 
 
 @pytest.fixture
@@ -165,7 +166,7 @@ def test_bars_are_small_multiples_with_gpus_as_rows(saved_figures, tmp_path):
     missing = {(g, "fp8"): "n/a" for i, g in enumerate(GPUS20) if i % 3 == 0}
     plots.peak_vs_achieved(precisions, GPUS20, peak, achieved, tmp_path / "b.png", missing)
     fig = saved_figures[0]
-    assert fig.get_figwidth() <= plots.MAX_WIDTH_IN + 3.5
+    assert fig.get_figwidth() <= plot_style.PAGE_WIDTH_IN  # shown at its size on the page
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == precisions  # one panel each, no empty one
     first = visible[0]
@@ -285,3 +286,52 @@ def test_colours_are_assigned_per_plot():
     for i in range(40):  # two series with one colour differ in marker
         if many[i].color == many[i + 20].color:
             assert many[i].marker != many[i + 20].marker
+
+
+def _gpu_colours(fig) -> dict[str, set]:
+    """GPU label -> the colours it has in one figure: its legend entries, and in bar panels (GPUs
+    named on the y axis) the colour of its bar."""
+    from matplotlib.colors import to_hex
+
+    found: dict[str, set] = {}
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            for handle, text in zip(legend.legend_handles, legend.get_texts()):
+                get = getattr(handle, "get_color", None) or getattr(handle, "get_facecolor", None)
+                color = get() if get else None
+                if hasattr(color, "ndim") and color.ndim == 2:
+                    color = color[0] if len(color) else None
+                if color is not None:
+                    found.setdefault(text.get_text(), set()).add(to_hex(color))
+        names = {round(t.get_position()[1]): t.get_text() for t in ax.get_yticklabels()}
+        for bar in ax.patches:
+            if bar.get_facecolor()[3] > 0 and bar.get_width() > 0:
+                name = names.get(round(bar.get_y() + bar.get_height() / 2))
+                if name:
+                    found.setdefault(name, set()).add(to_hex(bar.get_facecolor()))
+    return found
+
+
+def test_a_gpu_keeps_one_colour_in_every_plot_of_a_report(cli, saved_figures, tmp_path):
+    """Before: colours went by position in each plot, so a GPU's colour changed between sections
+    (GPU 02 light blue in "Peak vs best achieved", dark purple in "Block scaling speed")."""
+    code, _, err = cli("report", fixture("gpu_a.json"), fixture("gpu_b.json"),
+                       fixture("block_scaling_h.json"), "--out", tmp_path / "rep")
+    assert code == 0, err
+    seen: dict[str, set] = {}
+    plotted: dict[str, int] = {}
+    for fig in saved_figures:
+        for gpu, colours in _gpu_colours(fig).items():
+            if gpu.startswith("Fixture GPU"):
+                seen.setdefault(gpu, set()).update(colours)
+                plotted[gpu] = plotted.get(gpu, 0) + 1
+    h = "Fixture GPU H (block scaling)"
+    assert plotted[h] >= 2  # in the comparison and in the block scaling plots
+    assert {gpu: len(c) for gpu, c in seen.items()} == {gpu: 1 for gpu in seen}, seen
+    assert seen[h] == {plot_style.PALETTE[2].lower()}  # its index in the report
+    # ...and no plot is wider than the page, which would shrink its 8 pt labels to about 7 px
+    # (issue 43 §5: "Peak vs best achieved" was 1718 px wide on a 1120 px column).
+    for png in (tmp_path / "rep").glob("*.png"):
+        width = int.from_bytes(png.read_bytes()[16:20], "big")
+        assert width <= PAGE_PX, (png.name, width)

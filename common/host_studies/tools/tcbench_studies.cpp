@@ -3,11 +3,13 @@
 // (Google Benchmark JSON: a context and one row per result, names from BenchName, counters from
 // the schema), so `tcbench answers` and `tcbench report` read it like any run.
 //
-//   tcbench_studies [--out FILE] [--study NAME]... [--list]
+//   tcbench_studies [--out FILE] [--study NAME]... [--list] [--help]
 //
-// With --out, FILE is rewritten (a temporary file, then a rename) after every study, so a run
-// stopped part way (Ctrl-C) leaves the studies that finished; its context names them
-// (tcbench_studies_done) beside the ones asked for (tcbench_studies_planned).
+// The studies run at once, one thread each (and Q2's training runs too): their results do not
+// depend on it, and rows keep the plan's order. With --out, FILE is rewritten (a temporary file,
+// then a rename) as each study finishes, so a run stopped part way (Ctrl-C) leaves the studies
+// that finished; its context names them (tcbench_studies_done) beside the ones asked for
+// (tcbench_studies_planned).
 //
 // Studies (progress on stderr, one line each):
 //   int8          Q1: the MLP trained in FP32, PTQ with each calibrator and QAT, evaluated with
@@ -41,8 +43,11 @@
 #include <iostream>
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -98,9 +103,14 @@ void loss_scaling_study(Rows& out) {
   namespace tn = tcbench::numerics;
   const ts::TrainingConfig cfg;
   const int at[] = {0, 100, 399};
+  // The five training runs and the two gradient sets are independent: each on its own thread
+  // (the results, and their order, are those of one thread).
+  std::vector<std::pair<ts::TrainingMode, std::future<ts::TrainingRun>>> trained;
+  for (ts::TrainingMode m : ts::kTrainingModes)
+    trained.emplace_back(m, std::async(std::launch::async, ts::train_host, cfg, m));
+  auto mlp = std::async(std::launch::async, [&] { return ts::fp32_backward_gradients(cfg, at); });
   const std::pair<const char*, std::vector<float>> sources[] = {
-      {"landing_lognormal", tn::lognormal_gradients(1'000'000, 7)},
-      {"landing_mlp", ts::fp32_backward_gradients(cfg, at)}};
+      {"landing_lognormal", tn::lognormal_gradients(1'000'000, 7)}, {"landing_mlp", mlp.get()}};
   for (const auto& [variant, grads] : sources)
     for (const tn::Format f : {tn::Format::fp16, tn::Format::bf16})
       for (int k : tn::kSweepScaleLog2) {
@@ -120,7 +130,7 @@ void loss_scaling_study(Rows& out) {
         set(row, counters::values, n);
       }
   std::map<ts::TrainingMode, ts::TrainingRun> runs;
-  for (ts::TrainingMode m : ts::kTrainingModes) runs.emplace(m, ts::train_host(cfg, m));
+  for (auto& [mode, run] : trained) runs.emplace(mode, run.get());
   const double fp32 = runs.at(ts::TrainingMode::fp32).final_loss();
   for (const auto& [mode, run] : runs) {
     const Precision p = ts::storage_of(mode) == numerics::Storage::fp32   ? Precision::fp32
@@ -277,10 +287,29 @@ void write_json(std::ostream& os, std::vector<Row>& rows, const std::vector<doub
   os << "\n  ]\n}\n";
 }
 
+constexpr const char* kUsage = "[--out FILE] [--study NAME]... [--list] [--help]";
+
 int usage(const char* program, const std::string& why) {
-  std::fprintf(stderr, "%s: %s\nusage: %s [--out FILE] [--study NAME]... [--list]\n", program,
-               why.c_str(), program);
+  std::fprintf(stderr, "%s: %s\nusage: %s %s\n", program, why.c_str(), program, kUsage);
   return 2;
+}
+
+int help(const char* program) {
+  std::printf(
+      "usage: %s %s\n\n"
+      "The half of the five questions the CPU answers, without a GPU: runs tcbench's host\n"
+      "studies and writes a result file that `tcbench answers` and `tcbench report` read.\n"
+      "`scripts/tcbench run` runs it on a machine without a GPU.\n\n"
+      "options:\n"
+      "  --out FILE    write the results to FILE, rewritten after every study (default: stdout)\n"
+      "  --study NAME  run only this study (repeatable; default: all)\n"
+      "  --list        list the studies and exit\n"
+      "  -h, --help    show this help and exit\n\n"
+      "studies:\n",
+      program, kUsage);
+  for (const Study& s : kStudies) std::printf("  %-13s %s\n", s.name, s.what);
+  std::printf("\nExit codes: 0 written; 1 a study failed (named); 2 usage error.\n");
+  return 0;
 }
 
 }  // namespace
@@ -291,7 +320,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> chosen;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--list") {
+    if (arg == "--help" || arg == "-h") {
+      return help(program);
+    } else if (arg == "--list") {
       for (const Study& s : kStudies) std::printf("%-13s %s\n", s.name, s.what);
       return 0;
     } else if (arg == "--out" && i + 1 < argc) {
@@ -312,10 +343,31 @@ int main(int argc, char** argv) {
     if (!known) return usage(program, "no study named '" + c + "' (--list names them)");
   }
 
+  // The studies run at once, one thread each (their results do not depend on it); what is
+  // written and said keeps the plan's order. --out is rewritten as each one finishes.
+  std::vector<Rows> made(todo.size());
+  std::vector<double> took(todo.size());
+  std::vector<char> finished(todo.size(), 0);
   Rows rows;
   std::vector<double> seconds;
   Progress progress;
   for (const Study* s : todo) progress.planned.emplace_back(s->name);
+  // The finished studies' rows in the plan's order; each row carries its study's time per row,
+  // so sums over rows stay the study's.
+  auto gather = [&] {
+    rows = Rows();
+    seconds.clear();
+    progress.done.clear();
+    for (std::size_t i = 0; i < todo.size(); ++i) {
+      if (!finished[i]) continue;
+      progress.done.emplace_back(todo[i]->name);
+      const std::size_t n = made[i].all().size();
+      for (const Row& r : made[i].all()) {
+        rows.all().push_back(r);
+        seconds.push_back(took[i] / static_cast<double>(n));
+      }
+    }
+  };
   // Writes what finished so far: FILE whole or not at all (a temporary file, then a rename).
   auto save = [&]() -> int {
     const std::string partial = out_path + ".partial";
@@ -339,29 +391,45 @@ int main(int argc, char** argv) {
     }
     return 0;
   };
-  for (std::size_t i = 0; i < todo.size(); ++i) {
-    const Study& s = *todo[i];
-    std::fprintf(stderr, "[%zu/%zu] %s: %s ...\n", i + 1, todo.size(), s.name, s.what);
-    const auto start = std::chrono::steady_clock::now();
-    const std::size_t before = rows.all().size();
-    try {
-      s.run(rows);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: the %s study failed: %s\n", program, s.name, e.what());
-      return 1;
-    }
-    const double t =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::size_t made = rows.all().size() - before;
-    // Each row of a study carries the study's time per row, so sums over rows stay the study's.
-    for (std::size_t r = 0; r < made; ++r) seconds.push_back(t / static_cast<double>(made));
-    progress.done.emplace_back(s.name);
-    if (!out_path.empty()) {  // saved before it is reported: what the line says is in the file
-      if (const int code = save(); code != 0) return code;
-    }
-    std::fprintf(stderr, "[%zu/%zu] %s: %zu results in %.1f s\n", i + 1, todo.size(), s.name, made,
-                 t);
-  }
+  std::mutex mu;  // guards made, took, finished, the file and stderr
+  int code = 0;
+  for (std::size_t i = 0; i < todo.size(); ++i)
+    std::fprintf(stderr, "[%zu/%zu] %s: %s ...\n", i + 1, todo.size(), todo[i]->name,
+                 todo[i]->what);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < todo.size(); ++i)
+    threads.emplace_back([&, i] {
+      const Study& s = *todo[i];
+      const auto start = std::chrono::steady_clock::now();
+      Rows mine;
+      std::string failure;
+      try {
+        s.run(mine);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      } catch (...) {
+        failure = "an unknown exception";
+      }
+      const double t =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::lock_guard<std::mutex> lock(mu);
+      if (!failure.empty()) {
+        std::fprintf(stderr, "%s: the %s study failed: %s\n", program, s.name, failure.c_str());
+        code = code ? code : 1;
+        return;
+      }
+      made[i] = std::move(mine);
+      took[i] = t;
+      finished[i] = 1;
+      gather();
+      if (!out_path.empty() && code == 0) {  // saved before it is reported
+        if (const int c = save(); c != 0) code = c;
+      }
+      std::fprintf(stderr, "[%zu/%zu] %s: %zu results in %.1f s\n", i + 1, todo.size(), s.name,
+                   made[i].all().size(), t);
+    });
+  for (std::thread& t : threads) t.join();
+  if (code != 0) return code;
   if (out_path.empty()) {
     write_json(std::cout, rows.all(), seconds, program, progress);
     return std::cout.good() ? 0 : 1;

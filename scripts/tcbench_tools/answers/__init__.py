@@ -10,9 +10,7 @@ run`` prints the verdicts after a run, on a machine whose Python has nothing els
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from tcbench_tools import labels, results, synthetic
+from tcbench_tools import labels, results, schema, synthetic
 from tcbench_tools.answers import evidence, rules
 from tcbench_tools.answers.model import (
     CAVEAT,
@@ -28,39 +26,15 @@ from tcbench_tools.answers.model import (
     Evidence,
     Question,
 )
-from tcbench_tools.errors import InputError
 
 __all__ = ["Answer", "CAVEAT", "Evidence", "FAILS", "HOLDS", "NOT_MEASURED", "Question",
-           "QUESTIONS",
-           "VERDICTS", "answer_all", "load_inputs"]
-
-STUDIES_FILE = "studies.json"
+           "QUESTIONS", "VERDICTS", "answer_all"]
 
 
-def load_inputs(paths: list[Path]) -> list[results.ResultSet]:
-    """Result files or run folders (a run folder holds results.json and/or studies.json, the host
-    studies, read as two sets)."""
-    sets = []
-    for path in paths:
-        path = Path(path)
-        if path.is_dir():
-            parts = [p for p in (path / "results.json", path / STUDIES_FILE) if p.is_file()]
-            if parts:
-                sets += [results.load(p) for p in parts]
-                continue
-        sets.append(results.load(path))
-    return sets
-
-
-def latest_run(root: Path) -> Path:
-    """The newest run folder under results/ (tcbench run's default output)."""
-    runs = sorted((p for p in (root / "results").glob("*") if p.is_dir()
-                   and any((p / f).is_file() for f in ("results.json", STUDIES_FILE))),
-                  key=lambda p: p.name)
-    if not runs:
-        raise InputError(f"no run folder in {root / 'results'}: give result files, or run "
-                         "`scripts/tcbench run` first.")
-    return runs[-1]
+def _incomplete(rs: results.ResultSet) -> str:
+    """Why the run stopped early (``tcbench run`` after Ctrl-C, a lost binary), else ""."""
+    why = rs.context.get(schema.RUN_INCOMPLETE)
+    return why.strip() if isinstance(why, str) else ""
 
 
 def answer_all(sets: list[results.ResultSet]) -> list[Answer]:
@@ -77,14 +51,17 @@ def answer_all(sets: list[results.ResultSet]) -> list[Answer]:
             if host:
                 a = rules.HOST_RULES[q.id](host[-1])
                 a.synthetic = synthetic.is_synthetic(host[-1].context)
+                a.incomplete = _incomplete(host[-1])
             else:
                 a = Answer(q.id, q.claim, NOT_MEASURED, HOST, None)
-                a.why = "no host studies given (tcbench_studies writes results/<run>/studies.json)"
+                a.why = ("no host studies given; tcbench_studies writes them to "
+                         "results/<run>/studies.json")
             a.label = HOST_LABEL
             out.append(a)
         for rs, name in zip(gpus, names):
             a = rules.GPU_RULES[q.id](rs)
             a.label, a.synthetic = name, synthetic.is_synthetic(rs.context)
+            a.incomplete = _incomplete(rs)
             out.append(a)
         if not gpus:
             a = Answer(q.id, q.claim, NOT_MEASURED, GPU, None)

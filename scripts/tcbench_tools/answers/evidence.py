@@ -51,15 +51,15 @@ def none_ran(what: str, tried: list[Benchmark]) -> str:
                                    f"{len(tried) - failed} skipped" if len(tried) > failed
                                    else "") if x)
     first = min(tried, key=lambda b: b.name)
-    return f"no {what} ran ({counts}; {first.name}: {why_not(first)})"
+    return f"no {what} ran: {counts}, first {first.name}: {why_not(first)}"
 
 
 def lacks(b: Benchmark, *counters: str) -> str:
     """The sentence for a benchmark that ran without a counter a rule needs: the results of a
     tcbench version that did not write it, or a measurement that could not take it."""
     missing = [c for c in counters if b.center(c) is None]
-    return (f"{b.name} has no {' or '.join(missing or counters)} (not measured, or written by a "
-            "tcbench without that counter)")
+    return (f"{b.name} has no {' or '.join(missing or counters)}: not measured, or written by a "
+            "tcbench without that counter")
 
 
 def shape(b: Benchmark) -> str:

@@ -20,31 +20,9 @@ from pathlib import Path
 from tcbench_tools import mdtext, results, studies
 from tcbench_tools.answers import GPU, answer_all, render
 from tcbench_tools.errors import InputError
+from tcbench_tools.inputs import gpu_run
 
 USAGE = "usage: python3 -m tcbench_tools.answers.gpu_check OUT BIN_DIR"
-
-
-def gpu_run(results_dir: Path) -> results.ResultSet:
-    """Every readable ``*.json`` of the check's results folder merged into one run; the rest are
-    named on stderr. The first file that names a benchmark keeps it."""
-    sets, skipped = [], []
-    for path in sorted(results_dir.glob("*.json")):
-        try:
-            sets.append(results.load_file(path))
-        except InputError as exc:
-            skipped.append(f"{path.name} ({exc})")
-    for note in skipped:
-        print(f"answers: left out {note}", file=sys.stderr)
-    if not sets:
-        raise InputError(f"no readable result file in {results_dir}: nothing to answer from.")
-    merged: dict[str, results.Benchmark] = {}
-    for rs in sets:
-        for key, bench in rs.benchmarks.items():
-            merged.setdefault(key, bench)
-    cut = [rs for rs in sets if rs.partial]
-    return results.ResultSet(str(results_dir), sets[0].context, merged,
-                             partial="; ".join(rs.partial for rs in cut) or None,
-                             never_ran=[n for rs in cut for n in rs.never_ran if n not in merged])
 
 
 def never_ran_section(run: results.ResultSet) -> str:

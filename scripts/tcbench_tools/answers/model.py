@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tcbench_tools import schema
+
 HOLDS = "holds"
 CAVEAT = "holds with a caveat"
 FAILS = "does not hold here"
@@ -26,6 +28,19 @@ class Evidence:
     source: str  # the benchmark or study row it comes from
     metric: str  # a counter name, "time", or a derived quantity named in the rule
     value: float
+    # What the value is counted in where the counter's schema unit does not say it: "fraction"
+    # (0.02 = 2 %), "x" (a ratio); else the schema's unit (evidence.unit_of).
+    unit: str = ""
+
+
+# Counters whose schema unit is empty but which are fractions (relative errors): said so.
+FRACTIONS = (schema.REL_ERROR, schema.REL_ERROR_UNQUANTIZED, schema.BLOCK_REL_ERROR,
+             schema.DELAYED_ERROR_MEAN, schema.DELAYED_ERROR_WORST, schema.CURRENT_ERROR_MEAN)
+
+
+def unit_of(e: Evidence) -> str:
+    """The unit a reader sees beside an evidence value: a fraction or a percent, never unsaid."""
+    return e.unit or ("fraction" if e.metric in FRACTIONS else schema.unit(e.metric))
 
 
 @dataclass
@@ -53,15 +68,18 @@ class Answer:
     label: str = ""
     # The evidence came from a file that carries tcbench_synthetic (a test fixture).
     synthetic: bool = False
+    # The run stopped early (its tcbench_incomplete: why, and what never ran); "" when it did not.
+    incomplete: str = ""
 
     def as_json(self) -> dict:
         return {"id": self.id, "claim": self.claim, "verdict": self.verdict, "gpu": self.gpu,
                 "scope": self.scope, "label": self.label, "synthetic": self.synthetic,
-                "evidence": [{"source": e.source, "metric": e.metric, "value": e.value}
-                             for e in self.evidence],
+                "evidence": [{"source": e.source, "metric": e.metric, "value": e.value,
+                              "unit": unit_of(e)} for e in self.evidence],
                 "caveats": list(self.caveats), "notes": list(self.notes), "rule": self.rule,
                 **({"basis": self.basis} if self.basis else {}),
-                **({"why": self.why} if self.why else {})}
+                **({"why": self.why} if self.why else {}),
+                **({"incomplete": self.incomplete} if self.incomplete else {})}
 
 
 @dataclass(frozen=True)

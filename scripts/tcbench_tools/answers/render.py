@@ -4,7 +4,8 @@ The verdict table has one row per source (the answers without a GPU, then each G
 label: two runs of one GPU model are two rows, labelled as the report labels them) and one column
 per question, so it stays five columns wide whatever the number of GPUs. An answer from a file
 that carries ``tcbench_synthetic`` is marked in every output (a banner first, "(synthetic data)"
-beside its source, ``synthetic`` in the JSON), as the report marks it. The concept pages are
+beside its source, ``synthetic`` in the JSON), as the report marks it; one that rests on a run
+that stopped early says so the same way (``tcbench_incomplete``). The concept pages are
 links that work from the folder the file is written to. Every text that came from a result file
 (GPU names, benchmark names) is escaped: a results file cannot write markup or terminal control
 characters into what this prints."""
@@ -29,6 +30,7 @@ from tcbench_tools.answers.model import (
     NOT_MEASURED,
     QUESTIONS,
     Answer,
+    unit_of,
 )
 
 __all__ = ["HOST_LABEL", "as_json", "clean", "console", "grid", "markdown", "page_html",
@@ -38,6 +40,7 @@ REPO = Path(__file__).resolve().parents[3]  # scripts/tcbench_tools/answers -> t
 ANSWERS_PAGE = "docs/concepts/answers.md"
 GPU_CHECK_PAGE = "docs/gpu-check.md"
 SYNTHETIC_TAG = "(synthetic data)"
+INCOMPLETE = "INCOMPLETE"
 NO_HOST_HALF = "GPU only"  # the host row of a question without a host half (Q3: a pipe counter)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 SYMBOL = {HOLDS: "holds", CAVEAT: "holds, with a caveat", FAILS: "does not hold here",
@@ -85,6 +88,26 @@ def synthetic_banner(answers: list[Answer]) -> str | None:
             f"{SYNTHETIC_TAG} describes a real GPU or a real host study.")
 
 
+def incomplete_banner(answers: list[Answer]) -> str | None:
+    """The sentence that says which answers rest on a run that stopped early, and why."""
+    cut: dict[str, str] = {}
+    for a in answers:
+        if a.incomplete:
+            what = ("the answers without a GPU" if a.scope == HOST
+                    else f"the answers of {source(a)}")
+            cut.setdefault(what, clean(a.incomplete))
+    if not cut:
+        return None
+    return (f"{INCOMPLETE}: " + "; ".join(f"{what} rest on a run that stopped early ({why})"
+                                          for what, why in cut.items())
+            + ". A \"not measured\" there may mean only that its part never ran.")
+
+
+def banners(answers: list[Answer]) -> list[str]:
+    """What every output says first: synthetic data, then a run that stopped early."""
+    return [b for b in (synthetic_banner(answers), incomplete_banner(answers)) if b]
+
+
 def _fmt(v: float) -> str:
     if v is None or not math.isfinite(v):
         return "-"
@@ -116,15 +139,15 @@ def grid(answers: list[Answer]) -> tuple[list[str], list[list[str]]]:
 
 
 def console(answers: list[Answer]) -> str:
-    """The five questions, one line per question and half (the synthetic banner first)."""
-    banner = synthetic_banner(answers)
-    lines = [banner] if banner else []
+    """The five questions, one line per question and half (the banners first): the verdict, then
+    after a dash its reason (in parentheses, the reason's own would nest)."""
+    lines = banners(answers)
     for q in QUESTIONS:
         mine = [a for a in answers if a.id == q.id]
         lines.append(f"{q.id.upper()} {q.title}:")
         for a in mine:
             first = a.why or (a.caveats[0] if a.caveats and a.verdict in (CAVEAT, FAILS) else "")
-            tail = f" ({clean(first)})" if first else ""
+            tail = f" — {clean(first)}" if first else ""
             lines.append(f"  {source_with_basis(a)}: {a.verdict}{tail}")
     return "\n".join(lines)
 
@@ -167,8 +190,7 @@ def markdown(answers: list[Answer], out_dir: Path | None = None,
     caveats come from result files. ``out_dir``: the folder the file is written to (links)."""
     headers, rows = grid(answers)
     out = ["# The five questions, answered", ""]
-    banner = synthetic_banner(answers)
-    if banner:
+    for banner in banners(answers):
         out += [f"> **{mdtext.text(banner, at_line_start=False)}**", ""]
     out += ["Each claim as it is usually taught, what tcbench measured that tests it, and a "
             f"verdict from a written rule ({_md_page(ANSWERS_PAGE, out_dir)}): holds, holds with "
@@ -183,9 +205,10 @@ def markdown(answers: list[Answer], out_dir: Path | None = None,
             if a.why:
                 out += [f"Not measured: {mdtext.text(clean(a.why), at_line_start=False)}.", ""]
             if a.evidence:
-                out += ["| evidence | metric | value |", "|---|---|---:|"]
+                out += ["| evidence | metric | value | unit |", "|---|---|---:|---|"]
                 out += [f"| {mdtext.code(clean(e.source), in_table=True)} | "
-                        f"{mdtext.cell(clean(e.metric))} | {_fmt(e.value)} |" for e in a.evidence]
+                        f"{mdtext.cell(clean(e.metric))} | {_fmt(e.value)} | "
+                        f"{mdtext.cell(unit_of(e))} |" for e in a.evidence]
                 out.append("")
             for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
                 if items:
@@ -231,10 +254,11 @@ def page_html(answers: list[Answer], out_dir: Path | None = None,
              ".banner{border:3px solid #CC3311;color:#CC3311;padding:.6rem 1rem;"
              "font-weight:700}",
              "</style></head><body><h1>The five questions, answered</h1>"]
-    banner = synthetic_banner(answers)
-    if banner:
-        parts.append(f"<div class='banner' id='synthetic-banner' role='alert'>"
-                     f"{html.escape(banner)}</div>")
+    for banner, name in ((synthetic_banner(answers), "synthetic"),
+                         (incomplete_banner(answers), "incomplete")):
+        if banner:
+            parts.append(f"<div class='banner' id='{name}-banner' role='alert'>"
+                         f"{html.escape(banner)}</div>")
     parts += ["<p>Each claim as it is usually taught, what tcbench measured that tests it, and a "
               f"verdict from a written rule ({_html_page(ANSWERS_PAGE, out_dir)}).</p>",
               table_html(answers)]
@@ -251,9 +275,11 @@ def page_html(answers: list[Answer], out_dir: Path | None = None,
             if a.evidence:
                 rows = "".join(f"<tr><td><code>{html.escape(clean(e.source))}</code></td>"
                                f"<td>{html.escape(clean(e.metric))}</td>"
-                               f"<td class='num'>{_fmt(e.value)}</td></tr>" for e in a.evidence)
+                               f"<td class='num'>{_fmt(e.value)}</td>"
+                               f"<td>{html.escape(unit_of(e))}</td></tr>" for e in a.evidence)
                 parts.append("<div class='scroll'><table><thead><tr><th>evidence</th><th>metric"
-                             "</th><th>value</th></tr></thead><tbody>" + rows + "</tbody></table>"
+                             "</th><th>value</th><th>unit</th></tr></thead><tbody>" + rows
+                             + "</tbody></table>"
                              "</div>")
             for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
                 if items:
@@ -271,11 +297,13 @@ def page_html(answers: list[Answer], out_dir: Path | None = None,
 
 
 def as_json(answers: list[Answer]) -> str:
-    """``{"synthetic": bool, "questions": [...]}``; each answer's fields are Answer.as_json's."""
+    """``{"synthetic": bool, "incomplete": bool, "questions": [...]}``; each answer's fields are
+    Answer.as_json's."""
     def finite(x: float):
         return x if x is not None and math.isfinite(x) else None
 
-    doc = {"synthetic": any(a.synthetic for a in answers), "questions": []}
+    doc = {"synthetic": any(a.synthetic for a in answers),
+           "incomplete": any(a.incomplete for a in answers), "questions": []}
     for a in answers:
         d = a.as_json()
         d["label"] = source(a)

@@ -101,7 +101,7 @@ def q1_host(rs: ResultSet) -> Answer:
     fp32_row = rs.get(fp32_name)
     rows = {b.parsed.variant: b for b in ev.ran(rs, INT8_STUDY, (prefix("ptq_"), "qat"), "int8")}
     if fp32_row is None and not rows:
-        a.why = "no host INT8 study in these results (tcbench_studies --study int8)"
+        a.why = "no host INT8 study in these results: tcbench_studies --study int8 makes it"
         return a
     fp32 = ev.center_of(fp32_row, acc_name)
     acc = {v: b.center(acc_name) for v, b in rows.items()}
@@ -156,7 +156,7 @@ def q1_gpu(rs: ResultSet) -> Answer:
     if row is None:
         tried = [b for b in rs.find(INT8_GEMM, CUBLASLT, "int8") if not b.ok]
         a.why = (ev.none_ran("INT8 GEMM", tried) if tried
-                 else "no int8_gemm results (bench_int8_gemm) in this run")
+                 else "no int8_gemm results in this run: bench_int8_gemm makes them")
         return a
     counter = schema.speedup_vs("fp16")
     speedup = row.center(counter)
@@ -169,17 +169,17 @@ def q1_gpu(rs: ResultSet) -> Answer:
     a.evidence = [Evidence(row.name, counter, speedup)]
     if row.center(schema.TOPS) is not None:
         a.evidence.append(Evidence(row.name, schema.TOPS, row.center(schema.TOPS)))
-    a.evidence.append(Evidence(row.name, "noise", noise))
-    where = (f"on {ev.shape(row)} (no square ran: the largest INT8 GEMM measured)" if fell_back
-             else f"on the largest square ({ev.shape(row)})")
+    a.evidence.append(Evidence(row.name, "noise", noise, "fraction"))
+    where = (f"on {ev.shape(row)}, the largest INT8 GEMM measured, as no square ran" if fell_back
+             else f"on the largest square, {ev.shape(row)}")
     said = f"INT8 is x{speedup:.2f} FP16 {where}"
     faster = speedup > 1.0 + noise
     if faster:
-        said += f", faster by more than the noise ({noise:.1%})"
+        said += f", faster by more than the noise of {noise:.1%}"
     elif speedup < 1.0 - noise:
-        said += f": slower than FP16 by more than the noise ({noise:.1%})"
+        said += f": slower than FP16 by more than the noise of {noise:.1%}"
     else:
-        said += f": within the noise ({noise:.1%}), not faster"
+        said += f": within the noise of {noise:.1%}, not faster"
     impl = ev.label(row)
     if not faster:
         a.verdict = FAILS
@@ -217,7 +217,7 @@ def _q2(a: Answer, rs: ResultSet, topic: str, ratio_of) -> Answer:
     tried = {m: rs.find(topic, f"train_{m}", steps=ANY) for m in TRAIN_MODES}
     runs = {m: next(iter(ev.ran(rs, topic, f"train_{m}", steps=ANY)), None) for m in TRAIN_MODES}
     if not any(tried.values()):
-        a.why = f"no five-mode training run ({topic}/train_*) in these results"
+        a.why = f"no five-mode training run, {topic}/train_*, in these results"
         return a
     for m in Q2_REQUIRED:
         if runs[m] is None:
@@ -379,7 +379,7 @@ def q3_gpu(rs: ResultSet) -> Answer:
         elif tried:
             a.why = ev.none_ran("Tensor Core GEMM of tensor_util", tried)
         else:
-            a.why = "no Tensor Core rows of tensor_util (bench_tensor_util) in this run"
+            a.why = "no Tensor Core rows of tensor_util in this run: bench_tensor_util makes them"
         return a
     pct = {b.name: b.center(active) for b in measured}
     best = max((b for b in tc if b.parsed.variant == CUBLASLT), key=lambda b: pct[b.name],
@@ -394,7 +394,8 @@ def q3_gpu(rs: ResultSet) -> Answer:
     if rho is not None:
         a.evidence.append(Evidence(f"{TENSOR_UTIL} Tensor Core GEMM rows ({len(pairs)}; % of "
                                    "each precision's Tensor Core peak)",
-                                   f"spearman({active}, {schema.PCT_OF_PEAK})", rho))
+                                   f"spearman({active}, {schema.PCT_OF_PEAK})", rho,
+                                   "rank correlation"))
     low = None if simt is None else pct[simt.name] < Q3_SIMT_MAX
     high = None if best is None else pct[best.name] > Q3_TENSOR_MIN
     if low is None and high is None and rho is None:
@@ -443,9 +444,9 @@ def q3_gpu(rs: ResultSet) -> Answer:
     a.caveats += step_caveats
     a.notes += step_notes
     if str(rs.context.get("compute_capability", "")).startswith("9."):
-        a.caveats.append("on Hopper wgmma (HGMMA/QGMMA) is counted in its own sub-pipe "
-                         "(tensor_hmma_hgmma_qgmma_pct), and FP8 mma.sync is emulated through "
-                         "FP16")
+        a.caveats.append("on Hopper wgmma, HGMMA and QGMMA in SASS, is counted in its own "
+                         "sub-pipe, tensor_hmma_hgmma_qgmma_pct, and FP8 mma.sync is emulated "
+                         "through FP16")
     if a.caveats:  # the statement needs its caveat to be true here
         a.verdict = CAVEAT
     return a
@@ -523,6 +524,14 @@ def _pair(rs: ResultSet, base: BenchName, layout: str, metric: str) -> tuple[flo
     return (a, b) if a is not None and b is not None else None
 
 
+def _model_gpu(rs: ResultSet, slug: str) -> str:
+    """The reference GPU of an alignment_model row as its label names it ("A100 SXM"), else its
+    slug."""
+    row = rs.get(_headline(BenchName(ALIGNMENT_MODEL, slug, "fp16"), "nn", ALIGNED_N))
+    name = ev.label(row).split(",")[0].strip() if row is not None else ""
+    return name or slug
+
+
 CUBLAS_FP16 = "cuBLAS (cublasGemmEx)"
 NO_PADDING = ("in tcbench's NN/TN layouts N is never a leading dimension, so N = 33 breaks no "
               "16-byte rule: what 33 can cost is tile and wave quantization, and since cuBLAS 11 "
@@ -573,21 +582,22 @@ def q4_host(rs: ResultSet) -> Answer:
         label = _published_label(misaligned)
         slower = sum(p.slowdown > 1 for p in pairs) / len(pairs)
         median = published.quantile([p.slowdown for p in pairs], 0.5)
-        a.evidence += [Evidence(f"{label}: {len(pairs)} pairs", "share slower misaligned", slower),
-                       Evidence(f"{label}: {len(pairs)} pairs", "median slowdown", median)]
+        a.evidence += [Evidence(f"{label}: {len(pairs)} pairs", "share slower misaligned", slower,
+                                "fraction"),
+                       Evidence(f"{label}: {len(pairs)} pairs", "median slowdown", median, "x")]
         by_class = {}
         for p in pairs:
             by_class.setdefault("2-byte" if p.alignment_class <= 2 else "4- and 8-byte",
                                 []).append(p.slowdown)
         for cls, xs in sorted(by_class.items()):
             a.evidence.append(Evidence(f"{label}: {len(xs)} {cls} pairs", "median slowdown",
-                                       published.quantile(xs, 0.5)))
+                                       published.quantile(xs, 0.5), "x"))
         a.basis = f"{MODEL} and {label}"
     elif model_pairs:
         a.basis = MODEL
     if not pairs and not model_pairs:
-        a.why = ("no alignment model predictions in these results (tcbench_studies --study "
-                 f"alignment) and no published measurements ({PUBLISHED_DATA})")
+        a.why = ("no alignment model predictions in these results, which tcbench_studies --study "
+                 f"alignment makes, and no published measurements in {PUBLISHED_DATA}")
         return a
     nn = {g: p for (g, layout), p in model_pairs.items() if layout == "nn"}
     nt = {g: p for (g, layout), p in model_pairs.items() if layout == "nt"}
@@ -595,37 +605,44 @@ def q4_host(rs: ResultSet) -> Answer:
         a.verdict = CAVEAT if slower >= Q4_PUBLISHED_DIRECTION else FAILS
         classes = ", ".join(f"{cls} x{published.quantile(xs, 0.5):.2f}"
                             for cls, xs in sorted(by_class.items()))
-        per_gpu = ", ".join(
+        per_gpu = " and ".join(
             f"{g} {sum(p.slowdown > 1 for p in pairs if p.misaligned.gpu == g)} of "
             f"{sum(p.misaligned.gpu == g for p in pairs)}"
             for g in sorted({p.misaligned.gpu for p in pairs}))
-        a.caveats.append(f"{label}: {sum(p.slowdown > 1 for p in pairs)} of {len(pairs)} GEMMs "
-                         "whose leading dimension broke the 16-byte rule ran slower than their "
-                         f"aligned neighbour ({per_gpu}), median x{median:.2f} ({classes}): "
-                         "where 33 is a leading dimension, most of these GPUs lose")
-        if nn:
+        lead = (("33 loses where it is a leading dimension on most of these GPUs: "
+                 if a.verdict == CAVEAT else "where 33 is a leading dimension, only ")
+                + f"{sum(p.slowdown > 1 for p in pairs)} of {len(pairs)} published GEMMs that "
+                "broke the 16-byte rule ran slower than their aligned neighbour, "
+                f"{per_gpu}, median x{median:.2f}")
+        if nn:  # the limiting half: a batch in no leading dimension, the model's alone
             g, (t32, t33) = next(iter(sorted(nn.items())))
+            g = _model_gpu(rs, g)
+            loses = t33 < t32 * (1 - ev.NOISE_FLOOR)
+            a.caveats.append(f"{lead}; as a batch in no leading dimension it "
+                             f"{'loses too' if loses else 'does not'}, by the GEMM time model "
+                             f"alone: 33 at {t33:.1f} against 32 at {t32:.1f} useful TFLOP/s on "
+                             f"{g}")
             a.caveats.append(
-                "no published pair varies only a batch that is in no leading dimension (N of "
-                "PyTorch's forward GEMM, in cuBLASLt's NN and TN): for that case there is only "
-                f"the {MODEL}, which gives 33 at {t33:.1f} against 32 at {t32:.1f} useful "
-                f"TFLOP/s on {g} (memory bound: 33 costs its tile padding, nothing more)")
+                "no published pair varies only a batch that is in no leading dimension, such as "
+                "N of PyTorch's forward GEMM in cuBLASLt's NN and TN: that case rests on the "
+                f"{MODEL}, where 33 is memory bound and costs its tile padding, nothing more")
         else:
-            a.caveats.append("no published pair varies only a batch that is in no leading "
-                             "dimension, and no model prediction was given for it: that case is "
-                             "not decided here")
+            a.caveats.append(f"{lead}; no published pair varies only a batch that is in no "
+                             "leading dimension, and no model prediction was given for it: that "
+                             "case is not decided here")
+        a.caveats.append(f"the published pairs' median slowdown by alignment: {classes}")
     else:
         if not nn:  # the layout:nt rows alone answer another question (N leads B there)
-            a.why = ("no NN prediction of the GEMM time model (alignment_model/<gpu>/fp16, "
-                     f"layout:nn) and no published measurements ({PUBLISHED_DATA})")
+            a.why = ("no NN prediction of the GEMM time model, alignment_model/<gpu>/fp16 with "
+                     f"layout:nn, and no published measurements in {PUBLISHED_DATA}")
             return a
         slower = [t33 < t32 * (1 - ev.NOISE_FLOOR) for t32, t33 in nn.values()]
         a.verdict = HOLDS if all(slower) else FAILS if not any(slower) else CAVEAT
         said = "; ".join(f"33 at {t33:.1f} against 32 at {t32:.1f} useful TFLOP/s on {g}"
                          for g, (t32, t33) in sorted(nn.items()))
         (a.notes if a.verdict == HOLDS else a.caveats).append(
-            f"{MODEL} only (no published measurements given), where N is no leading dimension: "
-            f"{said}")
+            "the GEMM time model alone, as no published measurements were given, where N is no "
+            f"leading dimension: {said}")
         a.notes.append("33 loses where K or M is odd, with B N-contiguous (layout:nt), in FP8 (n "
                        "must be a multiple of 8) and in a plain WMMA kernel")
     if nt:
@@ -656,7 +673,7 @@ def q4_gpu(rs: ResultSet) -> Answer:
         tried = [b for b in (rs.get(_headline(lt_fp16, "nn", n)) for n in (ALIGNED_N, ODD_N))
                  if b is not None and not b.ok]
         a.why = (ev.none_ran(f"{lt_fp16} N = 32/33 pair", tried) if tried else
-                 f"no {lt_fp16} N = 32/33 pair in this run (bench_alignment)")
+                 f"no {lt_fp16} N = 32/33 pair in this run: bench_alignment makes it")
         return a
     headline = ("cuBLASLt FP16 NN" if base is lt_fp16
                 else f"{CUBLAS_FP16} FP16 NN (the pair this run has)")
@@ -675,7 +692,7 @@ def q4_gpu(rs: ResultSet) -> Answer:
     noise = noise_of(base, "nn")
     a.evidence = [Evidence(str(_headline(base, "nn", ALIGNED_N)), schema.TFLOPS, t32),
                   Evidence(str(_headline(base, "nn", ODD_N)), schema.TFLOPS, t33),
-                  Evidence(f"{base} n:{ODD_N} vs n:{ALIGNED_N}", "noise", noise)]
+                  Evidence(f"{base} n:{ODD_N} vs n:{ALIGNED_N}", "noise", noise, "fraction")]
     primary = t33 < t32 * (1.0 - noise)
     others = {}
     for label, other, layout in (
@@ -715,7 +732,7 @@ def q4_gpu(rs: ResultSet) -> Answer:
             a.caveats.append(f"with {CUBLAS_FP16} 33 delivers x{classic[1]:.2f} the useful "
                              "TFLOP/s of 32, within the noise or better: it holds with "
                              "cuBLASLt's heuristic only")
-        batched = [f"{k} (x{r:.2f})" for k, (lose, r) in others.items()
+        batched = [f"{k}: x{r:.2f}" for k, (lose, r) in others.items()
                    if k.startswith("33 heads") and lose]
         if batched:
             a.notes.append("in the batched sense too: " + ", ".join(batched))
@@ -723,12 +740,12 @@ def q4_gpu(rs: ResultSet) -> Answer:
             a.notes.append(f"FP8 refuses N = 33 outright: {fp8}")
     else:
         # The verdict's evidence first: what loses (a caveat) or that nothing does (refuted).
-        losing = [f"{k} (x{r:.2f})" for k, (lose, r) in others.items() if lose]
+        losing = [f"{k}: x{r:.2f}" for k, (lose, r) in others.items() if lose]
         a.verdict = CAVEAT if losing or fp8 else FAILS
         if losing:
-            a.caveats.append("33 does lose with " + ", ".join(losing))
+            a.caveats.append("33 does lose with " + "; ".join(losing))
         a.caveats.append(f"with {headline}, 33 delivers x{t33 / t32:.2f} the useful TFLOP/s of "
-                         f"32: within the noise ({noise:.1%}) or better")
+                         f"32: within the noise of {noise:.1%}, or better")
         if fp8:
             a.caveats.append(f"FP8 refuses N = 33 outright: {fp8}")
     a.notes.append(NO_PADDING)
@@ -764,7 +781,7 @@ def q5_host(rs: ResultSet) -> Answer:
         tried = [b for b in rs.find(FP8_STUDY, prefix("drift_"), "fp8", history=ANY, margin=ANY)
                  if not b.ok]
         a.why = (ev.none_ran("drift scenario of the FP8 scaling study", tried) if tried else
-                 "no FP8 scaling study in these results (tcbench_studies --study fp8)")
+                 "no FP8 scaling study in these results: tcbench_studies --study fp8 makes it")
         return a
     cur = [(b, b.center(schema.CURRENT_ERROR_MEAN)) for b in rows]
     without = [b for b, x in cur if x is None]
@@ -797,23 +814,24 @@ def q5_host(rs: ResultSet) -> Answer:
         b, pct = max(known, key=lambda t: t[1])
         a.verdict = CAVEAT
         a.evidence.append(Evidence(b.name, schema.WORST_SATURATED_PCT, pct))
-        a.caveats.append(f"delayed scaling (last steps' amax) saturates when a tensor's range "
-                         f"grows or jumps between steps: up to {pct:.2f} % of a step's elements "
-                         f"clamp ({b.parsed.variant.removeprefix('drift_')}, history "
-                         f"{b.parsed.args.get('history')}, margin {b.parsed.args.get('margin')}); "
-                         "a margin or current scaling avoids it")
+        a.caveats.append(f"delayed scaling, by the last steps' amax, saturates when a tensor's "
+                         f"range grows or jumps between steps: up to {pct:.2f} % of a step's "
+                         f"elements clamp in {b.parsed.variant.removeprefix('drift_')} with "
+                         f"history {b.parsed.args.get('history')} and margin "
+                         f"{b.parsed.args.get('margin')}; a margin or current scaling avoids it")
     elif saturating:
         a.verdict = CAVEAT
-        a.caveats.append(f"delayed scaling (last steps' amax) saturates in {len(saturating)} "
-                         f"drift scenario(s) ({schema.SATURATED_STEPS} > 0); how many elements "
-                         f"clamp is not in these results (no {schema.WORST_SATURATED_PCT})")
+        a.caveats.append(f"delayed scaling, by the last steps' amax, saturates in "
+                         f"{len(saturating)} drift scenario(s) with {schema.SATURATED_STEPS} > 0; "
+                         "how many elements clamp is not in these results: no "
+                         f"{schema.WORST_SATURATED_PCT}")
     speedups = _published_fp8_speedups()
     if speedups:
         label = _published_label([r for pair in speedups for r in pair])
         a.basis = f"{HOST_STUDIES} and {label}"
         for b, f in speedups:
             a.evidence.append(Evidence(f"{label}: {f.id} / {b.id}", "FP8 / BF16 best rate",
-                                       f.measured_tflops / b.measured_tflops))
+                                       f.measured_tflops / b.measured_tflops, "x"))
         slow = [f.gpu for b, f in speedups if f.measured_tflops <= b.measured_tflops]
         ratios = ", ".join(f"x{f.measured_tflops / b.measured_tflops:.2f} on {f.gpu}"
                            for b, f in speedups)
@@ -842,7 +860,7 @@ def q5_gpu(rs: ResultSet) -> Answer:
     if row is None:
         tried = [b for b in rs.find(FP8, FP8_GEMM) if not b.ok]
         a.why = (f"no FP8 GEMM ran: {ev.why_not(min(tried, key=lambda b: b.name))}" if tried
-                 else "no fp8 results (bench_fp8) in this run")
+                 else "no fp8 results in this run: bench_fp8 makes them")
         return a
     counter = schema.speedup_vs("bf16")
     speedup = row.center(counter)
@@ -853,7 +871,7 @@ def q5_gpu(rs: ResultSet) -> Answer:
     noise = ev.noise(row)
     a.evidence = [Evidence(row.name, counter, speedup),
                   Evidence(row.name, schema.REL_ERROR_UNQUANTIZED, err),
-                  Evidence(row.name, "noise", noise)]
+                  Evidence(row.name, "noise", noise, "fraction")]
     where = (f"on {ev.shape(row)} (no fast-accumulation TN square ran: the largest E4M3 GEMM "
              "measured)" if fell_back else f"on the largest square ({ev.shape(row)})")
     faster = speedup > 1.0 + noise

@@ -15,6 +15,10 @@ from tcbench_tools.fleet.state import MAX_TASKS
 
 EPILOG = ("Exit codes: 0 ok; 1 a task failed, was cancelled or left no files; 2 usage or input "
           "error; 75 tasks still pending or running; 77 no task found a GPU. See docs/fleet.md.")
+SUBMIT_EPILOG = ("Exit codes: 0 submitted; 2 usage or input error (an unknown partition, no "
+                 "sbatch, an --out that already holds a fleet run). See docs/fleet.md.")
+STATUS_EPILOG = ("Exit codes: 0 printed (with --wait: no task is pending or running); 2 not a "
+                 "fleet folder; 75 --wait gave up with tasks still pending or running.")
 
 
 def add_parser(sub) -> None:
@@ -31,7 +35,7 @@ def add_parser(sub) -> None:
                     "with the GPU Slurm assigns, into OUT/<partition>/<node>-<gpu>/. Arguments "
                     "after '--' go to every benchmark binary (Google Benchmark flags). OUT must "
                     "be on a file system the compute nodes share.",
-        epilog=EPILOG)
+        epilog=SUBMIT_EPILOG)
     s.add_argument("--partition", required=True, metavar="P[,P...]",
                    help="partitions to measure, one job array each (one per GPU type)")
     s.add_argument("--gres", default="gpu:1",
@@ -58,7 +62,8 @@ def add_parser(sub) -> None:
 
     st = fs.add_parser("status", help="each task: pending, running, done, failed, no GPU",
                        description="Reads the tasks' own records and squeue/sacct (scontrol "
-                                   "when the cluster keeps no accounting).", epilog=EPILOG)
+                                   "when the cluster keeps no accounting).",
+                       epilog=STATUS_EPILOG)
     st.add_argument("dir", type=Path, metavar="DIR", help="the --out folder of submit")
     st.add_argument("--wait", action="store_true",
                     help="poll until no task is pending or running")

@@ -16,9 +16,13 @@ from pathlib import Path
 from tcbench_tools.arguments import whole_number
 from tcbench_tools.errors import EXIT_FAIL, EXIT_OK
 
+WHERE = ("The database is --db, else $TCBENCH_HISTORY_DB, else results/history.sqlite. See "
+         "docs/history.md.")
 EPILOG = ("Exit codes: 0 ok; 1 (check) a regression beyond the threshold began within the newest "
-          "runs and 3 runs are at its new level; 2 usage or input error. The database is --db, "
-          "else $TCBENCH_HISTORY_DB, else results/history.sqlite. See docs/history.md.")
+          f"runs and 3 runs are at its new level; 2 usage or input error. {WHERE}")
+ADD_EPILOG = ("Exit codes: 0 stored (a run already there is said and skipped); 2 usage or input "
+              f"error: nothing is stored. {WHERE}")
+DASHBOARD_EPILOG = f"Exit codes: 0 written; 2 usage or input error. {WHERE}"
 
 
 _window = whole_number(1, 100000)
@@ -42,7 +46,7 @@ def add_parser(sub) -> None:
                       description="RESULTS: result files, tcbench run folders, fleet folders "
                                   "(every finished task) or gpu_check.sh output folders. All of "
                                   "them are read and checked first, then stored in one "
-                                  "transaction.", epilog=EPILOG)
+                                  "transaction.", epilog=ADD_EPILOG)
     a.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
     _db_option(a)
     c = hs.add_parser("check", help="change points per series; exit 1 on a new regression",
@@ -65,9 +69,10 @@ def add_parser(sub) -> None:
                       description="DIR/index.html and its PNG plots: per GPU and topic, each "
                                   "benchmark's time over the runs with its p10-p90 band and "
                                   "change points; the newest regressions at the top; each run's "
-                                  "provenance.", epilog=EPILOG)
+                                  "provenance.", epilog=DASHBOARD_EPILOG)
     _db_option(d)
-    d.add_argument("--out", type=Path, required=True, metavar="DIR")
+    d.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="folder for index.html and its PNG plots (created if missing)")
     d.add_argument("--window", type=_window, default=5, metavar="N",
                    help="as for check: which regressions are marked as new (default: 5)")
     d.add_argument("--threshold", default="5", metavar="PCT", help="as for check (default: 5)")

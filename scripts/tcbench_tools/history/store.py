@@ -33,11 +33,13 @@ Versions:
 from __future__ import annotations
 
 import errno
+import importlib.util
 import json
 import math
 import os
 import re
 import stat
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,6 +69,19 @@ TEXT_LIMIT = 512
 # The URL schemes accepted for --db / TCBENCH_HISTORY_DB, and the SQLAlchemy driver of each.
 _SCHEMES = {"sqlite": "sqlite", "postgresql": "postgresql+psycopg",
             "postgres": "postgresql+psycopg", "postgresql+psycopg": "postgresql+psycopg"}
+
+
+POSTGRESQL_REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements-postgresql.txt"
+
+
+def _need_driver(where: str) -> None:
+    """PostgreSQL's driver is not in the tools' set (scripts/requirements.txt): say how to get
+    it."""
+    if importlib.util.find_spec("psycopg") is None:
+        raise InputError(f"{where} is a PostgreSQL database, and its driver (psycopg) is not "
+                         f"installed in {sys.prefix}: install it with `{sys.executable} -m pip "
+                         f"install -r {POSTGRESQL_REQUIREMENTS}` (pinned there), or use an SQLite "
+                         "file.")
 
 
 def _sa():
@@ -357,6 +372,7 @@ class Store:
                 sa.event.listen(self.engine, "connect", _sqlite_connect)
                 sa.event.listen(self.engine, "begin", _sqlite_begin)
             else:
+                _need_driver(self.where)
                 self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool,
                                                connect_args={"connect_timeout": 10})
         except (sa.exc.ArgumentError, ValueError, TypeError) as exc:

@@ -61,7 +61,9 @@ def health(rs: ResultSet) -> Health:
 
 
 def _source(a: Answer) -> str:
-    return HOST_LABEL if a.scope == HOST else a.gpu or "GPU"
+    """The row an answer belongs to: the report label answers_for gave it. Not the GPU's name:
+    a --label, or two runs of one GPU, make the two differ (every cell read "not measured")."""
+    return a.label or (HOST_LABEL if a.scope == HOST else a.gpu or "GPU")
 
 
 def _reason(a: Answer) -> str:

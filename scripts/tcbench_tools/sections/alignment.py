@@ -159,7 +159,12 @@ def plot_n_sweep(gpu: str, precision: str, lines: dict[str, dict[int, Point]], p
 def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path:
     """One panel per pair; per precision an aligned bar and an odd bar, the ratio above it."""
     precisions = sorted(pairs, key=precision_order)
-    fig, axes = plt.subplots(1, len(PAIRS), figsize=(3.4 * len(PAIRS), 4.2))
+    cols = plot_style.fit_columns(len(PAIRS), 3.4)
+    rows = math.ceil(len(PAIRS) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.4 * rows + 0.6), squeeze=False)
+    axes = [ax for row in axes for ax in row]
+    for ax in axes[len(PAIRS):]:
+        ax.set_visible(False)
     colors = [plot_style.PALETTE[0], plot_style.PALETTE[6]]  # aligned, odd
     for ax, (even, odd) in zip(axes, PAIRS):
         for i, prec in enumerate(precisions):
@@ -184,7 +189,8 @@ def plot_pairs(gpu: str, pairs: dict[str, dict[int, Point]], path: Path) -> Path
         ax.grid(axis="y", alpha=0.3)
         ax.legend([Patch(color=colors[0]), Patch(color=colors[1])], [f"N = {even}", f"N = {odd}"],
                   fontsize="x-small", loc="upper left")
-    axes[0].set_ylabel("TFLOP/s (TOP/s for int8)")
+    for ax in axes[::cols]:
+        ax.set_ylabel("TFLOP/s (TOP/s for int8)")
     fig.suptitle(f"{gpu}: the headline pairs (M = K = 4096); label = odd / aligned throughput")
     fig.tight_layout()
     return save(fig, path)
@@ -196,7 +202,7 @@ def plot_pair_ratios(pairs_by_gpu: dict[str, dict[str, dict[int, Point]]], path:
     A precision whose odd sizes never ran (FP8 refuses N = 33) says so inside its panel."""
     precisions = sorted({p for pairs in pairs_by_gpu.values() for p in pairs}, key=precision_order)
     styles = plot_style.styles_for(list(pairs_by_gpu))
-    cols = min(len(precisions), 3)
+    cols = plot_style.fit_columns(len(precisions), 3.3, 2.2, 3)
     rows = math.ceil(len(precisions) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols + 2.2, 2.3 * rows + 0.6),
                              squeeze=False, sharey=True)
@@ -243,7 +249,7 @@ def plot_mk(sweeps_by_gpu: dict[str, dict[tuple[str, str], dict[int, Point]]],
     panels = sorted({key for sw in sweeps_by_gpu.values() for key in sw},
                     key=lambda ap: (ap[0], precision_order(ap[1])))
     styles = plot_style.styles_for(list(sweeps_by_gpu))
-    cols = min(len(panels), 4)
+    cols = plot_style.fit_columns(len(panels), 3.6, 2.2)
     rows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 2.2, 2.5 * rows + 0.6),
                              squeeze=False, sharey=True)

@@ -105,10 +105,10 @@ def _plot(bars_by_gpu: dict[str, tuple[int, list]], path: Path) -> Path:
     """Per GPU two panels sharing the rows: speed-up bars, and accuracy points beside them."""
     n = len(bars_by_gpu)
     height = max(len(b) for _, b in bars_by_gpu.values())
-    fig, axes = plt.subplots(1, 2 * n, figsize=(10.0 * n, 0.42 * height + 1.8), squeeze=False,
-                             gridspec_kw={"width_ratios": [3, 2] * n})
+    fig, axes = plt.subplots(n, 2, figsize=(plot_style.PAGE_WIDTH_IN, (0.42 * height + 1.8) * n),
+                             squeeze=False, gridspec_kw={"width_ratios": [3, 2]})
     for g, (gpu, (tokens, bars)) in enumerate(bars_by_gpu.items()):
-        ax, ax_acc = axes[0][2 * g], axes[0][2 * g + 1]
+        ax, ax_acc = axes[g][0], axes[g][1]  # a row per GPU: the page's width, not n of them
         rows = bars[::-1]  # first variant on top
         ys = range(len(rows))
         colors = [plot_style.PALETTE[6] if r[0].startswith("INT8") else plot_style.PALETTE[0]

@@ -100,7 +100,8 @@ LANDING_STYLE = {("fp16", "lost"): plot_style.PALETTE[6], ("fp16", "under"): plo
 
 def plot_landing(points, label: str, path: Path) -> Path:
     sources = sorted({s for s, _ in points})
-    fig, axes = plt.subplots(1, len(sources), figsize=(5.0 * len(sources) + 2.6, 3.4),
+    fig, axes = plt.subplots(1, len(sources), figsize=(min(5.0 * len(sources) + 2.6,
+                                                           plot_style.PAGE_WIDTH_IN), 3.4),
                              squeeze=False, sharey=True)
     for ax, source in zip(axes[0], sources):
         for prec, name in (("fp16", "FP16"), ("bf16", "BF16")):
@@ -138,7 +139,7 @@ def plot_curves(runs_by_gpu: dict[str, dict[str, dict]], path: Path) -> Path:
     modes = [m for m in MODES if any(m in r for r in runs_by_gpu.values())]
     modes += sorted({m for r in runs_by_gpu.values() for m in r} - set(MODES))
     styles = plot_style.styles_for(list(runs_by_gpu))
-    cols = min(len(modes), 3)
+    cols = plot_style.fit_columns(len(modes), 3.4, 2.4, 3)
     rows = math.ceil(len(modes) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 2.4, 2.2 * rows + 0.7),
                              squeeze=False, sharex=True, sharey=True)

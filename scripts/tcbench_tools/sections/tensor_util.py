@@ -251,7 +251,7 @@ def contributions(row: StepRow) -> dict[str, float]:
 def step_bars(label: str, rows: list[StepRow], path: Path, synthetic: bool) -> Path:
     """Two stacked bars per training step: its time by phase, and its tensor-busy share by
     phase with the measured step and the GEMM phases' ceiling beside it."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 4.8), sharex=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(plot_style.PAGE_WIDTH_IN, 4.8), sharex=True)
     x = list(range(len(rows)))
     names = [r.name.replace(" ", "\n") for r in rows]
     bottom = [0.0] * len(rows)
