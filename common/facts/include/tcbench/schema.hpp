@@ -3,20 +3,26 @@
 // unit, its physically possible range and which direction is better.
 //
 // It sits one floor below its writers (the harness in common/bench, the CUPTI metric table in
-// common/profiling) so that both name counters from here. `tcbench_context --schema` prints it as
-// JSON (schema_json()); scripts/tcbench_tools/schema.py mirrors it, and
-// tests/scripts/test_schema.py fails when the two differ, so a counter renamed on one side only
-// cannot silently vanish from the report or the gate.
+// common/profiling, tcbench_studies) so that all of them name counters from here. schema_json()
+// is the whole vocabulary as JSON: every result file carries it once, as its context's
+// tcbench_schema, and each row its name's parts as tcbench_args (BenchName::args_json()), so the
+// Python tools read a file's meaning from the file (scripts/tcbench_tools/schema.py loads it).
+// `tcbench_context --schema` prints it; scripts/tcbench_tools/schema.json is that output, which
+// the tools use for files written before tcbench_schema existed (a test fails on drift).
 #pragma once
 
 #include "tcbench/gemm_problem.hpp"
 #include "tcbench/precision.hpp"
 
+#include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace tcbench {
 
@@ -42,6 +48,16 @@ enum class Key {
   history,     // FP8 delayed scaling: amax history length
   margin,      // FP8 delayed scaling: margin (powers of two below the format's max)
 };
+// What a key's values are: whole numbers (written as JSON numbers in tcbench_args) or words.
+enum class KeyType { integer, text };
+struct KeyInfo {
+  Key key;
+  std::string_view name;
+  KeyType type;
+  std::string_view doc;
+};
+std::span<const KeyInfo> key_table();  // in enumerator order
+const KeyInfo& info(Key k);
 std::string_view key_name(Key k);
 std::span<const Key> all_keys();
 inline constexpr Key kGemmKeys[] = {Key::m, Key::n, Key::k, Key::layout};
@@ -50,10 +66,14 @@ inline constexpr Key kGemmKeys[] = {Key::m, Key::n, Key::k, Key::layout};
 // operands K-contiguous).
 std::string_view layout_name(const GemmProblem& p);
 
-// The one name builder:
+// The one name builder, and the one writer of a row's typed arguments:
 //   BenchName("fp16_vs_fp32", "cublaslt", Precision::fp16).gemm(problem)
 //     -> "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
+//     -> args_json(): {"topic":"fp16_vs_fp32","variant":"cublaslt","precision":"fp16",
+//                      "m":4096,"n":4096,"k":4096,"layout":"nn"}
 //   BenchName("loss_scaling", "unscale", Precision::fp32).arg(Key::elements, 10000000)
+// A value must suit its key's type (key_table()): a number for an integer key, a word (or the
+// decimal text of a number) for the rest; anything else throws InvalidArgument.
 class BenchName {
  public:
   BenchName(std::string_view topic, std::string_view variant, Precision p);
@@ -67,8 +87,18 @@ class BenchName {
   const std::string& str() const { return s_; }
   operator const std::string&() const { return s_; }  // NOLINT(google-explicit-constructor)
 
+  // The parts as one JSON object (a row's tcbench_args): topic, variant and precision (the third
+  // segment, a precision or a mix) as strings, then each key in order, integer keys as numbers.
+  std::string args_json() const;
+  // The BenchName that builds `name` (which may end in Google Benchmark's "/manual_time"), or
+  // nullopt when it does not follow the grammar: fewer than three segments, an unknown key, a
+  // value its key's type refuses, or a number not written as BenchName writes it ("007").
+  static std::optional<BenchName> parse(std::string_view name);
+
  private:
   std::string s_;
+  std::string topic_, variant_, third_;
+  std::vector<std::pair<Key, std::string>> args_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -108,6 +138,34 @@ class Counter {
 // "speedup_vs_" + "fp16" for the family "speedup_vs_<precision>"; throws InvalidArgument when the
 // result does not match the family's pattern.
 Counter family_member(const CounterDef& family, std::string_view suffix);
+
+namespace detail {
+// "^speedup_vs_(fp64|fp32|...)$" from kPrecisionTable, as a constant.
+template <std::size_t N>
+struct FixedText {
+  std::array<char, N> chars{};
+  constexpr std::string_view view() const { return {chars.data(), N}; }
+};
+constexpr std::size_t speedup_pattern_size() {
+  std::size_t n = std::string_view("^speedup_vs_()$").size() + kNumPrecisions - 1;
+  for (const PrecisionInfo& row : kPrecisionTable) n += row.name.size();
+  return n;
+}
+inline constexpr FixedText<speedup_pattern_size()> kSpeedupPattern = [] {
+  FixedText<speedup_pattern_size()> out;
+  std::size_t i = 0;
+  const auto put = [&](std::string_view s) {
+    for (char c : s) out.chars[i++] = c;
+  };
+  put("^speedup_vs_(");
+  for (std::size_t r = 0; r < kNumPrecisions; ++r) {
+    if (r > 0) put("|");
+    put(kPrecisionTable[r].name);
+  }
+  put(")$");
+  return out;
+}();
+}  // namespace detail
 
 namespace counters {
 // clang-format off
@@ -219,8 +277,9 @@ TCB_COUNTER_(delayed_error_worst, "",   lower,  0, true,  kUnbounded, "delayed s
 TCB_COUNTER_(current_error_mean, "",    lower,  0, true,  kUnbounded, "current scaling: mean relative cast error")
 #undef TCB_COUNTER_
 
-// Families: each member is the stem plus a suffix the pattern allows.
-inline constexpr CounterDef speedup_vs_family{"speedup_vs_<precision>", "^speedup_vs_(fp64|fp32|tf32|fp16|fp16_acc16|bf16|int8|fp8|fp4|fp6)$", "x", Better::higher, 0, false, kUnbounded, "the same problem in <precision> (same layout) / this time"};
+// Families: each member is the stem plus a suffix the pattern allows. The speed-up family's
+// alternatives are the precision table's names (built below at compile time).
+inline constexpr CounterDef speedup_vs_family{"speedup_vs_<precision>", detail::kSpeedupPattern.view(), "x", Better::higher, 0, false, kUnbounded, "the same problem in <precision> (same layout) / this time"};
 inline constexpr CounterDef accuracy_family{"accuracy_<variant>", "^accuracy_[a-z0-9_.]+$", "%", Better::higher, 0, true, 100, "host-evaluated top-1 accuracy of an INT8 study variant"};
 inline constexpr CounterDef agreement_family{"agreement_<variant>", "^agreement_[a-z0-9_.]+$", "%", Better::higher, 0, true, 100, "top-1 agreement of a variant with FP32"};
 inline constexpr CounterDef loss_at_family{"loss_at_<NN>", "^loss_at_[0-9]{2}$", "", Better::lower, 0, true, kUnbounded, "the training loss at curve point NN"};
@@ -238,6 +297,9 @@ Counter scale_at(int point);  // "scale_at_07"
 // "tensor_active_pct_forward"; "time_pct_forward", or "time_pct_gaps" for the time between.
 Counter tensor_active_in(std::string_view phase);
 Counter time_share(std::string_view phase);
+// The counter of this name: a fixed counter, or a member of a family; nullopt for a name no
+// definition makes (the fixture writer's check that it writes schema counters only).
+std::optional<Counter> find_counter(std::string_view name);
 // tflops, or tops for integer precisions.
 const CounterDef& rate(Precision p);
 // tflops_per_w, or tops_per_w for integer precisions.
@@ -249,13 +311,30 @@ const CounterDef& rate_per_w(Precision p);
 
 // One reason NVML gives for the SM clock being below its maximum. The throttle counter holds the
 // union of the bits seen while a benchmark was timed; the names are what result files, the tools
-// and the report call them. Bit values are nvml.h's nvmlClocksEventReason* constants.
+// and the report call them. Bit values are nvml.h's nvmlClocksEventReason* constants (written
+// here so that the schema needs no nvml.h; common/runtime/src/throttle_reasons.cpp checks each
+// against nvml.h at compile time).
 struct ThrottleReason {
   std::string_view name;  // "sw_power_cap"
   std::uint64_t bit;      // 0x4
   std::string_view doc;
 };
 // Every reason nvml.h defines, in bit order.
+inline constexpr ThrottleReason kThrottleReasons[] = {
+    {"gpu_idle", 0x1, "nothing runs: clocks idle"},
+    {"applications_clocks_setting", 0x2, "clocks held at the application (or locked) setting"},
+    {"sw_power_cap", 0x4, "the driver holds power under the enforced power limit"},
+    {"hw_slowdown", 0x8,
+     "hardware slowdown (clocks halved or worse): temperature, power brake or fast power "
+     "trigger"},
+    {"sync_boost", 0x10, "held to the slowest GPU of a sync-boost group"},
+    {"sw_thermal", 0x20, "the driver keeps GPU or memory under its maximum operating temperature"},
+    {"hw_thermal", 0x40, "hardware thermal slowdown (clocks halved or worse)"},
+    {"hw_power_brake", 0x80, "external power brake (the system's power supply)"},
+    {"display_clock_setting", 0x100, "limited by the display clock setting"},
+    {"board_limit", 0x200, "the board's operating limit policy"},
+    {"reliability", 0x400, "the reliability policy"},
+};
 std::span<const ThrottleReason> throttle_reasons();
 // "sw_power_cap,hw_slowdown" for a mask, "none" for 0; a bit no reason names reads "bit_<n>".
 std::string throttle_names(std::uint64_t mask);
@@ -266,7 +345,19 @@ std::string throttle_reason_table();
 // Every definition, fixed counters first, then families, in a stable order.
 std::span<const CounterDef* const> all_counter_defs();
 
-// The whole schema as JSON (`tcbench_context --schema`).
+// ---------------------------------------------------------------------------------------------
+// The sampling budget per benchmark, in seconds, when --benchmark_min_time is not given (the
+// harness's default and --quick's); the schema states both, so the tools read them from here.
+inline constexpr double kDefaultMinSeconds = 0.5;
+inline constexpr double kQuickMinSeconds = 0.05;
+
+// The version of schema_json()'s layout. 1: tcbench_context --schema before result files carried
+// it (names, precisions without formats, counters, throttle reasons); 2: result files carry it as
+// tcbench_schema, with key types, the precisions' element formats and bits, the scale modes and
+// the sampling budgets.
+inline constexpr int kSchemaVersion = 2;
+
+// The whole schema as JSON: `tcbench_context --schema`, and every result file's tcbench_schema.
 std::string schema_json();
 
 }  // namespace tcbench
