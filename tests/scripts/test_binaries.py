@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
+import factory
 import pytest
 
 from conftest import FIXTURES, REPO, built_bin_dir, tcbench, topics
+from tcbench_tools import schema
+from tcbench_tools.names import BenchName, from_args
 
 TOPICS = topics()
 # A fixture row whose benchmark no binary lists must be a skip row saying so: its message starts
@@ -122,15 +124,8 @@ def test_a_known_time_unit_passes(tmp_path):
 
 
 def fixture_documents() -> list[tuple[str, dict]]:
-    """Every committed fixture, and the full alignment sweeps the alignment tests generate."""
-    docs = [(p.name, json.loads(p.read_text())) for p in sorted(FIXTURES.glob("*.json"))]
-    sys.path.insert(0, str(FIXTURES / "gen"))
-    try:
-        import make_alignment_fixture as gen
-    finally:
-        sys.path.pop(0)
-    docs += [(f"make_alignment_fixture.document({key!r})", gen.document(key)) for key in gen.GPUS]
-    return docs
+    """Every generated fixture (the full alignment sweeps among them)."""
+    return [(p.name, json.loads(p.read_text())) for p in sorted(FIXTURES.glob("*.json"))]
 
 
 def test_every_benchmark_a_fixture_names_is_one_the_binaries_list():
@@ -157,6 +152,40 @@ def test_the_check_fails_on_a_name_the_binaries_do_not_list():
     assert "loss_scaling/unscale/fp32/elements:10000000" in listed("loss_scaling")
     assert "loss_scaling/unscale/fp32/elements:16777216" not in listed("loss_scaling")
     assert "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn" not in listed("tensor_util")
+
+
+# ---------------------------------------------------------------------------------------------
+# The listing as a result file: the schema once, every name's typed arguments
+
+
+@cache
+def listing(topic: str, quick: bool) -> dict:
+    proc = run(f"bench_{topic}", *(["--quick"] if quick else []), "--benchmark_list_tests",
+               "--benchmark_format=json")
+    assert proc.returncode == 0, (topic, proc.stderr)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_the_json_listing_carries_the_schema_and_each_names_typed_arguments(topic):
+    """Every binary, without a GPU: --benchmark_list_tests --benchmark_format=json is the
+    listing as a result file (tcbench_schema once, the shipped one; tcbench_args per row, which
+    build its name), the same names as the text listing; and the tests' own mirror of the
+    arguments (factory.args_of, which their documents use) agrees with the C++ on every one."""
+    shipped = json.loads(schema.SCHEMA_FILE.read_text())
+    for quick in (False, True):
+        doc = listing(topic, quick)
+        assert doc["context"][schema.CONTEXT_KEY] == shipped
+        names = [row["name"] for row in doc["benchmarks"]]
+        text = run(f"bench_{topic}", *(["--quick"] if quick else []), "--benchmark_list_tests")
+        assert names == [line.removesuffix("/manual_time") for line in text.stdout.split()]
+        for row in doc["benchmarks"]:
+            args = row[schema.ARGS_KEY]
+            assert str(BenchName.of(from_args(args))) == row["name"]
+            assert args == factory.args_of(row["name"]), row["name"]
+            for key in args.keys() - set(schema.NAME_FIELDS):
+                want = int if schema.shipped().key(key).type == "integer" else str
+                assert type(args[key]) is want, (row["name"], key)
 
 
 def test_the_binaries_are_the_topics():

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import base64
-import copy
 import re
 
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from conftest import PNG_SIGNATURE, fixture, load_doc, table_rows, write
+from conftest import PNG_SIGNATURE, fixture, load_doc, renamed, table_rows, write
 from tcbench_tools.results import load
 from tcbench_tools.sections import overview
 
@@ -64,9 +63,8 @@ def test_the_tensor_util_table_names_its_fp32_baseline(cli, tmp_path):
     peak; the column says so, and a cuBLASLt FP32 row gets a column of its own."""
     doc = load_doc("tensor_util.json")
     simt = next(r for r in doc["benchmarks"] if r["run_name"].startswith("tensor_util/simt/fp32"))
-    lib = copy.deepcopy(simt)
-    for key in ("name", "run_name"):
-        lib[key] = lib[key].replace("/simt/", "/cublaslt/")
+    lib = renamed(simt, simt["run_name"].removesuffix("/manual_time").replace("/simt/",
+                                                                                  "/cublaslt/"))
     lib["tflops"] = simt["tflops"] * 2.5
     doc["benchmarks"].append(lib)
     code, _, err = cli("report", write(tmp_path, "tu.json", doc), "--out", tmp_path / "rep")

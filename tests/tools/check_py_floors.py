@@ -95,8 +95,8 @@ def main(argv: list[str]) -> int:
                 problems.append(f"docs/architecture.md: floor '{floor}' names `{entry}`, which is "
                                 f"no module of scripts/{PACKAGE}")
             elif entry in named:
-                problems.append(f"docs/architecture.md: `{entry}` is in two floors ({named[entry]}, "
-                                f"{floor})")
+                problems.append(f"docs/architecture.md: `{entry}` is in two floors "
+                                f"({named[entry]}, {floor})")
             else:
                 level[entry], named[entry] = index, floor
     for index, (floor, entries) in enumerate(rows):
