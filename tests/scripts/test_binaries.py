@@ -20,7 +20,7 @@ import pytest
 
 from conftest import FIXTURES, REPO, built_bin_dir, tcbench, topics
 from tcbench_tools import schema
-from tcbench_tools.names import BenchName, from_args
+from tcbench_tools.names import ANY, BenchName, Query, from_args, one_of
 
 TOPICS = topics()
 # A fixture row whose benchmark no binary lists must be a skip row saying so: its message starts
@@ -186,6 +186,43 @@ def test_the_json_listing_carries_the_schema_and_each_names_typed_arguments(topi
             for key in args.keys() - set(schema.NAME_FIELDS):
                 want = int if schema.shipped().key(key).type == "integer" else str
                 assert type(args[key]) is want, (row["name"], key)
+
+
+# What the quick and full suites must hold, asked of the listing's arguments (a query per case,
+# as the answers ask): (topic, quick, how many, query).
+LISTED = [
+    # bench_alignment: the 32/33 pair of all five precisions in their own layout, through cuBLAS
+    # too (fp8 is cuBLASLt-only), and the attention-shaped strided batches, both APIs.
+    ("alignment", True, 5, Query("alignment", "cublaslt", one_of("fp16", "bf16", "tf32", "int8",
+                                                               "fp8"),
+                                 {"m": 4096, "n": 33, "k": 4096, "layout": one_of("nn", "tn"),
+                                  "batch": None})),
+    ("alignment", True, 4, Query("alignment", "cublas", one_of("fp16", "bf16", "tf32", "int8"),
+                                 {"m": 4096, "n": 33, "k": 4096, "layout": one_of("nn", "tn")})),
+    ("alignment", True, 8, Query("alignment", one_of("cublas", "cublaslt"), "fp16",
+                                 {"m": 128, "n": 128, "k": one_of(64, 65), "layout": "nn",
+                                  "batch": one_of(32, 33)})),
+    ("alignment", False, 16, Query("alignment", one_of("cublas", "cublaslt"),
+                                   one_of("fp16", "bf16"),
+                                   {"m": 128, "n": one_of(64, 65), "k": 128, "layout": "nn",
+                                    "batch": one_of(64, 65)})),
+    # bench_fp16_vs_fp32: cuBLAS beside cuBLASLt, every precision, at each quick shape.
+    ("fp16_vs_fp32", True, 15, Query("fp16_vs_fp32", "cublas",
+                                     one_of("fp32", "tf32", "fp16", "fp16_acc16", "bf16"),
+                                     {"m": one_of(256, 1024, 2048), "n": ANY, "k": ANY,
+                                      "layout": "nn"})),
+    # bench_tensor_util: the whole-step rows (2 widths x fp16, bf16, tf32, fp32).
+    ("tensor_util", True, 8, Query("tensor_util", "train_step", one_of("fp16", "bf16", "tf32",
+                                                                     "fp32"),
+                                   {"hidden": one_of(64, 4096), "tokens": one_of(256, 4096)})),
+]
+
+
+@pytest.mark.parametrize("topic,quick,count,query", LISTED,
+                         ids=[f"{t}-{'quick' if q else 'full'}-{n}" for t, q, n, _ in LISTED])
+def test_the_suites_hold_the_rows_the_questions_need(topic, quick, count, query):
+    rows = [from_args(r[schema.ARGS_KEY]) for r in listing(topic, quick)["benchmarks"]]
+    assert sum(1 for r in rows if query.matches(r)) == count
 
 
 def test_the_binaries_are_the_topics():
