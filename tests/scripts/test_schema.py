@@ -274,3 +274,34 @@ def test_the_tools_name_counters_only_through_schema_py():
                     (rel, text) not in NOT_COUNTERS:
                 found.append(f"{rel}:{tok.start[0]}: {tok.string}")
     assert found == []
+
+
+DOCS_WITH_TABLES = [REPO / "README.md", REPO / "docs" / "methodology.md"]
+
+
+def test_the_docs_counter_tables_are_the_schemas():
+    """README.md and docs/methodology.md §7 show counters between <!-- schema:counters -->
+    markers, generated from the shipped schema: a new counter, unit or range reaches them with
+    TCBENCH_UPDATE_SCHEMA=1, never by hand. methodology.md lists every counter."""
+    for path in DOCS_WITH_TABLES:
+        text = path.read_text()
+        if os.environ.get("TCBENCH_UPDATE_SCHEMA") == "1":
+            path.write_text(schema.with_counter_tables(text))
+            text = path.read_text()
+        assert schema.TABLE_MARKER.search(text), path.name
+        assert schema.with_counter_tables(text) == text, (
+            f"{path.name}'s counter table differs from the schema: regenerate it with "
+            "TCBENCH_UPDATE_SCHEMA=1")
+    every = (REPO / "docs" / "methodology.md").read_text()
+    assert all(f"| `{c.name}` |" in every for c in schema.COUNTERS)
+
+
+def test_a_counter_the_cpp_adds_reaches_the_table_without_an_edit():
+    raw = json.loads(schema.SCHEMA_FILE.read_text())
+    raw["counters"].append({"name": "new_share", "pattern": "^new_share$", "unit": "%",
+                            "better": "higher", "low": 0, "low_inclusive": True, "high": 100,
+                            "doc": "a counter added after these tools"})
+    text = (REPO / "docs" / "methodology.md").read_text()
+    table = schema.with_counter_tables(text, schema.Schema(raw))
+    assert ("| `new_share` | % | higher | >= 0 and <= 100 | a counter added after these tools |"
+            in table)
