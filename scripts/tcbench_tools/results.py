@@ -5,8 +5,10 @@ object and a ``benchmarks`` list of rows. Rows of one benchmark are grouped by n
 ``iteration`` rows (one per repetition) and the ``aggregate`` rows (mean, median, stddev, cv).
 A row with ``error_occurred`` is a skip when its message starts with ``skipped:`` and a failure
 otherwise; Google Benchmark 1.8's ``"skipped": true`` rows (``SkipWithMessage``) are skips too.
-tcbench adds its own context keys (GPU, versions, peaks); plain Google Benchmark output without them
-loads too.
+tcbench adds its own context keys (GPU, versions, peaks), the schema the file is written in
+(``tcbench_schema``: its counters' ranges are this file's, schema.of_context) and each row's
+typed arguments (``tcbench_args``, which must build the row's name: ``Benchmark.parsed``); a file
+of tcbench 0.2 or older has neither, and plain Google Benchmark output loads too.
 
 Nothing here folds a bad value into statistics: a metric whose values are not finite numbers, or
 outside their physical range (a real_time of zero or less; schema.py for the counters: a negative

@@ -123,6 +123,16 @@ def test_aggregates_only_have_no_band(cli, db):
     assert p10 is None and p90 is None and count == want["repetitions"]
 
 
+def test_a_run_keeps_its_context_without_the_schema_it_carries(cli, db):
+    """The schema is the vocabulary (about 15 kB in every file), not a fact of the run: the
+    stored context keeps its version only."""
+    assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
+    ((raw,),) = rows(db, "SELECT context FROM runs")
+    stored = json.loads(raw)
+    assert "tcbench_schema" not in stored and stored["gpu_name"] == "Fixture GPU B"
+    assert stored["tcbench_schema_version"] == 2
+
+
 def test_numeric_context_keys_it_does_not_know_are_kept(cli, tmp_path, db):
     doc = load_doc("gpu_a.json")
     doc["context"].update({"sm_clock": "1755", "power_w": 412.5, "fan": "auto",
