@@ -124,13 +124,11 @@ def test_aggregates_only_have_no_band(cli, db):
 
 
 def test_a_run_keeps_its_context_without_the_schema_it_carries(cli, db):
-    """The schema is the vocabulary (about 15 kB in every file), not a fact of the run: the
-    stored context keeps its version only."""
+    """The schema is the vocabulary (about 15 kB in every file), not a fact of the run."""
     assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
     ((raw,),) = rows(db, "SELECT context FROM runs")
     stored = json.loads(raw)
     assert "tcbench_schema" not in stored and stored["gpu_name"] == "Fixture GPU B"
-    assert stored["tcbench_schema_version"] == 2
 
 
 def test_numeric_context_keys_it_does_not_know_are_kept(cli, tmp_path, db):

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import tokenize
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,7 @@ def context_tool() -> Path:
     return found[0]
 
 
+@cache
 def cpp_context() -> dict[str, str]:
     out = subprocess.run([str(context_tool()), "--cc", "8.0"], check=True,
                          capture_output=True, text=True).stdout

@@ -386,11 +386,8 @@ def _benchmark_ids(conn, names: set[str]) -> dict[str, int]:
 
 def _stored(context: dict) -> dict:
     """The context a run keeps: without the schema every file carries (the vocabulary, about
-    15 kB, not a property of the run; its version stays)."""
-    out = {k: v for k, v in context.items() if k != schema.CONTEXT_KEY}
-    if isinstance(context.get(schema.CONTEXT_KEY), dict):
-        out["tcbench_schema_version"] = context[schema.CONTEXT_KEY].get("schema_version")
-    return out
+    15 kB, not a property of the run)."""
+    return {k: v for k, v in context.items() if k != schema.CONTEXT_KEY}
 
 
 def _store_run(conn, run: Run, ids: dict[str, int]) -> None:
