@@ -265,39 +265,19 @@ const CounterDef& rate_per_w(Precision p) {
 namespace {
 
 using namespace counters;
+#define TCB_ADDRESS_(id, ...) &id,
 constexpr std::array kCounterDefs = {
-    &samples, &time_median_us, &time_p10_us, &time_p90_us, &spread_pct, &tflops, &tops, &gbps,
-    &pct_of_peak, &rel_error, &waves, &vs_cublaslt,
-    // FP8
-    &rel_error_unquantized, &amax_d, &recipe_us, &gemm_us, &overhead_pct, &time_us, &selected,
-    &block_time_us, &block_rel_error, &fp8_layers, &within_budget, &budget,
-    // block scaling
-    &bytes_per_element,
-    // alignment
-    &model_efficiency, &model_tflops, &model_waves, &predicted_tflops, &model_ratio, &tile_m,
-    &tile_n, &split_k, &align_m_bytes, &align_n_bytes, &align_k_bytes, &slowdown_vs_aligned,
-    &padded_n, &copy_us, &unpadded_us, &padding_wins,
-    // loss scaling
-    &underflow_pct, &subnormal_pct, &overflow_pct, &normal_pct, &values, &final_loss,
-    &skipped_steps, &final_scale, &time_per_step_us, &gemm_us_per_step, &steps_run, &curve_points,
-    &step_gemm_ms, &unscale_pct_of_step, &tokens_per_step, &tensors,
-    // clocks, power and energy
-    &sm_clock_mhz, &power_w, &energy_j, &tflops_per_w, &tops_per_w, &gbps_per_w, &temp_c_max,
-    &throttle, &pct_of_peak_at_clock,
-    // tensor peak and tensor-pipe counters
-    &clock_mhz_measured, &clock_mhz_attribute, &instructions, &pct_of_clock_model,
-    &pct_of_max_clock_model, &pct_of_datasheet, &profile_passes, &counters_error,
-    &tensor_active_pct, &tensor_hmma_pct, &tensor_imma_pct, &tensor_dmma_pct,
-    &tensor_hmma_hgmma_qgmma_pct, &sm_throughput_pct, &dram_throughput_pct,
-    // a whole training step
-    &step_tensor_mix_pct, &gemm_phases_ceiling_pct, &step_gflop,
-    // host studies
-    &top1_accuracy_pct, &top1_agreement_pct, &final_loss_vs_fp32, &saturated_steps,
-    &worst_saturated_pct, &underflow_steps, &delayed_error_mean, &delayed_error_worst,
-    &current_error_mean,
-    // families
-    &speedup_vs_family, &accuracy_family, &agreement_family, &loss_at_family, &scale_at_family,
-    &tensor_active_phase_family, &time_pct_family};
+    // Every fixed counter of the list, in its order, then the families.
+    TCB_COUNTERS_(TCB_ADDRESS_)
+        // families
+        & speedup_vs_family,
+    &accuracy_family,
+    &agreement_family,
+    &loss_at_family,
+    &scale_at_family,
+    &tensor_active_phase_family,
+    &time_pct_family};
+#undef TCB_ADDRESS_
 
 }  // namespace
 

@@ -169,112 +169,116 @@ inline constexpr FixedText<speedup_pattern_size()> kSpeedupPattern = [] {
 
 namespace counters {
 // clang-format off
+// Every fixed counter, once: the constants below and all_counter_defs() are made from this list
+// (one line is one counter: its id, unit, direction, physical range and doc).
+#define TCB_COUNTERS_(X) \
+  /* The harness (every timed benchmark). */ \
+  X(samples,        "count",   none,   1, true,  kUnbounded, "timed samples behind the median (>= 10)") \
+  X(time_median_us, "us",      lower,  0, false, kUnbounded, "median sample time") \
+  X(time_p10_us,    "us",      lower,  0, false, kUnbounded, "10th percentile sample time") \
+  X(time_p90_us,    "us",      lower,  0, false, kUnbounded, "90th percentile sample time") \
+  X(spread_pct,     "%",       lower,  0, true,  kUnbounded, "(p90 - p10) / median") \
+  X(tflops,         "TFLOP/s", higher, 0, false, kUnbounded, "useful FLOP / median time") \
+  X(tops,           "TOP/s",   higher, 0, false, kUnbounded, "useful integer OP / median time") \
+  X(gbps,           "GB/s",    higher, 0, false, kUnbounded, "bytes moved / median time (1e9 B/s)") \
+  X(pct_of_peak,    "%",       higher, 0, false, 200,        "rate / the GPU's dense peak for the precision (or DRAM bandwidth)") \
+  X(rel_error,      "",        lower,  0, true,  kUnbounded, "relative Frobenius error vs the FP64 reference, before timing") \
+  X(waves,          "waves",   none,   0, true,  kUnbounded, "cuBLASLt's wave count for the chosen algorithm") \
+  X(vs_cublaslt,    "x",       none,   0, false, kUnbounded, "cuBLASLt's time on the very same problem / this cuBLAS time (> 1: cuBLAS faster)") \
+  /* FP8 (bench_fp8). */ \
+  X(rel_error_unquantized, "",  lower,  0, true,  kUnbounded, "error vs the FP32 product of the unquantized originals") \
+  X(amax_d,         "",        none,   0, true,  kUnbounded, "max |D| before the output scale (FP8 output)") \
+  X(recipe_us,      "us",      lower,  0, false, kUnbounded, "quantizing A and B with the recipe") \
+  X(gemm_us,        "us",      lower,  0, false, kUnbounded, "the GEMM alone") \
+  X(overhead_pct,   "%",       lower,  0, true,  kUnbounded, "recipe time / GEMM time") \
+  X(time_us,        "us",      lower,  0, false, kUnbounded, "a layer option's time (GEMM + activation quantization)") \
+  X(selected,       "flag",    none,   0, true,  1,          "1 when the per-layer selector chose this option") \
+  X(block_time_us,  "us",      lower,  0, false, kUnbounded, "the block's summed layer times") \
+  X(block_rel_error, "",       lower,  0, true,  kUnbounded, "the block's end-to-end error vs FP64") \
+  X(fp8_layers,     "count",   none,   0, true,  kUnbounded, "layers running in FP8") \
+  X(within_budget,  "flag",    none,   0, true,  1,          "1 when every layer meets the error budget") \
+  X(budget,         "",        none,   0, false, kUnbounded, "the per-layer error budget (relative)") \
+  /* Block scaling (bench_block_scaling). */ \
+  X(bytes_per_element, "B",    lower,  0, false, kUnbounded, "storage of an operand per element, its scales included") \
+  /* Alignment (bench_alignment). */ \
+  X(model_efficiency, "",      none,   0, true,  1,          "tile x wave efficiency of cuBLASLt's tile (the quantization bound)") \
+  X(model_tflops,   "TFLOP/s", none,   0, true,  kUnbounded, "the quantization bound: datasheet rate x model_efficiency under the roofline (a bound, not a prediction)") \
+  X(model_waves,    "waves",   none,   0, true,  kUnbounded, "the quantization bound's exact wave count") \
+  X(predicted_tflops, "TFLOP/s", none, 0, true, kUnbounded, "the GEMM time model's prediction (model, no measurement; docs/concepts/alignment.md)") \
+  X(model_ratio,    "x",       none,   0, false, kUnbounded, "predicted_tflops / the measured rate (1 = exact; > 1: the model is optimistic)") \
+  X(tile_m,         "rows",    none,   1, true,  kUnbounded, "the CTA tile's rows (cuBLASLt's choice)") \
+  X(tile_n,         "columns", none,   1, true,  kUnbounded, "the CTA tile's columns") \
+  X(split_k,        "count",   none,   1, true,  kUnbounded, "cuBLASLt's split-K factor") \
+  X(align_m_bytes,  "B",       none,   1, true,  128,        "largest power of two <= 128 dividing m x element size") \
+  X(align_n_bytes,  "B",       none,   1, true,  128,        "... of n") \
+  X(align_k_bytes,  "B",       none,   1, true,  128,        "... of k") \
+  X(slowdown_vs_aligned, "x",  lower,  0, false, kUnbounded, "time per unit of the swept dimension over the next 16-byte multiple's") \
+  X(padded_n,       "columns", none,   1, true,  kUnbounded, "N after padding") \
+  X(copy_us,        "us",      lower,  0, false, kUnbounded, "the pad copy alone") \
+  X(unpadded_us,    "us",      lower,  0, false, kUnbounded, "the unpadded GEMM") \
+  X(padding_wins,   "flag",    none,   0, true,  1,          "1 when copy + padded GEMM beat the unpadded GEMM") \
+  /* Loss scaling (bench_loss_scaling). */ \
+  X(underflow_pct,  "%",       lower,  0, true,  100,        "gradients flushed to zero") \
+  X(subnormal_pct,  "%",       none,   0, true,  100,        "gradients landing subnormal") \
+  X(overflow_pct,   "%",       lower,  0, true,  100,        "gradients overflowing to Inf") \
+  X(normal_pct,     "%",       higher, 0, true,  100,        "gradients landing normal") \
+  X(values,         "count",   none,   1, true,  kUnbounded, "gradients counted") \
+  X(final_loss,     "",        lower,  0, true,  kUnbounded, "the training loss after the last step") \
+  X(skipped_steps,  "count",   lower,  0, true,  kUnbounded, "steps skipped for Inf/NaN gradients") \
+  X(final_scale,    "",        none,   0, true,  kUnbounded, "the loss scale at the last step") \
+  X(time_per_step_us, "us",    lower,  0, false, kUnbounded, "one training step") \
+  X(gemm_us_per_step, "us",    lower,  0, false, kUnbounded, "the GEMMs of one training step") \
+  X(steps_run,      "count",   none,   1, true,  kUnbounded, "training steps run") \
+  X(curve_points,   "count",   none,   1, true,  kUnbounded, "loss_at_NN / scale_at_NN points") \
+  X(step_gemm_ms,   "ms",      lower,  0, false, kUnbounded, "an FP16 training step's GEMMs for this many parameters") \
+  X(unscale_pct_of_step, "%",  lower,  0, true,  kUnbounded, "check-and-unscale time / step GEMM time") \
+  X(tokens_per_step, "count",  none,   1, true,  kUnbounded, "tokens of the modelled step") \
+  X(tensors,        "count",   none,   1, true,  kUnbounded, "gradient tensors unscaled") \
+  /* Tensor peak (bench_tensor_peak). */ \
+  X(clock_mhz_measured,  "MHz", none,  0, false, kUnbounded, "SM clock measured in-kernel (clock64 / globaltimer)") \
+  X(clock_mhz_attribute, "MHz", none,  0, false, kUnbounded, "cudaDevAttrClockRate") \
+  X(instructions,   "count",   none,   1, true,  kUnbounded, "tensor instructions issued per launch") \
+  X(pct_of_clock_model, "%",   higher, 0, false, 200,        "rate / (SMs x measured clock x ops/clock)") \
+  X(pct_of_max_clock_model, "%", higher, 0, false, 200,      "rate / (SMs x attribute clock x ops/clock)") \
+  X(pct_of_datasheet, "%",     higher, 0, false, 200,        "rate / the datasheet figure") \
+  /* Clocks, power and energy while timing (NVML, sampled every 10 ms by the harness). */ \
+  X(sm_clock_mhz,   "MHz",     none,   0, false, kUnbounded, "median SM clock while timing (NVML)") \
+  X(power_w,        "W",       none,   0, false, kUnbounded, "board power while timing: energy counter delta / time, else the mean of power samples") \
+  X(energy_j,       "J",       lower,  0, false, kUnbounded, "energy of one run of the work: power_w x median time") \
+  X(tflops_per_w,   "TFLOP/s/W", higher, 0, false, kUnbounded, "tflops / power_w (TFLOP per joule)") \
+  X(tops_per_w,     "TOP/s/W", higher, 0, false, kUnbounded, "tops / power_w (TOP per joule)") \
+  X(gbps_per_w,     "GB/s/W",  higher, 0, false, kUnbounded, "gbps / power_w") \
+  X(temp_c_max,     "C",       lower,  -40, true, 150,       "hottest GPU temperature sample while timing") \
+  X(throttle,       "mask",    none,   0, true,  kUnbounded, "union of the clock-event reasons seen while timing (bits: throttle_reasons)") \
+  X(pct_of_peak_at_clock, "%", higher, 0, false, 200,        "rate / (SMs x sm_clock_mhz x ops/clock): by silicon, whatever the clock") \
+  /* Tensor-pipe counters (CUPTI; common/profiling's metric table names which chip has which). */ \
+  X(profile_passes, "count",   none,   1, true,  kUnbounded, "CUPTI replay passes for the metric set") \
+  X(counters_error, "flag",    none,   1, true,  1,          "1: reading this row's CUPTI counters failed (the label names the CUPTI status and call); its timing and rates stand") \
+  X(tensor_active_pct, "%",    none,   0, true,  200,        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active") \
+  X(tensor_hmma_pct, "%",      none,   0, true,  200,        "HMMA (and HGMMA/QGMMA) sub-pipe, % of active cycles") \
+  X(tensor_imma_pct, "%",      none,   0, true,  200,        "IMMA (and IGMMA) sub-pipe, % of active cycles") \
+  X(tensor_dmma_pct, "%",      none,   0, true,  200,        "DMMA sub-pipe, % of active cycles") \
+  X(tensor_hmma_hgmma_qgmma_pct, "%", none, 0, true, 200,    "Hopper's HMMA/HGMMA/QGMMA type sub-pipe") \
+  X(sm_throughput_pct, "%",    none,   0, true,  200,        "sm__throughput.avg.pct_of_peak_sustained_elapsed") \
+  X(dram_throughput_pct, "%",  none,   0, true,  200,        "dram__throughput.avg.pct_of_peak_sustained_elapsed") \
+  /* A whole training step (bench_tensor_util train_step rows; the phases' own counters are the */ \
+  /* families tensor_active_pct_<phase> and time_pct_<phase> below). */ \
+  X(step_tensor_mix_pct, "%",  none,   0, true,  200,        "time-weighted mean of the phases' tensor_active_pct (time between phases counts as idle)") \
+  X(gemm_phases_ceiling_pct, "%", none, 0, true, 200,        "that mean over forward and backward alone: the step if unscale, optimizer and gaps took no time") \
+  X(step_gflop,     "GFLOP",   none,   0, false, kUnbounded, "useful FLOP of one step: its five GEMMs (1e9)") \
+  /* Host studies (tcbench_studies: what the CPU answers without a GPU). */ \
+  X(top1_accuracy_pct, "%",       higher, 0, true,  100,        "top-1 accuracy on the held-out split") \
+  X(top1_agreement_pct, "%",       higher, 0, true,  100,        "top-1 agreement with the FP32 model") \
+  X(final_loss_vs_fp32, "x",   lower,  0, true,  kUnbounded, "final training loss / the FP32 run's") \
+  X(saturated_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps with a saturated element") \
+  X(worst_saturated_pct, "%",  lower,  0, true,  100,        "delayed scaling: the worst step's saturated elements") \
+  X(underflow_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps flushing more than current scaling") \
+  X(delayed_error_mean, "",    lower,  0, true,  kUnbounded, "delayed scaling: mean relative cast error") \
+  X(delayed_error_worst, "",   lower,  0, true,  kUnbounded, "delayed scaling: worst relative cast error") \
+  X(current_error_mean, "",    lower,  0, true,  kUnbounded, "current scaling: mean relative cast error")
 #define TCB_COUNTER_(id, unit, better, low, low_inclusive, high, doc) \
   inline constexpr CounterDef id{#id, "^" #id "$", unit, Better::better, low, low_inclusive, high, doc};
-// The harness (every timed benchmark).
-TCB_COUNTER_(samples,        "count",   none,   1, true,  kUnbounded, "timed samples behind the median (>= 10)")
-TCB_COUNTER_(time_median_us, "us",      lower,  0, false, kUnbounded, "median sample time")
-TCB_COUNTER_(time_p10_us,    "us",      lower,  0, false, kUnbounded, "10th percentile sample time")
-TCB_COUNTER_(time_p90_us,    "us",      lower,  0, false, kUnbounded, "90th percentile sample time")
-TCB_COUNTER_(spread_pct,     "%",       lower,  0, true,  kUnbounded, "(p90 - p10) / median")
-TCB_COUNTER_(tflops,         "TFLOP/s", higher, 0, false, kUnbounded, "useful FLOP / median time")
-TCB_COUNTER_(tops,           "TOP/s",   higher, 0, false, kUnbounded, "useful integer OP / median time")
-TCB_COUNTER_(gbps,           "GB/s",    higher, 0, false, kUnbounded, "bytes moved / median time (1e9 B/s)")
-TCB_COUNTER_(pct_of_peak,    "%",       higher, 0, false, 200,        "rate / the GPU's dense peak for the precision (or DRAM bandwidth)")
-TCB_COUNTER_(rel_error,      "",        lower,  0, true,  kUnbounded, "relative Frobenius error vs the FP64 reference, before timing")
-TCB_COUNTER_(waves,          "waves",   none,   0, true,  kUnbounded, "cuBLASLt's wave count for the chosen algorithm")
-TCB_COUNTER_(vs_cublaslt,    "x",       none,   0, false, kUnbounded, "cuBLASLt's time on the very same problem / this cuBLAS time (> 1: cuBLAS faster)")
-// FP8 (bench_fp8).
-TCB_COUNTER_(rel_error_unquantized, "",  lower,  0, true,  kUnbounded, "error vs the FP32 product of the unquantized originals")
-TCB_COUNTER_(amax_d,         "",        none,   0, true,  kUnbounded, "max |D| before the output scale (FP8 output)")
-TCB_COUNTER_(recipe_us,      "us",      lower,  0, false, kUnbounded, "quantizing A and B with the recipe")
-TCB_COUNTER_(gemm_us,        "us",      lower,  0, false, kUnbounded, "the GEMM alone")
-TCB_COUNTER_(overhead_pct,   "%",       lower,  0, true,  kUnbounded, "recipe time / GEMM time")
-TCB_COUNTER_(time_us,        "us",      lower,  0, false, kUnbounded, "a layer option's time (GEMM + activation quantization)")
-TCB_COUNTER_(selected,       "flag",    none,   0, true,  1,          "1 when the per-layer selector chose this option")
-TCB_COUNTER_(block_time_us,  "us",      lower,  0, false, kUnbounded, "the block's summed layer times")
-TCB_COUNTER_(block_rel_error, "",       lower,  0, true,  kUnbounded, "the block's end-to-end error vs FP64")
-TCB_COUNTER_(fp8_layers,     "count",   none,   0, true,  kUnbounded, "layers running in FP8")
-TCB_COUNTER_(within_budget,  "flag",    none,   0, true,  1,          "1 when every layer meets the error budget")
-TCB_COUNTER_(budget,         "",        none,   0, false, kUnbounded, "the per-layer error budget (relative)")
-// Block scaling (bench_block_scaling).
-TCB_COUNTER_(bytes_per_element, "B",    lower,  0, false, kUnbounded, "storage of an operand per element, its scales included")
-// Alignment (bench_alignment).
-TCB_COUNTER_(model_efficiency, "",      none,   0, true,  1,          "tile x wave efficiency of cuBLASLt's tile (the quantization bound)")
-TCB_COUNTER_(model_tflops,   "TFLOP/s", none,   0, true,  kUnbounded, "the quantization bound: datasheet rate x model_efficiency under the roofline (a bound, not a prediction)")
-TCB_COUNTER_(model_waves,    "waves",   none,   0, true,  kUnbounded, "the quantization bound's exact wave count")
-TCB_COUNTER_(predicted_tflops, "TFLOP/s", none, 0, true, kUnbounded, "the GEMM time model's prediction (model, no measurement; docs/concepts/alignment.md)")
-TCB_COUNTER_(model_ratio,    "x",       none,   0, false, kUnbounded, "predicted_tflops / the measured rate (1 = exact; > 1: the model is optimistic)")
-TCB_COUNTER_(tile_m,         "rows",    none,   1, true,  kUnbounded, "the CTA tile's rows (cuBLASLt's choice)")
-TCB_COUNTER_(tile_n,         "columns", none,   1, true,  kUnbounded, "the CTA tile's columns")
-TCB_COUNTER_(split_k,        "count",   none,   1, true,  kUnbounded, "cuBLASLt's split-K factor")
-TCB_COUNTER_(align_m_bytes,  "B",       none,   1, true,  128,        "largest power of two <= 128 dividing m x element size")
-TCB_COUNTER_(align_n_bytes,  "B",       none,   1, true,  128,        "... of n")
-TCB_COUNTER_(align_k_bytes,  "B",       none,   1, true,  128,        "... of k")
-TCB_COUNTER_(slowdown_vs_aligned, "x",  lower,  0, false, kUnbounded, "time per unit of the swept dimension over the next 16-byte multiple's")
-TCB_COUNTER_(padded_n,       "columns", none,   1, true,  kUnbounded, "N after padding")
-TCB_COUNTER_(copy_us,        "us",      lower,  0, false, kUnbounded, "the pad copy alone")
-TCB_COUNTER_(unpadded_us,    "us",      lower,  0, false, kUnbounded, "the unpadded GEMM")
-TCB_COUNTER_(padding_wins,   "flag",    none,   0, true,  1,          "1 when copy + padded GEMM beat the unpadded GEMM")
-// Loss scaling (bench_loss_scaling).
-TCB_COUNTER_(underflow_pct,  "%",       lower,  0, true,  100,        "gradients flushed to zero")
-TCB_COUNTER_(subnormal_pct,  "%",       none,   0, true,  100,        "gradients landing subnormal")
-TCB_COUNTER_(overflow_pct,   "%",       lower,  0, true,  100,        "gradients overflowing to Inf")
-TCB_COUNTER_(normal_pct,     "%",       higher, 0, true,  100,        "gradients landing normal")
-TCB_COUNTER_(values,         "count",   none,   1, true,  kUnbounded, "gradients counted")
-TCB_COUNTER_(final_loss,     "",        lower,  0, true,  kUnbounded, "the training loss after the last step")
-TCB_COUNTER_(skipped_steps,  "count",   lower,  0, true,  kUnbounded, "steps skipped for Inf/NaN gradients")
-TCB_COUNTER_(final_scale,    "",        none,   0, true,  kUnbounded, "the loss scale at the last step")
-TCB_COUNTER_(time_per_step_us, "us",    lower,  0, false, kUnbounded, "one training step")
-TCB_COUNTER_(gemm_us_per_step, "us",    lower,  0, false, kUnbounded, "the GEMMs of one training step")
-TCB_COUNTER_(steps_run,      "count",   none,   1, true,  kUnbounded, "training steps run")
-TCB_COUNTER_(curve_points,   "count",   none,   1, true,  kUnbounded, "loss_at_NN / scale_at_NN points")
-TCB_COUNTER_(step_gemm_ms,   "ms",      lower,  0, false, kUnbounded, "an FP16 training step's GEMMs for this many parameters")
-TCB_COUNTER_(unscale_pct_of_step, "%",  lower,  0, true,  kUnbounded, "check-and-unscale time / step GEMM time")
-TCB_COUNTER_(tokens_per_step, "count",  none,   1, true,  kUnbounded, "tokens of the modelled step")
-TCB_COUNTER_(tensors,        "count",   none,   1, true,  kUnbounded, "gradient tensors unscaled")
-// Tensor peak (bench_tensor_peak).
-TCB_COUNTER_(clock_mhz_measured,  "MHz", none,  0, false, kUnbounded, "SM clock measured in-kernel (clock64 / globaltimer)")
-TCB_COUNTER_(clock_mhz_attribute, "MHz", none,  0, false, kUnbounded, "cudaDevAttrClockRate")
-TCB_COUNTER_(instructions,   "count",   none,   1, true,  kUnbounded, "tensor instructions issued per launch")
-TCB_COUNTER_(pct_of_clock_model, "%",   higher, 0, false, 200,        "rate / (SMs x measured clock x ops/clock)")
-TCB_COUNTER_(pct_of_max_clock_model, "%", higher, 0, false, 200,      "rate / (SMs x attribute clock x ops/clock)")
-TCB_COUNTER_(pct_of_datasheet, "%",     higher, 0, false, 200,        "rate / the datasheet figure")
-// Clocks, power and energy while timing (NVML, sampled every 10 ms by the harness).
-TCB_COUNTER_(sm_clock_mhz,   "MHz",     none,   0, false, kUnbounded, "median SM clock while timing (NVML)")
-TCB_COUNTER_(power_w,        "W",       none,   0, false, kUnbounded, "board power while timing: energy counter delta / time, else the mean of power samples")
-TCB_COUNTER_(energy_j,       "J",       lower,  0, false, kUnbounded, "energy of one run of the work: power_w x median time")
-TCB_COUNTER_(tflops_per_w,   "TFLOP/s/W", higher, 0, false, kUnbounded, "tflops / power_w (TFLOP per joule)")
-TCB_COUNTER_(tops_per_w,     "TOP/s/W", higher, 0, false, kUnbounded, "tops / power_w (TOP per joule)")
-TCB_COUNTER_(gbps_per_w,     "GB/s/W",  higher, 0, false, kUnbounded, "gbps / power_w")
-TCB_COUNTER_(temp_c_max,     "C",       lower,  -40, true, 150,       "hottest GPU temperature sample while timing")
-TCB_COUNTER_(throttle,       "mask",    none,   0, true,  kUnbounded, "union of the clock-event reasons seen while timing (bits: throttle_reasons)")
-TCB_COUNTER_(pct_of_peak_at_clock, "%", higher, 0, false, 200,        "rate / (SMs x sm_clock_mhz x ops/clock): by silicon, whatever the clock")
-// Tensor-pipe counters (CUPTI; common/profiling's metric table names which chip has which).
-TCB_COUNTER_(profile_passes, "count",   none,   1, true,  kUnbounded, "CUPTI replay passes for the metric set")
-TCB_COUNTER_(counters_error, "flag",    none,   1, true,  1,          "1: reading this row's CUPTI counters failed (the label names the CUPTI status and call); its timing and rates stand")
-TCB_COUNTER_(tensor_active_pct, "%",    none,   0, true,  200,        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
-TCB_COUNTER_(tensor_hmma_pct, "%",      none,   0, true,  200,        "HMMA (and HGMMA/QGMMA) sub-pipe, % of active cycles")
-TCB_COUNTER_(tensor_imma_pct, "%",      none,   0, true,  200,        "IMMA (and IGMMA) sub-pipe, % of active cycles")
-TCB_COUNTER_(tensor_dmma_pct, "%",      none,   0, true,  200,        "DMMA sub-pipe, % of active cycles")
-TCB_COUNTER_(tensor_hmma_hgmma_qgmma_pct, "%", none, 0, true, 200,    "Hopper's HMMA/HGMMA/QGMMA type sub-pipe")
-TCB_COUNTER_(sm_throughput_pct, "%",    none,   0, true,  200,        "sm__throughput.avg.pct_of_peak_sustained_elapsed")
-TCB_COUNTER_(dram_throughput_pct, "%",  none,   0, true,  200,        "dram__throughput.avg.pct_of_peak_sustained_elapsed")
-// A whole training step (bench_tensor_util train_step rows; the phases' own counters are the
-// families tensor_active_pct_<phase> and time_pct_<phase> below).
-TCB_COUNTER_(step_tensor_mix_pct, "%",  none,   0, true,  200,        "time-weighted mean of the phases' tensor_active_pct (time between phases counts as idle)")
-TCB_COUNTER_(gemm_phases_ceiling_pct, "%", none, 0, true, 200,        "that mean over forward and backward alone: the step if unscale, optimizer and gaps took no time")
-TCB_COUNTER_(step_gflop,     "GFLOP",   none,   0, false, kUnbounded, "useful FLOP of one step: its five GEMMs (1e9)")
-// Host studies (tcbench_studies: what the CPU answers without a GPU).
-TCB_COUNTER_(top1_accuracy_pct, "%",       higher, 0, true,  100,        "top-1 accuracy on the held-out split")
-TCB_COUNTER_(top1_agreement_pct, "%",       higher, 0, true,  100,        "top-1 agreement with the FP32 model")
-TCB_COUNTER_(final_loss_vs_fp32, "x",   lower,  0, true,  kUnbounded, "final training loss / the FP32 run's")
-TCB_COUNTER_(saturated_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps with a saturated element")
-TCB_COUNTER_(worst_saturated_pct, "%",  lower,  0, true,  100,        "delayed scaling: the worst step's saturated elements")
-TCB_COUNTER_(underflow_steps, "count",  lower,  0, true,  kUnbounded, "delayed scaling: steps flushing more than current scaling")
-TCB_COUNTER_(delayed_error_mean, "",    lower,  0, true,  kUnbounded, "delayed scaling: mean relative cast error")
-TCB_COUNTER_(delayed_error_worst, "",   lower,  0, true,  kUnbounded, "delayed scaling: worst relative cast error")
-TCB_COUNTER_(current_error_mean, "",    lower,  0, true,  kUnbounded, "current scaling: mean relative cast error")
+TCB_COUNTERS_(TCB_COUNTER_)
 #undef TCB_COUNTER_
 
 // Families: each member is the stem plus a suffix the pattern allows. The speed-up family's
