@@ -1,5 +1,10 @@
 """Benchmark names: ``topic/variant/precision[/key:value]...`` (schema.py has the vocabulary).
 
+A row tcbench writes carries its name's parts typed, as ``tcbench_args`` (``{"topic": "int8_gemm",
+"variant": "cublaslt", "precision": "int8", "m": 4096, ..., "layout": "tn"}``): ``from_args``
+reads them, and results.py checks that they build the row's name. ``parse`` splits a name, for
+files written before tcbench_args (tcbench 0.2 and older) and for names that come without a row.
+
 GEMM names carry their layout after m, n and k: ``fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/
 k:4096/layout:nn`` (cuBLAS column-major convention: ``tn`` = A transposed, B not). Google
 Benchmark may append ``/manual_time`` (or ``/real_time``) and, for aggregate rows,
@@ -67,6 +72,31 @@ class ParsedName:
     def word_args(self) -> dict[str, str]:
         """The arguments that are not numbers (layout, accum, in, recipe, layer, ...)."""
         return {k: t for k, t in self.args.items() if _number(t) is None}
+
+
+def from_args(args: object, keys: tuple[str, ...] | None = None) -> ParsedName:
+    """The ParsedName of a row's ``tcbench_args``: topic, variant and precision, then the keys in
+    their order, each value as the name writes it (4096 -> "4096"). ``keys``: the name keys of
+    the file's schema (default: the shipped ones). ValueError, in words, for an object that is
+    not what BenchName writes (a member missing or of another type, a key the schema lacks, a
+    value a name could not hold)."""
+    if not isinstance(args, dict):
+        raise ValueError("is not an object")
+    parts, found = [], {}
+    for what in schema.NAME_FIELDS:
+        value = args.get(what)
+        if not isinstance(value, str):
+            raise ValueError(f"has no {what} string")
+        parts.append(_plain(what, value))
+    for key, value in args.items():
+        if key in schema.NAME_FIELDS:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(f"has {key} {str(value)[:20]!r}, neither a whole number nor a word")
+        if key not in (keys if keys is not None else schema.KEYS):
+            raise ValueError(f"has {key!r}, which is no name key of the file's schema")
+        found[key] = _plain(key, value)
+    return ParsedName(*parts, found)
 
 
 def parse(name: str) -> ParsedName:

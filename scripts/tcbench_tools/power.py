@@ -27,6 +27,7 @@ import statistics
 import sys
 from dataclasses import dataclass, field
 
+from tcbench_tools import schema
 from tcbench_tools.results import Benchmark, ResultSet, number
 from tcbench_tools.schema import (
     ENERGY_J,
@@ -47,14 +48,11 @@ from tcbench_tools.schema import (
 EFFICIENCY = {TFLOPS: TFLOPS_PER_W, TOPS: TOPS_PER_W, GBPS: GBPS_PER_W}
 EFFICIENCY_UNITS = {TFLOPS_PER_W: "TFLOP/s/W", TOPS_PER_W: "TOP/s/W", GBPS_PER_W: "GB/s/W"}
 
-# The clock-event reasons and their bits: tcbench::throttle_reasons() (schema.hpp, bit values
-# from nvml.h). A result file's context key ``throttle_reasons`` says the same for the binary
-# that wrote it and wins where present (tests/scripts/test_power.py checks both against
-# nvidia-ml-py's constants).
-REASONS = (("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4),
-           ("hw_slowdown", 0x8), ("sync_boost", 0x10), ("sw_thermal", 0x20),
-           ("hw_thermal", 0x40), ("hw_power_brake", 0x80), ("display_clock_setting", 0x100),
-           ("board_limit", 0x200), ("reliability", 0x400))
+# The clock-event reasons and their bits, as the shipped schema states them (schema.hpp's
+# kThrottleReasons, whose bits the C++ checks against nvml.h). A result file's context key
+# ``throttle_reasons`` says the same for the binary that wrote it and wins where present
+# (tests/scripts/test_power.py checks both against nvidia-ml-py's constants).
+REASONS = tuple((name, bit) for name, bit, _ in schema.shipped().throttle_reasons)
 # The hardware (or, for temperature, the driver) cut the clock: a timing under these says more
 # about the box than about the code, so the gate calls it not comparable.
 HARD = ("hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")

@@ -5,8 +5,10 @@ object and a ``benchmarks`` list of rows. Rows of one benchmark are grouped by n
 ``iteration`` rows (one per repetition) and the ``aggregate`` rows (mean, median, stddev, cv).
 A row with ``error_occurred`` is a skip when its message starts with ``skipped:`` and a failure
 otherwise; Google Benchmark 1.8's ``"skipped": true`` rows (``SkipWithMessage``) are skips too.
-tcbench adds its own context keys (GPU, versions, peaks); plain Google Benchmark output without them
-loads too.
+tcbench adds its own context keys (GPU, versions, peaks), the schema the file is written in
+(``tcbench_schema``: its counters' ranges are this file's, schema.of_context) and each row's
+typed arguments (``tcbench_args``, which must build the row's name: ``Benchmark.parsed``); a file
+of tcbench 0.2 or older has neither, and plain Google Benchmark output loads too.
 
 Nothing here folds a bad value into statistics: a metric whose values are not finite numbers, or
 outside their physical range (a real_time of zero or less; schema.py for the counters: a negative
@@ -46,7 +48,7 @@ GBENCH_FIELDS = frozenset((
     "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
     "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
     "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "skipped",
-    "skip_message", "label", "big_o", "rms", schema.ROW_BINARY))
+    "skip_message", "label", "big_o", "rms", schema.ROW_BINARY, schema.ARGS_KEY))
 
 # Seconds per unit of Google Benchmark's "time_unit".
 TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -120,12 +122,18 @@ class Benchmark:
     iterations: list[dict] = field(default_factory=list)
     aggregates: dict[str, dict] = field(default_factory=dict)
     error: str | None = None
+    # Its name's parts as the row says them (tcbench_args; None in files written before them)
+    args: ParsedName | None = None
+    # The vocabulary its file carries (the shipped one for older files): ranges and units.
+    schema: schema.Schema = field(default_factory=schema.shipped, repr=False, compare=False)
     # sample() per metric, computed once: reports ask for the same ones many times.
     _samples: dict[str, Sample | None] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def parsed(self) -> ParsedName:
-        return parse(self.name)
+        """Its topic, variant, precision and keys: the row's tcbench_args, else (older files)
+        its name split."""
+        return self.args if self.args is not None else parse(self.name)
 
     @property
     def skipped(self) -> bool:
@@ -200,7 +208,7 @@ class Benchmark:
             value = number(row[field_name])
             if value is None or not math.isfinite(value):
                 return Defect(True, f"{field_name} of {where} is {_describe(row[field_name])}")
-            impossible = (schema.out_of_range(metric, value) if metric != "time"
+            impossible = (self.schema.out_of_range(metric, value) if metric != "time"
                           else None if value > 0 else "outside its physical range (> 0)")
             if impossible:
                 shown = (f"{value:g} {row.get('time_unit', 'ns')}" if metric == "time"
@@ -227,7 +235,7 @@ class Benchmark:
                   if key == "real_time" or key not in GBENCH_FIELDS}
         first = ("real_time", *schema.THROUGHPUT, schema.PCT_OF_PEAK)  # then the rest, by name
         for key in sorted(fields, key=lambda k: (first.index(k) if k in first else 99, k)):
-            known = key == "real_time" or schema.counter(key) is not None
+            known = key == "real_time" or self.schema.counter(key) is not None
             for where, row in rows:
                 if key not in row:
                     continue
@@ -244,7 +252,7 @@ class Benchmark:
                     why, shown = "outside its physical range (> 0)", \
                         f"{value:g} {row.get('time_unit', 'ns')}"
                 else:
-                    why, shown = schema.out_of_range(key, value), f"{value:g}"
+                    why, shown = self.schema.out_of_range(key, value), f"{value:g}"
                 if why:
                     return f"{key} of {where} is {shown}, {why}"
         return None
@@ -338,6 +346,8 @@ class ResultSet:
     # benchmarks that never ran (from its row file; empty when the plan is unknown).
     partial: str | None = None
     never_ran: list[str] = field(default_factory=list)
+    # The vocabulary the file carries (tcbench_schema), else the one the tools ship.
+    schema: schema.Schema = field(default_factory=schema.shipped, repr=False)
 
     @property
     def has_tcbench_context(self) -> bool:
@@ -401,7 +411,8 @@ def without_invalid(rs: ResultSet) -> ResultSet:
             keep[name] = bench
         else:
             invalid[name] = why
-    return ResultSet(rs.path, rs.context, keep, invalid, rs.partial, list(rs.never_ran))
+    return ResultSet(rs.path, rs.context, keep, invalid, rs.partial, list(rs.never_ran),
+                     rs.schema)
 
 
 def _read_json(path: Path) -> object:
@@ -466,6 +477,9 @@ def _clean_context(path: Path, context: dict) -> dict:
     out = {}
     for key, value in context.items():
         name = printable(key)
+        if name == schema.CONTEXT_KEY:
+            out[name] = value  # checked where it is read (schema.of_context)
+            continue
         if (name.startswith("tcbench_") or name in schema.GPU_MODEL) and not isinstance(value, str):
             raise InputError(f"{path}: the context's {name} is {_json_text(value)}, which must be "
                              "a string.")
@@ -478,7 +492,25 @@ def _duplicate(path: Path, key: str, what: str) -> InputError:
                       "file (concatenated output?); keep one run per file.")
 
 
-def _group(path: Path, rows: list) -> dict[str, Benchmark]:
+def _args(path: Path, index: int, row: dict, key: str,
+          file_schema: schema.Schema) -> ParsedName | None:
+    """The row's tcbench_args, checked to build the name it is the row of (key)."""
+    if schema.ARGS_KEY not in row:
+        return None
+    where = f"{path}: entry {index} of 'benchmarks' ({printable(row['name'][:80])!r})"
+    try:
+        parsed = names.from_args(row[schema.ARGS_KEY], file_schema.key_names)
+    except ValueError as exc:
+        raise InputError(f"{where} has {schema.ARGS_KEY} that {printable(str(exc))}.") from None
+    if str(BenchName.of(parsed)) != key:
+        raise InputError(f"{where} has {schema.ARGS_KEY} that build another name "
+                         f"({printable(str(BenchName.of(parsed))[:80])!r}).")
+    return parsed
+
+
+def _group(path: Path, rows: list, file_schema: schema.Schema | None = None
+           ) -> dict[str, Benchmark]:
+    file_schema = file_schema or schema.shipped()
     benchmarks: dict[str, Benchmark] = {}
     seen: set[tuple] = set()  # (key, kind, repetition or aggregate name): one row each
     for index, row in enumerate(rows):
@@ -496,7 +528,12 @@ def _group(path: Path, rows: list) -> dict[str, Benchmark]:
                     and run_name.endswith("_" + agg)):
                 run_name = run_name[: -len(agg) - 1]
         key = strip_time_suffix(run_name)
-        bench = benchmarks.setdefault(key, Benchmark(key, str(path)))
+        bench = benchmarks.get(key)
+        if bench is None:
+            bench = benchmarks[key] = Benchmark(key, str(path), schema=file_schema)
+        args = _args(path, index, row, key, file_schema)
+        if args is not None:
+            bench.args = args
         if run_type == "aggregate":
             token = (key, "aggregate", str(row.get("aggregate_name", "?")))
             what = f"the {token[2]} aggregate"
@@ -553,7 +590,10 @@ def parse_doc(doc: object, path: str | Path = "<memory>") -> ResultSet:
         raise InputError(f"{path} is not Google Benchmark output (no 'context' object).")
     if not doc["benchmarks"]:
         raise InputError(f"{path} holds no benchmarks (its 'benchmarks' list is empty).")
-    return ResultSet(str(path), _clean_context(path, context), _group(path, doc["benchmarks"]))
+    context = _clean_context(path, context)
+    file_schema = schema.of_context(context, str(path))
+    return ResultSet(str(path), context, _group(path, doc["benchmarks"], file_schema),
+                     schema=file_schema)
 
 
 def load(path: str | Path) -> ResultSet:
@@ -574,4 +614,5 @@ def load(path: str | Path) -> ResultSet:
     cut = [rs for rs in sets if rs.partial]
     return ResultSet(str(path), sets[0].context, merged,
                      partial="; ".join(rs.partial for rs in cut) or None,
-                     never_ran=[name for rs in cut for name in rs.never_ran])
+                     never_ran=[name for rs in cut for name in rs.never_ran],
+                     schema=sets[0].schema)

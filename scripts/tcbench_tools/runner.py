@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from tcbench_tools import files, partial, process, runfile, summary
+from tcbench_tools import files, partial, process, runfile, schema, summary
 from tcbench_tools.arguments import ascii_int
 from tcbench_tools.errors import (
     EXIT_FAIL,
@@ -57,7 +57,9 @@ from tcbench_tools.process import Interrupted, forward_signals  # noqa: F401 - c
 from tcbench_tools.results import load_file, parse_doc
 from tcbench_tools.runfile import MixedGpus
 
-QUICK_MIN_TIME = "0.05"  # seconds; Google Benchmark 1.7 takes a plain number
+# --quick's sampling budget per benchmark, in seconds (schema.hpp's kQuickMinSeconds, stated by
+# the schema), as Google Benchmark 1.7 takes it: a plain number.
+QUICK_MIN_TIME = f"{schema.shipped().sampling['quick_min_seconds']:g}"
 NO_MATCH = "no benchmark matched the filter"
 # --timeout's default per binary, in seconds, times --repetitions: generous (a full alignment
 # sweep takes about half an hour per repetition on a fast GPU), so that only a hang reaches it.

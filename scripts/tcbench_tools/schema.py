@@ -1,13 +1,20 @@
-"""The names, context keys and counters the benchmarks write, as the tools read them: the Python
-mirror of the C++ schema (``tcbench::BenchName`` and ``tcbench::counters`` in
-common/facts/include/tcbench/schema.hpp, and the precision table in
-common/facts/include/tcbench/precision.hpp), and the keys ``tcbench run`` adds to a merged run
-(runfile.py).
+"""What a result file's names and counters mean: loaded, never restated.
 
-``tcbench_context --schema`` prints the C++ side as JSON, without a GPU;
-tests/scripts/test_schema.py fails when this file and that output differ in any counter (either
-direction), pattern, unit, direction or range, in the precision list or in the name grammar. The
-tools import counter names from here, never as string literals.
+Every result file tcbench writes carries its vocabulary once, in its context, as
+``tcbench_schema`` (``schema_json()`` of common/facts/include/tcbench/schema.hpp: the name keys
+with their types, the precisions with their element formats and bits, every counter with its
+unit, direction and physical range, the throttle reasons, the sampling budgets), and each row its
+name's parts, typed, as ``tcbench_args``. ``of_context`` loads a file's own schema; a file written
+before tcbench_schema existed (schema version 1, tcbench 0.2 and older) is read with the schema the
+tools ship, ``schema.json`` beside this module: ``tcbench_context --schema``'s output, which
+tests/scripts/test_schema.py regenerates and compares (it fails on drift).
+
+The module-level names are the shipped schema's, the vocabulary the tools are written against:
+``schema.counter(name)``, ``schema.PRECISIONS``, ``schema.KEYS``, ... A fixed counter is named as
+an upper-case attribute (``schema.TFLOPS`` is ``"tflops"``), looked up in the shipped schema, so a
+counter the C++ renames fails at import instead of silently finding nothing, and a new counter
+needs no edit here. The context keys the tools read by name and the keys ``tcbench run`` adds
+(runfile.py) are this module's own.
 
 Each counter has a physical range (``low``/``high``, None = unbounded): a value outside it cannot
 come from a correct measurement, and the tools refuse it like a NaN (results.Benchmark.defect).
@@ -17,30 +24,19 @@ a tile size). Standard library only: ``tcbench run`` imports this.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
+from pathlib import Path
 
-SCHEMA_VERSION = 1
+from tcbench_tools.errors import InputError
 
-# ---------------------------------------------------------------------------------------------
-# Names: topic/variant/precision[/key:value]...
-
-GRAMMAR = "topic/variant/precision[/key:value]..."
-# The closed vocabulary of argument keys (a new key is a schema change on both sides).
-KEYS = ("m", "n", "k", "layout", "batch", "tokens", "hidden", "elements", "steps", "scale_log2",
-        "accum", "layer", "in", "recipe", "history", "margin", "promote",
-        "regime")
-# A GEMM name carries these, in this order (layout after k, so that filters such as
-# "cublaslt/fp16/m:4096/" match).
-GEMM_KEYS = ("m", "n", "k", "layout")
-# layout:<op_a><op_b> in cuBLAS's column-major convention: "tn" = A transposed, B not (both
-# operands K-contiguous, what IMMA and FP8 cuBLASLt GEMMs require).
-LAYOUTS = ("nn", "nt", "tn", "tt")
-# The one third segment that is neither a precision nor a precision's mix of layers: the FP8
-# transformer block's per-layer selection (BenchName's mix constructor; fp8/block/<mix>/...).
-MIX_SELECTED = "selected"
+SCHEMA_FILE = Path(__file__).resolve().with_name("schema.json")
+CONTEXT_KEY = "tcbench_schema"  # the context's schema object
+ARGS_KEY = "tcbench_args"  # each row's typed arguments
+NAME_FIELDS = ("topic", "variant", "precision")  # tcbench_args' members beside the keys
 
 # ---------------------------------------------------------------------------------------------
 # The context: the keys the tools read by name, and what tcbench run adds to a merged run
@@ -75,46 +71,15 @@ RUN_KEYS = (RUN_BINARIES, RUN_SOURCES, RUN_FAILED, RUN_LOST, RUN_INCOMPLETE)
 # ... and to each merged row: the binary that wrote it (not a counter).
 ROW_BINARY = "tcbench_binary"
 
-# ---------------------------------------------------------------------------------------------
-# Precisions: one row each of the C++ table, in its order
-
-
-@dataclass(frozen=True)
-class Precision:
-    name: str
-    integer: bool  # integer math: throughput in TOP/s
-    rate_counter: str  # the throughput counter its GEMMs report: "tops" or "tflops"
-
-
-TFLOPS = "tflops"
-TOPS = "tops"
-GBPS = "gbps"
-
-PRECISION_TABLE = (
-    Precision("fp64", False, TFLOPS),
-    Precision("fp32", False, TFLOPS),
-    Precision("tf32", False, TFLOPS),
-    Precision("fp16", False, TFLOPS),
-    Precision("fp16_acc16", False, TFLOPS),
-    Precision("bf16", False, TFLOPS),
-    Precision("int8", True, TOPS),
-    Precision("fp8", False, TFLOPS),
-    Precision("fp4", False, TFLOPS),
-    Precision("fp6", False, TFLOPS),
-)
-PRECISIONS = tuple(p.name for p in PRECISION_TABLE)
-
-
-def rate_counter(precision: str) -> str:
-    """``tops`` for integer precisions, ``tflops`` for the rest (and for unknown names)."""
-    row = next((p for p in PRECISION_TABLE if p.name == precision), None)
-    return row.rate_counter if row is not None else TFLOPS
-
-
-# ---------------------------------------------------------------------------------------------
-# Counters
+# The one third name segment that is neither a precision nor a precision's mix of layers: the FP8
+# transformer block's per-layer selection (BenchName's mix constructor; fp8/block/<mix>/...).
+MIX_SELECTED = "selected"
 
 HIGHER, LOWER, NONE = "higher", "lower", "none"
+
+
+# ---------------------------------------------------------------------------------------------
+# The schema's rows
 
 
 @dataclass(frozen=True)
@@ -128,6 +93,11 @@ class Counter:
     low: float | None = None  # physically possible range; None: unbounded
     low_inclusive: bool = True
     high: float | None = None  # always inclusive
+    doc: str = ""
+
+    @property
+    def family(self) -> bool:
+        return "<" in self.name
 
     def matches(self, counter: str) -> bool:
         return re.fullmatch(self.pattern, counter) is not None
@@ -147,322 +117,328 @@ class Counter:
             parts.append(f"<= {self.high:g}")
         return " and ".join(parts) or "any value"
 
+    @property
+    def stem(self) -> str:
+        """What every member's name starts with (``accuracy_``)."""
+        return self.name[: self.name.index("<")]
 
-def _fixed(name: str, unit: str, better: str, low: float | None, low_inclusive: bool,
-           high: float | None = None) -> Counter:
-    return Counter(name, f"^{re.escape(name)}$", unit, better, low, low_inclusive, high)
+    def member(self, suffix: object) -> str:
+        """The family member ``<stem><suffix>`` (``speedup_vs_fp16``); ValueError when the
+        family's pattern refuses it."""
+        name = self.stem + str(suffix)
+        if not self.matches(name):
+            raise ValueError(f"{name!r} is not a member of the counter family {self.name}")
+        return name
+
+    def suffixes(self) -> tuple[str, ...]:
+        """The members' suffixes of a family whose pattern lists them (``(a|b)``), else ()."""
+        found = re.search(r"\(([a-z0-9_|]+)\)\$$", self.pattern)
+        return tuple(found.group(1).split("|")) if found else ()
 
 
-# The harness (common/bench/src/measure.cpp, gemm_bench.cpp): every timed benchmark.
-SAMPLES = "samples"
-TIME_MEDIAN_US = "time_median_us"
-TIME_P10_US = "time_p10_us"
-TIME_P90_US = "time_p90_us"
-SPREAD_PCT = "spread_pct"
-PCT_OF_PEAK = "pct_of_peak"
-REL_ERROR = "rel_error"
-WAVES = "waves"
-VS_CUBLASLT = "vs_cublaslt"  # cuBLAS rows: cuBLASLt's time on the same problem / the cuBLAS time
-# bench_alignment
-ALIGN_M_BYTES = "align_m_bytes"
-ALIGN_N_BYTES = "align_n_bytes"
-ALIGN_K_BYTES = "align_k_bytes"
-MODEL_EFFICIENCY = "model_efficiency"
-MODEL_TFLOPS = "model_tflops"
-MODEL_WAVES = "model_waves"
-PREDICTED_TFLOPS = "predicted_tflops"  # the GEMM time model (model, no measurement)
-MODEL_RATIO = "model_ratio"  # predicted_tflops / the measured rate
-TILE_M = "tile_m"
-TILE_N = "tile_n"
-SPLIT_K = "split_k"
-SLOWDOWN_VS_ALIGNED = "slowdown_vs_aligned"
-PADDED_N = "padded_n"
-COPY_US = "copy_us"
-GEMM_US = "gemm_us"
-UNPADDED_US = "unpadded_us"
-PADDING_WINS = "padding_wins"
-# bench_loss_scaling
-UNDERFLOW_PCT = "underflow_pct"
-SUBNORMAL_PCT = "subnormal_pct"
-OVERFLOW_PCT = "overflow_pct"
-NORMAL_PCT = "normal_pct"
-VALUES = "values"
-FINAL_LOSS = "final_loss"
-FINAL_SCALE = "final_scale"
-SKIPPED_STEPS = "skipped_steps"
-TIME_PER_STEP_US = "time_per_step_us"
-GEMM_US_PER_STEP = "gemm_us_per_step"
-STEPS_RUN = "steps_run"
-CURVE_POINTS = "curve_points"
-STEP_GEMM_MS = "step_gemm_ms"
-UNSCALE_PCT_OF_STEP = "unscale_pct_of_step"
-TOKENS_PER_STEP = "tokens_per_step"
-TENSORS = "tensors"
-# bench_fp8
-REL_ERROR_UNQUANTIZED = "rel_error_unquantized"
-AMAX_D = "amax_d"
-RECIPE_US = "recipe_us"
-OVERHEAD_PCT = "overhead_pct"
-TIME_US = "time_us"
-SELECTED = "selected"
-BLOCK_TIME_US = "block_time_us"
-BLOCK_REL_ERROR = "block_rel_error"
-FP8_LAYERS = "fp8_layers"
-WITHIN_BUDGET = "within_budget"
-BUDGET = "budget"
-ACCUMULATOR_BITS = "accumulator_bits"
-ACCUMULATOR_AT_LEAST = "accumulator_at_least"
-ACCUMULATOR_ROUNDING = "accumulator_rounding"
-ACCUMULATOR_STEP = "accumulator_step"
-PROMOTION_INTERVAL = "promotion_interval"
-# bench_block_scaling
-BYTES_PER_ELEMENT = "bytes_per_element"
-# bench_tensor_peak
-CLOCK_MHZ_MEASURED = "clock_mhz_measured"
-CLOCK_MHZ_ATTRIBUTE = "clock_mhz_attribute"
-INSTRUCTIONS = "instructions"
-PCT_OF_CLOCK_MODEL = "pct_of_clock_model"
-PCT_OF_MAX_CLOCK_MODEL = "pct_of_max_clock_model"
-PCT_OF_DATASHEET = "pct_of_datasheet"
+@dataclass(frozen=True)
+class Precision:
+    """One row of the C++ precision table: its operands' element formats and storage bits."""
+
+    name: str
+    integer: bool  # integer math: throughput in TOP/s
+    rate_counter: str  # the throughput counter its GEMMs report: "tops" or "tflops"
+    a: str  # element formats of A, B, C and D (element.hpp's names: "e4m3", "bf16", ...)
+    b: str
+    c: str
+    d: str
+    a_bits: int
+    b_bits: int
+    c_bits: int
+    d_bits: int
+    a_k_major: bool  # A must be K-contiguous: its GEMMs run TN
+    halved_on_geforce: bool
+
+    @property
+    def input_bytes(self) -> float:
+        """Bytes of one A element in memory (FP4: 0.5)."""
+        return self.a_bits / 8
+
+    @property
+    def output_bytes(self) -> float:
+        return self.d_bits / 8
+
+    @property
+    def layout(self) -> str:
+        """The layout its GEMMs run by default: "tn" when A must be K-contiguous, else "nn"."""
+        return "tn" if self.a_k_major else "nn"
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    type: str  # "integer" (tcbench_args holds a JSON number) or "text"
+    doc: str = ""
+
+
+_NUMBER = (int, float)
+
+
+def _need(raw: object, kind: type | tuple, what: str) -> object:
+    if not isinstance(raw, kind) or isinstance(raw, bool) and kind is not bool:
+        raise ValueError(what)
+    return raw
+
+
+class Schema:
+    """One schema document (``schema_json()``), checked as it is read."""
+
+    def __init__(self, raw: object) -> None:
+        doc = _need(raw, dict, "it is not a JSON object")
+        self.raw = doc
+        self.version = _need(doc.get("schema_version"), int, "it has no schema_version number")
+        names = _need(doc.get("names"), dict, "it has no names object")
+        self.grammar = _need(names.get("grammar"), str, "its names have no grammar")
+        self.keys = tuple(self._key(k) for k in _need(names.get("keys"), list, "no keys list"))
+        self.gemm_keys = tuple(_need(names.get("gemm_keys"), list, "its names lack gemm_keys"))
+        self.layouts = tuple(_need(names.get("layouts"), list, "its names lack layouts"))
+        self.precisions = tuple(self._precision(p) for p in
+                                _need(doc.get("precisions"), list, "it has no precisions list"))
+        self.scale_modes = tuple(doc.get("scale_modes", ()))
+        self.counters = tuple(self._counter(c) for c in
+                              _need(doc.get("counters"), list, "it has no counters list"))
+        self.throttle_reasons = tuple(
+            (_need(r.get("name"), str, "a throttle reason has no name"),
+             _need(r.get("bit"), int, "a throttle reason has no bit"), str(r.get("doc", "")))
+            for r in doc.get("throttle_reasons", ()) if isinstance(r, dict))
+        self.sampling = {k: float(v) for k, v in dict(doc.get("sampling", {})).items()
+                         if isinstance(v, _NUMBER) and not isinstance(v, bool)}
+        self._by_name = {c.name: c for c in self.counters}
+        self._found: dict[str, Counter | None] = {}
+
+    @staticmethod
+    def _key(raw: object) -> Key:
+        if isinstance(raw, str):  # schema version 1: the names alone
+            return Key(raw, "integer" if raw in _V1_INTEGER_KEYS else "text")
+        raw = _need(raw, dict, "a key is not an object")
+        return Key(_need(raw.get("name"), str, "a key has no name"),
+                   _need(raw.get("type"), str, "a key has no type"), str(raw.get("doc", "")))
+
+    @staticmethod
+    def _precision(raw: object) -> Precision:
+        raw = _need(raw, dict, "a precision is not an object")
+        name = _need(raw.get("name"), str, "a precision has no name")
+        if "a" not in raw:  # schema version 1: name, integer, rate counter only
+            raise ValueError(f"precision {name} has no element formats")
+        text = {f: _need(raw.get(f), str, f"precision {name} has no {f}")
+                for f in ("rate_counter", "a", "b", "c", "d")}
+        bits = {f: _need(raw.get(f), int, f"precision {name} has no {f}")
+                for f in ("a_bits", "b_bits", "c_bits", "d_bits")}
+        flags = {f: _need(raw.get(f), bool, f"precision {name} has no {f}")
+                 for f in ("integer", "a_k_major", "halved_on_geforce")}
+        return Precision(name=name, **text, **bits, **flags)
+
+    @staticmethod
+    def _counter(raw: object) -> Counter:
+        raw = _need(raw, dict, "a counter is not an object")
+        name = _need(raw.get("name"), str, "a counter has no name")
+        pattern = _need(raw.get("pattern"), str, f"counter {name} has no pattern")
+        try:
+            re.compile(pattern)
+        except re.error:
+            raise ValueError(f"counter {name}'s pattern is not a regular expression") from None
+        low, high = raw.get("low"), raw.get("high")
+        for bound in (low, high):
+            if bound is not None:
+                _need(bound, _NUMBER, f"counter {name} has a range bound that is not a number")
+        return Counter(name, pattern, _need(raw.get("unit"), str, f"counter {name} has no unit"),
+                       _need(raw.get("better"), str, f"counter {name} has no direction"),
+                       None if low is None else float(low), bool(raw.get("low_inclusive", True)),
+                       None if high is None else float(high), str(raw.get("doc", "")))
+
+    # --- lookups
+
+    @cached_property
+    def key_names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self.keys)
+
+    @cached_property
+    def precision_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.precisions)
+
+    def key(self, name: str) -> Key | None:
+        return next((k for k in self.keys if k.name == name), None)
+
+    def precision(self, name: str) -> Precision | None:
+        return next((p for p in self.precisions if p.name == name), None)
+
+    def counter(self, name: str) -> Counter | None:
+        """The entry for a counter name (a family's for its members); None when unknown."""
+        if name not in self._found:
+            exact = self._by_name.get(name)
+            self._found[name] = exact or next((c for c in self.counters if c.matches(name)), None)
+        return self._found[name]
+
+    def family(self, name: str) -> Counter:
+        """The family called ``name`` (``speedup_vs_<precision>``); KeyError if there is none."""
+        found = self._by_name.get(name)
+        if found is None or not found.family:
+            raise KeyError(f"the schema has no counter family {name}")
+        return found
+
+    def unit(self, name: str) -> str:
+        found = self.counter(name)
+        return found.unit if found is not None else ""
+
+    def out_of_range(self, name: str, value: float) -> str | None:
+        """Why ``value`` cannot be a ``name`` counter ("outside its physical range (> 0)"), or
+        None when it can (or the counter is not in the schema: other programs' counters pass)."""
+        found = self.counter(name)
+        if found is None or not math.isfinite(value) or found.in_range(value):
+            return None
+        return f"outside its physical range ({found.range_text()})"
+
+    def rate_counter(self, precision: str) -> str:
+        """``tops`` for integer precisions, ``tflops`` for the rest (and for unknown names)."""
+        row = self.precision(precision)
+        return row.rate_counter if row is not None else "tflops"
+
+
+# Schema version 1 (tcbench_context --schema before 0.3) listed the keys by name only; these are
+# the ones whose values were always whole numbers.
+_V1_INTEGER_KEYS = frozenset(("m", "n", "k", "batch", "tokens", "hidden", "elements", "steps",
+                              "scale_log2", "history", "margin"))
+
+
+@cache
+def shipped() -> Schema:
+    """The schema the tools ship (schema.json): for files that carry none."""
+    return Schema(json.loads(SCHEMA_FILE.read_text()))
+
+
+@cache
+def _parsed(text: str) -> Schema:
+    return Schema(json.loads(text))
+
+
+def of_context(context: dict, where: str = "a result file") -> Schema:
+    """The schema of a file with this context: its own ``tcbench_schema``, else the shipped one.
+    A schema that is not the object the C++ writes is an input error (one sentence)."""
+    raw = context.get(CONTEXT_KEY)
+    if raw is None:
+        return shipped()
+    try:
+        return _parsed(json.dumps(raw, sort_keys=True))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"{where}: its context's {CONTEXT_KEY} is not a tcbench schema "
+                         f"({exc}).") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The shipped vocabulary, as module-level names
+
+
+def _shipped_counter(name: str) -> str:
+    if shipped().counter(name) is None or "<" in name:
+        raise AttributeError(f"{name!r} is not a counter of the shipped schema "
+                             f"({SCHEMA_FILE.name})")
+    return name
+
+
+def __getattr__(attr: str) -> str:
+    """``schema.TFLOPS`` is ``"tflops"``: a fixed counter of the shipped schema, by its name in
+    upper case; any other name is an AttributeError (ImportError for ``from schema import``)."""
+    if attr.isupper() and attr.isidentifier():
+        found = shipped()._by_name.get(attr.lower())
+        if found is not None and not found.family:
+            return found.name
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+SCHEMA_VERSION = shipped().version
+GRAMMAR = shipped().grammar
+KEYS = shipped().key_names
+GEMM_KEYS = shipped().gemm_keys
+LAYOUTS = shipped().layouts
+PRECISION_TABLE = shipped().precisions
+PRECISIONS = shipped().precision_names
+COUNTERS = shipped().counters
+counter = shipped().counter
+unit = shipped().unit
+out_of_range = shipped().out_of_range
+rate_counter = shipped().rate_counter
+
+THROUGHPUT = tuple(_shipped_counter(n) for n in ("tflops", "tops", "gbps"))  # preference order
 # The tensor-pipe counters CUPTI reads (common/profiling/src/metric_table.cpp), in report order.
-TENSOR_ACTIVE_PCT = "tensor_active_pct"
-TENSOR_HMMA_PCT = "tensor_hmma_pct"
-TENSOR_IMMA_PCT = "tensor_imma_pct"
-TENSOR_DMMA_PCT = "tensor_dmma_pct"
-TENSOR_HMMA_HGMMA_QGMMA_PCT = "tensor_hmma_hgmma_qgmma_pct"
-SM_THROUGHPUT_PCT = "sm_throughput_pct"
-DRAM_THROUGHPUT_PCT = "dram_throughput_pct"
-PROFILE_COUNTERS = (TENSOR_ACTIVE_PCT, TENSOR_HMMA_PCT, TENSOR_IMMA_PCT, TENSOR_DMMA_PCT,
-                    TENSOR_HMMA_HGMMA_QGMMA_PCT, SM_THROUGHPUT_PCT, DRAM_THROUGHPUT_PCT)
-PROFILE_PASSES = "profile_passes"
-COUNTERS_ERROR = "counters_error"  # 1 when the row's CUPTI counters failed (its label says why)
-# A whole training step (bench_tensor_util train_step rows) and its phases
-STEP_TENSOR_MIX_PCT = "step_tensor_mix_pct"
-GEMM_PHASES_CEILING_PCT = "gemm_phases_ceiling_pct"
-STEP_GFLOP = "step_gflop"
-STEP_PHASES = ("forward", "backward", "unscale", "optimizer")  # studies::StepPhase, in order
-GAPS = "gaps"  # time_pct_gaps: the step's time between its phases
-# Clocks, power and energy while timing (NVML; common/runtime/include/tcbench/power.hpp)
-SM_CLOCK_MHZ = "sm_clock_mhz"
-POWER_W = "power_w"
-ENERGY_J = "energy_j"
-TFLOPS_PER_W = "tflops_per_w"
-TOPS_PER_W = "tops_per_w"
-GBPS_PER_W = "gbps_per_w"
-TEMP_C_MAX = "temp_c_max"
-THROTTLE = "throttle"
-PCT_OF_PEAK_AT_CLOCK = "pct_of_peak_at_clock"
-# Burst and sustained (bench_sustained: regime:burst and regime:sustained rows)
-IDLE_S = "idle_s"
-SETTLE_S = "settle_s"
-STEADY = "steady"
-WINDOW_S = "window_s"
-TRACE_S = "trace_s"
-# tcbench_studies: the host studies (common/host_studies/tools/tcbench_studies.cpp)
-TOP1_ACCURACY_PCT = "top1_accuracy_pct"
-TOP1_AGREEMENT_PCT = "top1_agreement_pct"
-FINAL_LOSS_VS_FP32 = "final_loss_vs_fp32"
-SATURATED_STEPS = "saturated_steps"
-WORST_SATURATED_PCT = "worst_saturated_pct"
-UNDERFLOW_STEPS = "underflow_steps"
-DELAYED_ERROR_MEAN = "delayed_error_mean"
-DELAYED_ERROR_WORST = "delayed_error_worst"
-CURRENT_ERROR_MEAN = "current_error_mean"
+PROFILE_COUNTERS = tuple(_shipped_counter(n) for n in (
+    "tensor_active_pct", "tensor_hmma_pct", "tensor_imma_pct", "tensor_dmma_pct",
+    "tensor_hmma_hgmma_qgmma_pct", "sm_throughput_pct", "dram_throughput_pct"))
 
-# Families: one entry covers every name the function gives.
-SPEEDUP_VS = "speedup_vs_<precision>"
-ACCURACY = "accuracy_<variant>"
-AGREEMENT = "agreement_<variant>"
-LOSS_AT = "loss_at_<NN>"
-SCALE_AT = "scale_at_<NN>"
-TENSOR_ACTIVE_PHASE = "tensor_active_pct_<phase>"
-TIME_PCT = "time_pct_<phase>"
-CLOCK_AT = "clock_at_<NN>"
-POWER_AT = "power_at_<NN>"
-_VARIANT = r"[a-z0-9_.]+"  # INT8 deployment variants: fp32, ptq_max, ptq_p99.9, qat, ...
+# Families: one entry covers every name its function gives.
+_SPEEDUP = shipped().family("speedup_vs_<precision>")
+_ACCURACY = shipped().family("accuracy_<variant>")
+_AGREEMENT = shipped().family("agreement_<variant>")
+LOSS_AT = shipped().family("loss_at_<NN>").name
+_SCALE_AT = shipped().family("scale_at_<NN>")
+_TENSOR_ACTIVE_PHASE = shipped().family("tensor_active_pct_<phase>")
+_TIME_PCT = shipped().family("time_pct_<phase>")
+# A training step's phases (studies::StepPhase, in order), and the time between them.
+STEP_PHASES = _TENSOR_ACTIVE_PHASE.suffixes()
+GAPS = next(s for s in _TIME_PCT.suffixes() if s not in STEP_PHASES)
 
 
 def speedup_vs(precision: str) -> str:
     """This benchmark's time in ``precision`` over its own (same problem, same layout)."""
-    return f"speedup_vs_{precision}"
+    return _SPEEDUP.member(precision)
+
+
+ACCURACY_STEM = _ACCURACY.stem  # "accuracy_": what every accuracy counter's name starts with
 
 
 def accuracy(variant: str) -> str:
-    return f"accuracy_{variant}"
+    return _ACCURACY.member(variant)
 
 
 def agreement(variant: str) -> str:
-    return f"agreement_{variant}"
+    return _AGREEMENT.member(variant)
 
 
 def loss_at(point: int) -> str:
     """Point ``point`` of a training run's loss curve (``loss_at_00`` ...)."""
-    return f"loss_at_{point:02d}"
+    return shipped().family(LOSS_AT).member(f"{point:02d}")
 
 
 def scale_at(point: int) -> str:
-    return f"scale_at_{point:02d}"
-
-
-def clock_at(point: int) -> str:
-    """Slice ``point`` of a sustained row's clock trace (``clock_at_00`` ...)."""
-    return f"clock_at_{point:02d}"
-
-
-def power_at(point: int) -> str:
-    return f"power_at_{point:02d}"
+    return _SCALE_AT.member(f"{point:02d}")
 
 
 def tensor_active_in(phase: str) -> str:
     """A training step phase's tensor-pipe % (``tensor_active_pct_forward`` ...)."""
-    return f"tensor_active_pct_{phase}"
+    return _TENSOR_ACTIVE_PHASE.member(phase)
 
 
 def time_share(phase: str) -> str:
     """A phase's share of the step's time (``time_pct_forward`` ..., ``time_pct_gaps``)."""
-    return f"time_pct_{phase}"
+    return _TIME_PCT.member(phase)
 
 
-COUNTERS = (  # in the C++ order
-    # The harness: every timed benchmark.
-    _fixed(SAMPLES, "count", NONE, 1, True),
-    _fixed(TIME_MEDIAN_US, "us", LOWER, 0, False),
-    _fixed(TIME_P10_US, "us", LOWER, 0, False),
-    _fixed(TIME_P90_US, "us", LOWER, 0, False),
-    _fixed(SPREAD_PCT, "%", LOWER, 0, True),
-    _fixed(TFLOPS, "TFLOP/s", HIGHER, 0, False),
-    _fixed(TOPS, "TOP/s", HIGHER, 0, False),
-    _fixed(GBPS, "GB/s", HIGHER, 0, False),
-    _fixed(PCT_OF_PEAK, "%", HIGHER, 0, False, 200),
-    _fixed(REL_ERROR, "", LOWER, 0, True),
-    _fixed(WAVES, "waves", NONE, 0, True),
-    _fixed(VS_CUBLASLT, "x", NONE, 0, False),
-    # bench_fp8
-    _fixed(REL_ERROR_UNQUANTIZED, "", LOWER, 0, True),
-    _fixed(AMAX_D, "", NONE, 0, True),
-    _fixed(RECIPE_US, "us", LOWER, 0, False),
-    _fixed(GEMM_US, "us", LOWER, 0, False),
-    _fixed(OVERHEAD_PCT, "%", LOWER, 0, True),
-    _fixed(TIME_US, "us", LOWER, 0, False),
-    _fixed(SELECTED, "flag", NONE, 0, True, 1),
-    _fixed(BLOCK_TIME_US, "us", LOWER, 0, False),
-    _fixed(BLOCK_REL_ERROR, "", LOWER, 0, True),
-    _fixed(FP8_LAYERS, "count", NONE, 0, True),
-    _fixed(WITHIN_BUDGET, "flag", NONE, 0, True, 1),
-    _fixed(BUDGET, "", NONE, 0, False),
-    _fixed(ACCUMULATOR_BITS, "bits", NONE, 0, True, 64),
-    _fixed(ACCUMULATOR_AT_LEAST, "flag", NONE, 0, True, 1),
-    _fixed(ACCUMULATOR_ROUNDING, "code", NONE, 0, True, 2),
-    _fixed(ACCUMULATOR_STEP, "count", NONE, 1, True),
-    _fixed(PROMOTION_INTERVAL, "count", NONE, 0, True),
-    # bench_block_scaling
-    _fixed(BYTES_PER_ELEMENT, "B", LOWER, 0, False),
-    # bench_alignment
-    _fixed(MODEL_EFFICIENCY, "", NONE, 0, True, 1),
-    _fixed(MODEL_TFLOPS, "TFLOP/s", NONE, 0, True),
-    _fixed(MODEL_WAVES, "waves", NONE, 0, True),
-    _fixed(PREDICTED_TFLOPS, "TFLOP/s", NONE, 0, True),
-    _fixed(MODEL_RATIO, "x", NONE, 0, False),
-    _fixed(TILE_M, "rows", NONE, 1, True),
-    _fixed(TILE_N, "columns", NONE, 1, True),
-    _fixed(SPLIT_K, "count", NONE, 1, True),
-    _fixed(ALIGN_M_BYTES, "B", NONE, 1, True, 128),
-    _fixed(ALIGN_N_BYTES, "B", NONE, 1, True, 128),
-    _fixed(ALIGN_K_BYTES, "B", NONE, 1, True, 128),
-    _fixed(SLOWDOWN_VS_ALIGNED, "x", LOWER, 0, False),
-    _fixed(PADDED_N, "columns", NONE, 1, True),
-    _fixed(COPY_US, "us", LOWER, 0, False),
-    _fixed(UNPADDED_US, "us", LOWER, 0, False),
-    _fixed(PADDING_WINS, "flag", NONE, 0, True, 1),
-    # bench_loss_scaling
-    _fixed(UNDERFLOW_PCT, "%", LOWER, 0, True, 100),
-    _fixed(SUBNORMAL_PCT, "%", NONE, 0, True, 100),
-    _fixed(OVERFLOW_PCT, "%", LOWER, 0, True, 100),
-    _fixed(NORMAL_PCT, "%", HIGHER, 0, True, 100),
-    _fixed(VALUES, "count", NONE, 1, True),
-    _fixed(FINAL_LOSS, "", LOWER, 0, True),
-    _fixed(SKIPPED_STEPS, "count", LOWER, 0, True),
-    _fixed(FINAL_SCALE, "", NONE, 0, True),
-    _fixed(TIME_PER_STEP_US, "us", LOWER, 0, False),
-    _fixed(GEMM_US_PER_STEP, "us", LOWER, 0, False),
-    _fixed(STEPS_RUN, "count", NONE, 1, True),
-    _fixed(CURVE_POINTS, "count", NONE, 1, True),
-    _fixed(STEP_GEMM_MS, "ms", LOWER, 0, False),
-    _fixed(UNSCALE_PCT_OF_STEP, "%", LOWER, 0, True),
-    _fixed(TOKENS_PER_STEP, "count", NONE, 1, True),
-    _fixed(TENSORS, "count", NONE, 1, True),
-    # Clocks, power and energy (NVML)
-    _fixed(SM_CLOCK_MHZ, "MHz", NONE, 0, False),
-    _fixed(POWER_W, "W", NONE, 0, False),
-    _fixed(ENERGY_J, "J", LOWER, 0, False),
-    _fixed(TFLOPS_PER_W, "TFLOP/s/W", HIGHER, 0, False),
-    _fixed(TOPS_PER_W, "TOP/s/W", HIGHER, 0, False),
-    _fixed(GBPS_PER_W, "GB/s/W", HIGHER, 0, False),
-    _fixed(TEMP_C_MAX, "C", LOWER, -40, True, 150),
-    _fixed(THROTTLE, "mask", NONE, 0, True),
-    _fixed(PCT_OF_PEAK_AT_CLOCK, "%", HIGHER, 0, False, 200),
-    # Burst and sustained (bench_sustained)
-    _fixed(IDLE_S, "s", NONE, 0, True),
-    _fixed(SETTLE_S, "s", NONE, 0, True),
-    _fixed(STEADY, "flag", NONE, 0, True, 1),
-    _fixed(WINDOW_S, "s", NONE, 0, False),
-    _fixed(TRACE_S, "s", NONE, 0, False),
-    # bench_tensor_peak
-    _fixed(CLOCK_MHZ_MEASURED, "MHz", NONE, 0, False),
-    _fixed(CLOCK_MHZ_ATTRIBUTE, "MHz", NONE, 0, False),
-    _fixed(INSTRUCTIONS, "count", NONE, 1, True),
-    _fixed(PCT_OF_CLOCK_MODEL, "%", HIGHER, 0, False, 200),
-    _fixed(PCT_OF_MAX_CLOCK_MODEL, "%", HIGHER, 0, False, 200),
-    _fixed(PCT_OF_DATASHEET, "%", HIGHER, 0, False, 200),
-    # The CUPTI counters (bench_tensor_util)
-    _fixed(PROFILE_PASSES, "count", NONE, 1, True),
-    _fixed(COUNTERS_ERROR, "flag", NONE, 1, True, 1),
-    *(_fixed(name, "%", NONE, 0, True, 200) for name in PROFILE_COUNTERS),
-    # A whole training step (bench_tensor_util train_step rows)
-    _fixed(STEP_TENSOR_MIX_PCT, "%", NONE, 0, True, 200),
-    _fixed(GEMM_PHASES_CEILING_PCT, "%", NONE, 0, True, 200),
-    _fixed(STEP_GFLOP, "GFLOP", NONE, 0, False),
-    # The host studies (tcbench_studies)
-    _fixed(TOP1_ACCURACY_PCT, "%", HIGHER, 0, True, 100),
-    _fixed(TOP1_AGREEMENT_PCT, "%", HIGHER, 0, True, 100),
-    _fixed(FINAL_LOSS_VS_FP32, "x", LOWER, 0, True),
-    _fixed(SATURATED_STEPS, "count", LOWER, 0, True),
-    _fixed(WORST_SATURATED_PCT, "%", LOWER, 0, True, 100),
-    _fixed(UNDERFLOW_STEPS, "count", LOWER, 0, True),
-    _fixed(DELAYED_ERROR_MEAN, "", LOWER, 0, True),
-    _fixed(DELAYED_ERROR_WORST, "", LOWER, 0, True),
-    _fixed(CURRENT_ERROR_MEAN, "", LOWER, 0, True),
-    # Families
-    Counter(SPEEDUP_VS, rf"^speedup_vs_({'|'.join(PRECISIONS)})$", "x", HIGHER, 0, False),
-    Counter(ACCURACY, rf"^accuracy_{_VARIANT}$", "%", HIGHER, 0, True, 100),
-    Counter(AGREEMENT, rf"^agreement_{_VARIANT}$", "%", HIGHER, 0, True, 100),
-    Counter(LOSS_AT, r"^loss_at_[0-9]{2}$", "", LOWER, 0, True),
-    Counter(SCALE_AT, r"^scale_at_[0-9]{2}$", "", NONE, 0, True),
-    Counter(TENSOR_ACTIVE_PHASE, rf"^tensor_active_pct_({'|'.join(STEP_PHASES)})$", "%", NONE, 0,
-            True, 200),
-    Counter(TIME_PCT, rf"^time_pct_({'|'.join((*STEP_PHASES, GAPS))})$", "%", NONE, 0, True, 100),
-    Counter(CLOCK_AT, r"^clock_at_[0-9]{2}$", "MHz", NONE, 0, False),
-    Counter(POWER_AT, r"^power_at_[0-9]{2}$", "W", NONE, 0, False),
-)
-THROUGHPUT = (TFLOPS, TOPS, GBPS)  # in order of preference when a benchmark has several
+# ---------------------------------------------------------------------------------------------
+# The counter tables of the docs (README.md, docs/methodology.md): generated from the schema
+# between markers, <!-- schema:counters [name ...] --> and <!-- /schema:counters -->, and checked
+# by tests/scripts/test_schema.py (which rewrites them with TCBENCH_UPDATE_SCHEMA=1)
+
+TABLE_MARKER = re.compile(r"(<!-- schema:counters(?P<names>(?: [a-z0-9_<>]+)*) -->\n)"
+                          r"(?P<body>.*?)(<!-- /schema:counters -->)", re.S)
 
 
-@cache
-def counter(name: str) -> Counter | None:
-    """The schema entry for a counter name (a family's for its members); None when unknown."""
-    exact = next((c for c in COUNTERS if c.name == name), None)
-    return exact or next((c for c in COUNTERS if c.matches(name)), None)
+def counter_table(names: tuple[str, ...] = (), of: Schema | None = None) -> str:
+    """A Markdown table of the named counters (every counter when ``names`` is empty): name,
+    unit, which way is better, the physically possible values and the C++ definition's doc."""
+    found = of or shipped()
+    rows = [found._by_name[n] for n in names] if names else list(found.counters)
+    lines = ["| Counter | Unit | Better | Possible values | Meaning |", "|---|---|---|---|---|"]
+    for c in rows:
+        lines.append(f"| `{c.name}` | {c.unit or '-'} | {c.better} | {c.range_text()} | "
+                     f"{c.doc.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
 
 
-def unit(name: str) -> str:
-    found = counter(name)
-    return found.unit if found is not None else ""
-
-
-def out_of_range(name: str, value: float) -> str | None:
-    """Why ``value`` cannot be a ``name`` counter ("outside its physical range (> 0)"), or None
-    when it can (or the counter is not in the schema: other programs' counters pass)."""
-    found = counter(name)
-    if found is None or not math.isfinite(value) or found.in_range(value):
-        return None
-    return f"outside its physical range ({found.range_text()})"
+def with_counter_tables(text: str, of: Schema | None = None) -> str:
+    """``text`` with every marked counter table regenerated."""
+    return TABLE_MARKER.sub(lambda m: m.group(1) + counter_table(
+        tuple(m.group("names").split()), of) + m.group(4), text)

@@ -1,7 +1,7 @@
 """Synthetic data: result files that are test fixtures, not measurements.
 
-The fixture generators (tests/scripts/fixtures/gen/) and the hand-written fixtures put the context
-key ``tcbench_synthetic: "true"`` into every file they write. The C++ never writes it (no run
+The test fixtures' factory (tests/scripts/fixtures/gen/) puts the context key
+``tcbench_synthetic: "true"`` into every file it makes. The C++ never writes it (no run
 context key of ``tcbench_context`` has that name; tests/scripts/test_schema.py allows it in
 fixtures only), so a real run cannot carry it. The report refuses nothing for it: a report that
 reads such a file says so in a banner at the top and with a diagonal mark on every plot, so that

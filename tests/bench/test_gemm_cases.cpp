@@ -179,7 +179,7 @@ TEST(SkipContract, SkippedAndErrorsAreReportedWithTheirPrefix) {
 // through the harness's one writer: base over this, named by the baseline's precision, and
 // nothing for a time that is not positive and finite (a NaN ratio would be a silent number).
 TEST(ReportSpeedup, WritesTheBaselinesTimeOverThisOneOnlyForRealTimes) {
-  register_gpu_benchmark("report_speedup/fp8", [](benchmark::State& st) {
+  register_gpu_benchmark("report_speedup/own/fp8", [](benchmark::State& st) {
     for (auto _ : st) {
     }
     report_speedup(st, P::bf16, 3.0, 1.5);

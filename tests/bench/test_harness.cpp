@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 
 namespace tcbench::bench {
 namespace {
@@ -234,15 +235,13 @@ void expect_types_match() {
   EXPECT_EQ(s.c_type, cuda_data_type_v<typename T::C>) << name(P);
   EXPECT_EQ(s.d_type, cuda_data_type_v<typename T::D>) << name(P);
 }
+// Every row of the precision table, so a new precision is checked without being listed here.
+template <std::size_t... I>
+void expect_every_precision_matches(std::index_sequence<I...>) {
+  (expect_types_match<kAllPrecisions[I]>(), ...);
+}
 TEST(GemmTypesTest, EveryPrecisionMatchesItsSpec) {
-  expect_types_match<Precision::fp64>();
-  expect_types_match<Precision::fp32>();
-  expect_types_match<Precision::tf32>();
-  expect_types_match<Precision::fp16>();
-  expect_types_match<Precision::fp16_acc16>();
-  expect_types_match<Precision::bf16>();
-  expect_types_match<Precision::int8>();
-  expect_types_match<Precision::fp8>();
+  expect_every_precision_matches(std::make_index_sequence<kNumPrecisions>{});
   static_assert(std::is_same_v<GemmTypes<Precision::int8>::D, std::int32_t>);
   static_assert(std::is_same_v<GemmTypes<Precision::fp8>::A, __nv_fp8_e4m3>);
   // The type the old topic-local Element<P> silently gave INT8 and FP8 inputs.

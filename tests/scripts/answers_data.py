@@ -1,9 +1,12 @@
-"""Result documents built for the verdict rules of tcbench answers: the smallest Google Benchmark
-JSON that gives each rule each verdict it can reach. Synthetic test data, not measurements."""
+"""Result documents built for the verdict rules of tcbench answers: the smallest result files
+that give each rule each verdict it can reach. Synthetic test data, not measurements. The rows
+are factory.py's (copies of rows the C++ wrote, with these names and counters)."""
 
 from __future__ import annotations
 
 import copy
+
+import factory
 
 from tcbench_tools.answers import evidence
 
@@ -15,19 +18,18 @@ GPU_CONTEXT = {"gpu_name": "Answers GPU", "compute_capability": "9.0", "tcbench_
 
 def row(name: str, seconds: float = 1e-3, label: str = "", error: str | None = None,
         **counters: float) -> dict:
-    r = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
-         "repetition_index": 0, "threads": 1, "iterations": 1, "real_time": seconds,
-         "cpu_time": seconds, "time_unit": "s", "label": label, **counters}
-    if error is not None:
-        r.update(error_occurred=True, error_message=error)
-    return r
+    """One repetition's row, as factory.py makes it (its time in seconds)."""
+    return factory.rows_of(factory.row(name, seconds, label, error, **counters),
+                           seconds_unit="s")[0]
 
 
 def doc(context: dict, rows: list[dict]) -> dict:
-    """A result document; with no rows it holds one unrelated row (an empty benchmarks list is
-    not Google Benchmark output), so a rule sees a run that lacks its evidence."""
-    rows = rows or [row("unrelated/bench/fp32/n:1")]
-    return {"context": dict(context), "benchmarks": copy.deepcopy(rows)}
+    """A result document (factory.document's context: the schema when it is tcbench's); with no
+    rows it holds one unrelated row (an empty benchmarks list is not Google Benchmark output),
+    so a rule sees a run that lacks its evidence."""
+    out = factory.document([], context)
+    out["benchmarks"] = copy.deepcopy(rows or [row("unrelated/bench/fp32/n:1")])
+    return out
 
 
 # --- Q1 --------------------------------------------------------------------------------------
@@ -171,17 +173,8 @@ def failing(rows: list[dict], start: str, error: str) -> list[dict]:
     """``rows`` with every row whose name starts with ``start`` turned into a Google Benchmark
     error row (``error`` starting "skipped:" is a skip, as the harness writes one), its counters
     gone, as a failed benchmark is written."""
-    out = []
-    for r in rows:
-        if r["name"].startswith(start):
-            keep = {k: v for k, v in r.items() if k in ("name", "run_name", "run_type",
-                                                        "repetitions", "repetition_index",
-                                                        "threads", "iterations", "time_unit",
-                                                        "label")}
-            r = {**keep, "real_time": 0.0, "cpu_time": 0.0, "error_occurred": True,
-                 "error_message": error}
-        out.append(r)
-    return out
+    return [row(r["run_name"].removesuffix("/manual_time"), error=error)
+            if r["name"].startswith(start) else r for r in rows]
 
 
 def without(rows: list[dict], counter: str, start: str = "") -> list[dict]:

@@ -1,18 +1,26 @@
 """Shared helpers for the tests of scripts/tcbench_tools (pytest.ini puts scripts/ on the path).
 
-Fixtures under fixtures/ are real Google Benchmark 1.7 output (see fixtures/gen/) with synthetic
-numbers. Tests that need many variations start from one of them and replace the iteration rows'
-real_time values, so the structure stays the one Google Benchmark writes. Test modules import
-helpers from here only, never from one another.
+The result fixtures are made, not stored: tcbench's own C++ writes them from the recipes of
+fixtures/gen/ (recipes.py, factory.py) when the session starts, once per version of the
+generator and of the built binaries, into the build folder (``<build>/test-fixtures/<hash>/``,
+made under a lock, so pytest-xdist's workers share one copy). ``FIXTURES`` is that folder; the
+files nobody here made (fixtures/history_real, fixtures/v1: outputs of an older tcbench, kept as
+they were written) and the malformed inputs (fixtures/bad) appear in it as links to the checked-in
+folders. Tests that need many variations start from a fixture, or build small documents with
+factory.document. Test modules import helpers from here only, never from one another.
 """
 
 from __future__ import annotations
 
 import copy
+import fcntl
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +31,64 @@ from tcbench_tools.results import TIME_SCALE
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-FIXTURES = HERE / "fixtures"
+STORED = HERE / "fixtures"  # what is checked in: bad/, history_real/, v1/, ncu/, gen/
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+GENERATOR = STORED / "gen"
+sys.path.insert(0, str(GENERATOR))
+
+import factory  # noqa: E402  (fixtures/gen, put on the path above)
+
+
+def _fixture_bin_dir() -> Path:
+    """The bin/ folder whose tcbench_row_probe and tcbench_context write the fixtures:
+    $TCBENCH_BUILD_DIR's (CI), else the most recently built build/*/."""
+    need = ("tcbench_row_probe", "tcbench_context")
+    build = os.environ.get("TCBENCH_BUILD_DIR")
+    if build:
+        found = [Path(build) / "bin"]
+    else:
+        found = sorted((p.parent for p in REPO.glob("build/*/bin/tcbench_row_probe")),
+                       key=lambda p: p.stat().st_mtime, reverse=True)
+    for bin_dir in found:
+        if all((bin_dir / tool).is_file() for tool in need):
+            return bin_dir
+    raise pytest.UsageError(
+        "the result fixtures are written by the built tcbench_row_probe and tcbench_context, and "
+        + (f"TCBENCH_BUILD_DIR={build} has no bin/{need[0]}" if build else "no build/*/ has them")
+        + ": build first (scripts/tcbench test builds and then runs pytest).")
+
+
+def _generated_fixtures() -> Path:
+    """The fixtures of this generator and these binaries, made once (see the docstring)."""
+    bin_dir = _fixture_bin_dir()
+    digest = hashlib.sha256()
+    for path in sorted(GENERATOR.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(GENERATOR).as_posix().encode() + path.read_bytes())
+    for tool in ("tcbench_row_probe", "tcbench_context"):
+        digest.update((bin_dir / tool).read_bytes())
+    root = bin_dir.parent / "test-fixtures"
+    out = root / digest.hexdigest()[:16]
+    if (out / ".complete").exists():
+        return out
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be making them: wait for it
+        if not (out / ".complete").exists():
+            from recipes import make_all
+
+            tmp = Path(tempfile.mkdtemp(dir=root))
+            make_all(bin_dir, tmp)
+            for name in ("bad", "history_real", "ncu", "v1", "gen"):
+                (tmp / name).symlink_to(STORED / name)
+            (tmp / ".complete").write_text("")
+            shutil.rmtree(out, ignore_errors=True)
+            tmp.rename(out)
+    return out
+
+
+FIXTURES = _generated_fixtures()
+factory.use_template(json.loads((FIXTURES / "template.json").read_text()))
 
 
 def fixture(name: str) -> Path:
@@ -33,6 +97,16 @@ def fixture(name: str) -> Path:
 
 def load_doc(name: str) -> dict:
     return json.loads(fixture(name).read_text())
+
+
+def renamed(row: dict, name: str) -> dict:
+    """A copy of a result row under another benchmark name (without Google Benchmark's suffixes,
+    which the row keeps), with the tcbench_args of that name (none when BenchName cannot build
+    it: a hostile or foreign name, as an older file's row)."""
+    old = row["run_name"].removesuffix("/manual_time")
+    out = {**row, "name": row["name"].replace(old, name, 1),
+           "run_name": row["run_name"].replace(old, name, 1)}
+    return factory._with_args(out, name)
 
 
 def with_times(doc: dict, times: dict[str, list[float]]) -> dict:

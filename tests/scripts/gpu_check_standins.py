@@ -15,6 +15,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from tcbench_tools.results import GBENCH_FIELDS
+
 REPO = Path(__file__).resolve().parents[1].parent
 QUICK_LISTS = Path(__file__).resolve().parents[2] / "data" / "gpu_check" / "quick_lists.json"
 
@@ -273,16 +275,14 @@ def verdict_rows(names: set[str]) -> dict[str, dict]:
             + data.fp8_gpu())
     out = {}
     for row in made:
-        name = row["name"]
+        name = row["run_name"].removesuffix("/manual_time")
         if name.startswith(("int8_gemm/", "loss_scaling/")):
             name = name.replace("m:8192/n:8192/k:8192/layout:tn", "m:4096/n:4096/k:4096/layout:tn")
             name = name.replace("steps:400", "steps:100")
         if name.startswith("tensor_util/"):
             name = name.replace("m:8192/n:8192/k:8192", "m:2048/n:2048/k:2048")
         if name in names:
-            extra = {k: v for k, v in row.items() if k not in (
-                "name", "run_name", "run_type", "repetitions", "repetition_index", "threads",
-                "iterations", "real_time", "cpu_time", "time_unit")}
+            extra = {k: v for k, v in row.items() if k == "label" or k not in GBENCH_FIELDS}
             out[name] = extra
     return out
 

@@ -1,10 +1,9 @@
 """Synthetic run histories for the history tests and the scale benchmark (seeded).
 
-A run document is built from the rows and context of a real Google Benchmark fixture
-(fixtures/gpu_a.json): each benchmark gets that fixture's first iteration row as its template,
-renamed, with the wanted per-repetition real times (seconds, written in microseconds as the
-fixture does) and a tflops counter; the context is the fixture's, with the GPU, date, git sha
-and mode of the run. So what the tests store is what a tcbench binary writes.
+A run document is factory.py's: its rows are copies of rows the C++ wrote (factory.document),
+with the wanted per-repetition real times (seconds, written in microseconds) and a tflops
+counter; its context is the generated gpu_a.json's, with the GPU, date, git sha and mode of the
+run. So what the tests store is what a tcbench binary writes.
 """
 
 from __future__ import annotations
@@ -18,12 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import factory
 import numpy as np
 
 from conftest import load_doc
 
-_TEMPLATE = load_doc("gpu_a.json")
-_ROW = next(r for r in _TEMPLATE["benchmarks"] if r["run_type"] == "iteration")
+_CONTEXT = load_doc("gpu_a.json")["context"]
 START = datetime(2026, 3, 1, 2, 0, tzinfo=timezone.utc)
 
 
@@ -35,50 +34,16 @@ def run_doc(times: dict[str, list[float]], *, gpu: str = "Fixture GPU A", when: 
     ``aggregates``, the mean/median/stddev/cv rows Google Benchmark adds after them). The
     template's context carries tcbench_synthetic; ``synthetic=False`` leaves it out (a run that
     passes for a measurement, for the tests of what marks synthetic data)."""
-    ctx = dict(_TEMPLATE["context"])
+    ctx = dict(_CONTEXT)
     ctx.update({"gpu_name": gpu, "date": when.isoformat(), "git_sha": git_sha,
                 "tcbench_quick": "true" if quick else "false",
                 "gpu_uuid": f"GPU-{zlib.crc32(gpu.encode()):08x}-0000-0000-0000-000000000000"})
     ctx.update(context or {})
     if not synthetic:
         ctx.pop("tcbench_synthetic", None)
-    rows = []
-    for name, reps in times.items():
-        for i, seconds in enumerate(reps):
-            row = dict(_ROW)
-            row.update({"name": f"{name}/manual_time", "run_name": f"{name}/manual_time",
-                        "repetitions": len(reps), "repetition_index": i,
-                        "real_time": seconds * 1e6, "cpu_time": 5.0, "time_unit": "us"})
-            if counters:
-                row["tflops"] = 1.0e-3 / seconds
-                row["pct_of_peak"] = 50.0
-            else:
-                for key in ("tflops", "pct_of_peak", "rel_error"):
-                    row.pop(key, None)
-            rows.append(row)
-        if aggregates and len(reps) > 1:
-            rows += _aggregates(rows[-len(reps):])
-    return {"context": ctx, "benchmarks": rows}
-
-
-def _aggregates(reps: list[dict]) -> list[dict]:
-    """Google Benchmark's aggregate rows of one benchmark's repetition rows."""
-    fields = ["real_time", "cpu_time"] + [k for k in ("tflops", "pct_of_peak") if k in reps[0]]
-    values = {f: np.array([r[f] for r in reps], dtype=float) for f in fields}
-    stats = {"mean": {f: float(v.mean()) for f, v in values.items()},
-             "median": {f: float(np.median(v)) for f, v in values.items()},
-             "stddev": {f: float(v.std(ddof=1)) for f, v in values.items()}}
-    stats["cv"] = {f: stats["stddev"][f] / stats["mean"][f] if stats["mean"][f] else 0.0
-                   for f in fields}
-    out = []
-    for name, numbers in stats.items():
-        row = {k: v for k, v in reps[0].items() if k != "repetition_index"}
-        row.update(numbers)
-        row.update({"name": f"{reps[0]['run_name']}_{name}", "run_type": "aggregate",
-                    "aggregate_name": name, "iterations": len(reps),
-                    "aggregate_unit": "percentage" if name == "cv" else "time"})
-        out.append(row)
-    return out
+    rows = [factory.Row(name, reps, {"tflops": [1.0e-3 / s for s in reps], "pct_of_peak": 50.0}
+                        if counters else {}) for name, reps in times.items()]
+    return factory.document(rows, ctx, with_aggregates=aggregates, seconds_unit="us")
 
 
 def names(count: int, topics: tuple[str, ...] = ("fp16_vs_fp32", "int8_gemm")) -> list[str]:

@@ -16,8 +16,9 @@ import pytest
 
 import answers_data as ad
 from conftest import REPO, write
-from tcbench_tools import published
+from tcbench_tools import published, schema
 from tcbench_tools.answers import CAVEAT, FAILS, HOLDS, NOT_MEASURED, answer_all, render, rules
+from tcbench_tools.names import BenchName, from_args
 from tcbench_tools.results import parse_doc
 
 
@@ -282,6 +283,14 @@ def test_the_real_host_studies_give_the_verdicts_the_pages_state(tmp_path):
         pytest.skip("no build with tcbench_studies (scripts/tcbench test builds one)")
     out = tmp_path / "studies.json"
     subprocess.run([str(tool), "--out", str(out)], check=True, capture_output=True, timeout=300)
+    # The file says what it holds: the schema once (the one the tools ship) and each row's
+    # arguments, typed, building its name.
+    text = out.read_text()
+    assert text.count(f'"{schema.CONTEXT_KEY}"') == 1
+    doc = json.loads(text)
+    assert doc["context"][schema.CONTEXT_KEY] == json.loads(schema.SCHEMA_FILE.read_text())
+    assert all(str(BenchName.of(from_args(r[schema.ARGS_KEY]))) == r["name"]
+               for r in doc["benchmarks"])
     by_id = {a.id: a for a in answer_all([parse_doc(json.loads(out.read_text()))])
              if a.scope == "host"}
     # docs/concepts/int8-calibration.md: p99.99 beats FP32, max loses 0.98 points (within 1).

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import answers_data as ad
-from conftest import REPO, write
+from conftest import FIXTURES, REPO, write
 from tcbench_tools.answers import HOLDS, answer_all, render
 from tcbench_tools.answers.model import unit_of
 from tcbench_tools.results import load, parse_doc
@@ -48,7 +48,7 @@ def test_two_runs_of_one_gpu_model_are_two_rows_labelled_as_the_report_labels_th
 
 def test_a_synthetic_input_is_marked_everywhere(cli, tmp_path):
     """D6: before, none of the console, answers.md, .html or .json said "synthetic"."""
-    fixture = REPO / "tests" / "scripts" / "fixtures" / "alignment_quick.json"
+    fixture = FIXTURES / "alignment_quick.json"
     code, out, err = cli("answers", fixture, "--out", tmp_path)
     assert code == 0, err
     assert out.startswith("SYNTHETIC DATA: the answers of ")

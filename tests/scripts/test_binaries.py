@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
+import factory
 import pytest
 
 from conftest import FIXTURES, REPO, built_bin_dir, tcbench, topics
+from tcbench_tools import schema
+from tcbench_tools.names import ANY, BenchName, Query, from_args, one_of, prefix
 
 TOPICS = topics()
 # A fixture row whose benchmark no binary lists must be a skip row saying so: its message starts
@@ -122,15 +124,8 @@ def test_a_known_time_unit_passes(tmp_path):
 
 
 def fixture_documents() -> list[tuple[str, dict]]:
-    """Every committed fixture, and the full alignment sweeps the alignment tests generate."""
-    docs = [(p.name, json.loads(p.read_text())) for p in sorted(FIXTURES.glob("*.json"))]
-    sys.path.insert(0, str(FIXTURES / "gen"))
-    try:
-        import make_alignment_fixture as gen
-    finally:
-        sys.path.pop(0)
-    docs += [(f"make_alignment_fixture.document({key!r})", gen.document(key)) for key in gen.GPUS]
-    return docs
+    """Every generated fixture (the full alignment sweeps among them)."""
+    return [(p.name, json.loads(p.read_text())) for p in sorted(FIXTURES.glob("*.json"))]
 
 
 def test_every_benchmark_a_fixture_names_is_one_the_binaries_list():
@@ -157,6 +152,93 @@ def test_the_check_fails_on_a_name_the_binaries_do_not_list():
     assert "loss_scaling/unscale/fp32/elements:10000000" in listed("loss_scaling")
     assert "loss_scaling/unscale/fp32/elements:16777216" not in listed("loss_scaling")
     assert "tensor_util/cupti/fp16/m:4096/n:4096/k:4096/layout:nn" not in listed("tensor_util")
+
+
+# ---------------------------------------------------------------------------------------------
+# The listing as a result file: the schema once, every name's typed arguments
+
+
+@cache
+def listing(topic: str, quick: bool) -> dict:
+    proc = run(f"bench_{topic}", *(["--quick"] if quick else []), "--benchmark_list_tests",
+               "--benchmark_format=json")
+    assert proc.returncode == 0, (topic, proc.stderr)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_the_json_listing_carries_the_schema_and_each_names_typed_arguments(topic):
+    """Every binary, without a GPU: --benchmark_list_tests --benchmark_format=json is the
+    listing as a result file (tcbench_schema once, the shipped one; tcbench_args per row, which
+    build its name), the same names as the text listing; and the tests' own mirror of the
+    arguments (factory.args_of, which their documents use) agrees with the C++ on every one."""
+    shipped = json.loads(schema.SCHEMA_FILE.read_text())
+    for quick in (False, True):
+        doc = listing(topic, quick)
+        assert doc["context"][schema.CONTEXT_KEY] == shipped
+        names = [row["name"] for row in doc["benchmarks"]]
+        text = run(f"bench_{topic}", *(["--quick"] if quick else []), "--benchmark_list_tests")
+        assert names == [line.removesuffix("/manual_time") for line in text.stdout.split()]
+        for row in doc["benchmarks"]:
+            args = row[schema.ARGS_KEY]
+            assert str(BenchName.of(from_args(args))) == row["name"]
+            assert args == factory.args_of(row["name"]), row["name"]
+            for key in args.keys() - set(schema.NAME_FIELDS):
+                want = int if schema.shipped().key(key).type == "integer" else str
+                assert type(args[key]) is want, (row["name"], key)
+
+
+# What the quick and full suites must hold, asked of the listing's arguments (a query per case,
+# as the answers ask): (topic, quick, how many, query).
+LISTED = [
+    # bench_alignment: the 32/33 pair of all five precisions in their own layout, through cuBLAS
+    # too (fp8 is cuBLASLt-only), and the attention-shaped strided batches, both APIs.
+    ("alignment", True, 5, Query("alignment", "cublaslt", one_of("fp16", "bf16", "tf32", "int8",
+                                                               "fp8"),
+                                 {"m": 4096, "n": 33, "k": 4096, "layout": one_of("nn", "tn"),
+                                  "batch": None})),
+    ("alignment", True, 4, Query("alignment", "cublas", one_of("fp16", "bf16", "tf32", "int8"),
+                                 {"m": 4096, "n": 33, "k": 4096, "layout": one_of("nn", "tn")})),
+    ("alignment", True, 8, Query("alignment", one_of("cublas", "cublaslt"), "fp16",
+                                 {"m": 128, "n": 128, "k": one_of(64, 65), "layout": "nn",
+                                  "batch": one_of(32, 33)})),
+    ("alignment", False, 16, Query("alignment", one_of("cublas", "cublaslt"),
+                                   one_of("fp16", "bf16"),
+                                   {"m": 128, "n": one_of(64, 65), "k": 128, "layout": "nn",
+                                    "batch": one_of(64, 65)})),
+    # bench_fp16_vs_fp32: cuBLAS beside cuBLASLt, every precision, at each quick shape.
+    ("fp16_vs_fp32", True, 15, Query("fp16_vs_fp32", "cublas",
+                                     one_of("fp32", "tf32", "fp16", "fp16_acc16", "bf16"),
+                                     {"m": one_of(256, 1024, 2048), "n": ANY, "k": ANY,
+                                      "layout": "nn"})),
+    # bench_fp8: the accumulator's bit detection lists every path (cuBLASLt fast and split, the
+    # three FP8 kernels and the two 16-bit controls) without a GPU, --quick included.
+    ("fp8", True, 7, Query("fp8", prefix("accum_bits_"), ANY, {})),
+    # bench_sustained: a burst and a sustained row per headline GEMM, in --quick too (where they
+    # skip with one sentence).
+    ("sustained", True, 10, Query("sustained", "cublaslt",
+                                  one_of("bf16", "fp16", "tf32", "fp8", "int8"),
+                                  {"m": 8192, "n": 8192, "k": 8192, "layout": one_of("nn", "tn"),
+                                   "regime": one_of("burst", "sustained")})),
+    # bench_tensor_util: the whole-step rows (2 widths x fp16, bf16, tf32, fp32).
+    ("tensor_util", True, 8, Query("tensor_util", "train_step", one_of("fp16", "bf16", "tf32",
+                                                                     "fp32"),
+                                   {"hidden": one_of(64, 4096), "tokens": one_of(256, 4096)})),
+]
+
+
+@pytest.mark.parametrize("topic,quick,count,query", LISTED,
+                         ids=[f"{t}-{'quick' if q else 'full'}-{n}" for t, q, n, _ in LISTED])
+def test_the_suites_hold_the_rows_the_questions_need(topic, quick, count, query):
+    rows = [from_args(r[schema.ARGS_KEY]) for r in listing(topic, quick)["benchmarks"]]
+    assert sum(1 for r in rows if query.matches(r)) == count
+
+
+def test_sustained_lists_bf16_first():
+    """gpu_check's budget reaches the first rows of bench_sustained first: BF16's pair."""
+    rows = [from_args(r[schema.ARGS_KEY]) for r in listing("sustained", False)["benchmarks"]]
+    assert [(r.precision, r.args.get("regime")) for r in rows[:2]] == [("bf16", "burst"),
+                                                                      ("bf16", "sustained")]
 
 
 def test_the_binaries_are_the_topics():

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import fixture, load_doc, noisy, scaled, with_times, write
+from conftest import fixture, load_doc, noisy, renamed, scaled, with_times, write
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 
@@ -131,10 +131,8 @@ def test_added_removed_errored_and_skipped_benchmarks_are_listed(cli, tmp_path):
             row.update(error_occurred=True, error_message="cublasLtMatmul failed: "
                        "CUBLAS_STATUS_NOT_SUPPORTED", iterations=0, real_time=0.0, cpu_time=0.0)
         rows.append(row)
-    extra = dict(next(r for r in doc["benchmarks"] if r["run_name"].startswith(FP16)))
-    big = "fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"
-    extra["name"] = extra["run_name"] = big + "/manual_time"
-    rows.append(extra)
+    extra = next(r for r in doc["benchmarks"] if r["run_name"].startswith(FP16))
+    rows.append(renamed(extra, "fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"))
     cand["benchmarks"] = rows
     code, out, _ = cli("compare", fixture("gpu_a.json"), write(tmp_path, "c.json", cand))
     assert code == 1  # the newly failing INT8 benchmark
@@ -172,8 +170,7 @@ def test_a_benchmark_that_failed_in_the_baseline_and_runs_now_is_fixed(cli, tmp_
     fp16_rows = [r for r in doc["benchmarks"] if r["run_name"].startswith(FP16 + "/")]
     cand = dict(doc, benchmarks=[r for r in doc["benchmarks"] if not r["name"].startswith(FAILING)])
     for row in fp16_rows:  # FAILING now measures what FP16 measured
-        cand["benchmarks"].append(dict(row, name=row["name"].replace(FP16, FAILING),
-                                       run_name=row["run_name"].replace(FP16, FAILING)))
+        cand["benchmarks"].append(renamed(row, FAILING))
     base_set, cand_set = parse_doc(doc), parse_doc(cand)
     assert base_set.benchmarks[FAILING].failed and cand_set.benchmarks[FAILING].ok
     comp = compare.compare(base_set, cand_set, compare.Options())

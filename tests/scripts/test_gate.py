@@ -89,6 +89,7 @@ def test_nothing_compared_always_fails_even_with_every_opt_out(cli, tmp_path):
     for row in doc["benchmarks"]:
         for field in ("name", "run_name"):
             row[field] = "renamed_" + row[field]
+        row.pop("tcbench_args")  # names no binary writes
     cand = write(tmp_path, "c.json", doc)
     code, out, _ = cli("compare", BASE, cand, "--allow-missing", "--allow-skipped",
                        "--allow-not-comparable")
@@ -337,7 +338,9 @@ def as_v1(doc: dict) -> dict:
     """``doc`` as tcbench 0.1 named it: no layout key, n: for element counts, h:/t: for the FP8
     block's hidden size and tokens, cublaslt_bT for cuBLASLt with B N-contiguous."""
     out = copy.deepcopy(doc)
+    out["context"].pop("tcbench_schema")  # tcbench 0.1 wrote neither the schema nor arguments
     for row in out["benchmarks"]:
+        row.pop("tcbench_args")
         for field in ("name", "run_name"):
             name = row[field]
             if "/layout:nt" in name:

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 import gpu_check_torch  # scripts/ (pytest.ini's pythonpath)
+from conftest import FIXTURES
 from gpu_check_standins import (
     DEVICE_OK,
     add_bench,
@@ -281,7 +282,7 @@ def test_run_needs_only_the_standard_library(tmp_path: Path):
     check relies on it with a bare Python. Blocking numpy, scipy and matplotlib must not matter."""
     code = ("from tcbench_tools import cli, runner, summary\n"
             "from tcbench_tools.results import load\n"
-            f"rs = load({str(REPO / 'tests' / 'scripts' / 'fixtures' / 'gpu_a.json')!r})\n"
+            f"rs = load({str(FIXTURES / 'gpu_a.json')!r})\n"
             "samples = [b.sample() for b in rs.benchmarks.values()]\n"
             "assert any(s is not None and s.cv is not None for s in samples)\n"
             "print(summary.render(rs))\n")
@@ -295,7 +296,7 @@ def test_run_needs_only_the_standard_library(tmp_path: Path):
 
 
 def test_a_command_that_needs_a_missing_package_says_which(tmp_path: Path):
-    fixture = str(REPO / "tests" / "scripts" / "fixtures" / "gpu_a.json")
+    fixture = str(FIXTURES / "gpu_a.json")
     proc = subprocess.run([sys.executable, "-m", "tcbench_tools", "compare", fixture, fixture],
                           capture_output=True, text=True, check=False,
                           env=bare_python_env(tmp_path))

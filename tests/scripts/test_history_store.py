@@ -19,6 +19,7 @@ import history_data as hd
 from conftest import FIXTURES, REPO, assert_one_line_error, fixture, load_doc, tcbench, write
 from tcbench_tools import results
 from tcbench_tools.history import ingest
+from tcbench_tools.results import TIME_SCALE
 
 FP32 = "fp16_vs_fp32/cublaslt/fp32/m:1024/n:1024/k:1024/layout:nn"
 SKIPPED = "fp8/gemm_e4m3xe4m3_bf16/fp8/m:4096/n:4096/k:4096/layout:tn/accum:fast"
@@ -92,7 +93,7 @@ def test_per_benchmark_statistics_and_counters(cli, db):
     assert cli("history", "add", fixture("gpu_a.json"), "--db", db)[0] == 0
     reps = [r for r in load_doc("gpu_a.json")["benchmarks"]
             if r["run_name"] == f"{FP32}/manual_time" and r["run_type"] == "iteration"]
-    seconds = np.array([r["real_time"] for r in reps]) * 1e-6  # the fixture is in us
+    seconds = np.array([r["real_time"] * TIME_SCALE[r["time_unit"]] for r in reps])
     ((status, median, p10, p90, count),) = rows(
         db, "SELECT status, median, p10, p90, r.repetitions FROM results r JOIN benchmarks b "
             "ON b.id = r.benchmark WHERE b.name = ?", FP32)
@@ -118,8 +119,16 @@ def test_aggregates_only_have_no_band(cli, db):
     ((median, p10, p90, count),) = rows(
         db, "SELECT median, p10, p90, r.repetitions FROM results r JOIN benchmarks b "
             "ON b.id = r.benchmark WHERE b.name = ?", FP32)
-    assert median == pytest.approx(want["real_time"] * 1e-6, rel=1e-12)
+    assert median == pytest.approx(want["real_time"] * TIME_SCALE[want["time_unit"]], rel=1e-12)
     assert p10 is None and p90 is None and count == want["repetitions"]
+
+
+def test_a_run_keeps_its_context_without_the_schema_it_carries(cli, db):
+    """The schema is the vocabulary (about 15 kB in every file), not a fact of the run."""
+    assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
+    ((raw,),) = rows(db, "SELECT context FROM runs")
+    stored = json.loads(raw)
+    assert "tcbench_schema" not in stored and stored["gpu_name"] == "Fixture GPU B"
 
 
 def test_numeric_context_keys_it_does_not_know_are_kept(cli, tmp_path, db):
@@ -210,7 +219,7 @@ def _nan_counter(tmp_path: Path) -> Path:
     (lambda t: fixture("plain.json"), "has no tcbench provenance"),
     (_no_quick, "quick or a full run is unknown"),
     (_nan_time, "is NaN"),
-    (_zero_time, "is 0 us, outside its physical range (> 0)"),
+    (_zero_time, "is 0 ms, outside its physical range (> 0)"),
     (_nan_counter, "tflops of repetition 1 is +Inf"),
     (lambda t: t / "nothing-here", "no such file or folder"),
     (lambda t: (t / "empty-dir").mkdir() or t / "empty-dir", "no results.json and no *.json"),

@@ -13,7 +13,7 @@ import pytest
 
 import answers_data as ad
 import many_gpus
-from conftest import PNG_SIGNATURE, fixture, load_doc, table_rows, write
+from conftest import PNG_SIGNATURE, fixture, load_doc, renamed, table_rows, write
 from tcbench_tools import report
 from tcbench_tools.labels import unique_labels
 from tcbench_tools.results import load, without_invalid
@@ -70,9 +70,8 @@ def test_the_tensor_util_table_names_its_fp32_baseline(cli, tmp_path):
     peak; the column says so, and a cuBLASLt FP32 row gets a column of its own."""
     doc = load_doc("tensor_util.json")
     simt = next(r for r in doc["benchmarks"] if r["run_name"].startswith("tensor_util/simt/fp32"))
-    lib = copy.deepcopy(simt)
-    for key in ("name", "run_name"):
-        lib[key] = lib[key].replace("/simt/", "/cublaslt/")
+    lib = renamed(simt, simt["run_name"].removesuffix("/manual_time").replace("/simt/",
+                                                                                  "/cublaslt/"))
     lib["tflops"] = simt["tflops"] * 2.5
     doc["benchmarks"].append(lib)
     code, _, err = cli("report", write(tmp_path, "tu.json", doc), "--out", tmp_path / "rep")

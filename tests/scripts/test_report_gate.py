@@ -11,6 +11,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import factory
 import pytest
 from matplotlib.figure import Figure
 
@@ -216,21 +217,15 @@ def test_the_gpus_table_fits_the_page(three_gpu_report):
 
 def synthetic_run(rows: int) -> dict:
     """``rows`` single-repetition benchmarks: square sweeps of four precisions (fictional)."""
-    doc = load_doc("gpu_a.json")
     precisions = ["fp32", "tf32", "fp16", "bf16"]
-    benchmarks = []
+    made = []
     for p in precisions:
         for i in range(rows // len(precisions)):
             size = 16 * (i + 1)
-            name = f"fp16_vs_fp32/cublaslt/{p}/m:{size}/n:{size}/k:{size}/layout:nn/manual_time"
-            benchmarks.append({
-                "name": name, "family_index": 0, "per_family_instance_index": i,
-                "run_name": name, "run_type": "iteration", "repetitions": 1,
-                "repetition_index": 0, "threads": 1, "iterations": 10, "real_time": 100.0 + i,
-                "cpu_time": 5.0, "time_unit": "us", "tflops": 10.0 + (i % 97) * 0.1,
-                "pct_of_peak": 50.0})
-    doc["benchmarks"] = benchmarks
-    return doc
+            made.append(factory.row(f"fp16_vs_fp32/cublaslt/{p}/m:{size}/n:{size}/k:{size}/"
+                                    "layout:nn", (100.0 + i) * 1e-6,
+                                    tflops=10.0 + (i % 97) * 0.1, pct_of_peak=50.0))
+    return factory.document(made, load_doc("gpu_a.json")["context"], seconds_unit="us")
 
 
 def _timed_report(tmp_path: Path, rows: int) -> tuple[float, float]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from tcbench_tools import partial
+from tcbench_tools import partial, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.results import load_file
 
@@ -83,6 +83,30 @@ def test_a_run_that_ends_writes_the_same_rows_to_both_files(tmp_path: Path):
     assert lines[-1] == {"tcbench_finished": True}
     assert [r["name"] for r in lines[1:-1]] == [r["name"] for r in
                                                 json.loads(out.read_text())["benchmarks"]]
+
+
+def test_both_files_carry_the_schema_once_and_each_row_its_arguments(tmp_path: Path):
+    """The harness's two writers (--benchmark_out's JSON, the row file): tcbench_schema once, in
+    the context, the one tcbench_context --schema prints (the shipped schema.json); tcbench_args
+    in every row, right after its name, typed (elements a number) and building the name."""
+    proc, out, _ = start(tmp_path, rows=3, ms=5)
+    assert proc.wait(timeout=30) == 0
+    shipped = json.loads(schema.SCHEMA_FILE.read_text())
+    rows_file = partial.row_file(out)
+    for path in (out, rows_file):
+        text = path.read_text()
+        assert text.count(f'"{schema.CONTEXT_KEY}"') == 1, path.name
+        assert text.count(f'"{schema.ARGS_KEY}"') == 3, path.name
+    doc = json.loads(out.read_text())
+    lines = [json.loads(x) for x in rows_file.read_text().splitlines()]
+    assert doc["context"][schema.CONTEXT_KEY] == lines[0]["context"][schema.CONTEXT_KEY] == shipped
+    for row in doc["benchmarks"] + lines[1:-1]:
+        assert list(row)[:2] == ["name", schema.ARGS_KEY]
+        i = int(row["name"].split(":")[1].split("/")[0])
+        assert row[schema.ARGS_KEY] == {"topic": "probe", "variant": "sleep",
+                                        "precision": "fp32", "elements": i}
+    assert load_file(out).benchmarks["probe/sleep/fp32/elements:2"].parsed.args == \
+        {"elements": "2"}
 
 
 def gb_text(rows: int) -> str:

@@ -1,7 +1,8 @@
-"""One schema, written by C++ and read by Python: the fixtures' context must carry exactly the
-keys, in the formats, that the benchmarks write, and scripts/tcbench_tools/schema.py must name
-exactly the counters, precisions and name keys the C++ defines (tcbench_context prints both
-without a GPU).
+"""One schema, written by the C++ and read by Python: every result file carries it
+(tcbench_schema) and each row its typed arguments (tcbench_args); scripts/tcbench_tools/schema.json,
+which the tools use for files that carry none, is exactly what ``tcbench_context --schema``
+prints (this test fails on drift, and rewrites it with TCBENCH_UPDATE_SCHEMA=1); the fixtures'
+context carries exactly the keys, in the formats, that the benchmarks write.
 
 The fixtures once said driver_version "13000" where the binaries write "13.0", and lacked the
 peak_<p>_max_clock and peak_<p>_source keys; these tests fail on such drift.
@@ -15,12 +16,14 @@ import os
 import re
 import subprocess
 import tokenize
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES, REPO
-from tcbench_tools import names, schema, synthetic
+from tcbench_tools import names, results, schema, synthetic
+from tcbench_tools.errors import InputError
 
 # Keys Google Benchmark itself writes into "context".
 GBENCH_KEYS = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
@@ -28,9 +31,11 @@ GBENCH_KEYS = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
                "json_schema_version", "library_version"}
 # Keys only fixtures carry: the C++ never writes them (checked below), so a real run cannot.
 FIXTURE_ONLY_KEYS = {synthetic.KEY}
-TCBENCH_FIXTURES = ["gpu_a.json", "gpu_b.json", "gpu_c.json", "gpu_a_single.json",
-                    "gpu_a_aggregates.json", "loss_scaling.json", "fp8_gpu_h.json",
-                    "alignment_quick.json", "int8_gemm_a.json", "int8_gemm_b.json"]
+# Every generated fixture but plain.json (Google Benchmark's output alone) and tensor_util.json
+# and tensor_util_nocounters.json, which keep an older context on purpose (no NVML keys).
+TCBENCH_FIXTURES = sorted(p.name for p in FIXTURES.glob("*.json")
+                          if p.name not in ("plain.json", "tensor_util.json",
+                                            "tensor_util_nocounters.json"))
 
 
 def context_tool() -> Path:
@@ -49,6 +54,7 @@ def context_tool() -> Path:
     return found[0]
 
 
+@cache
 def cpp_context() -> dict[str, str]:
     out = subprocess.run([str(context_tool()), "--cc", "8.0"], check=True,
                          capture_output=True, text=True).stdout
@@ -57,7 +63,7 @@ def cpp_context() -> dict[str, str]:
 
 @pytest.mark.parametrize("name", TCBENCH_FIXTURES)
 def test_fixture_context_has_exactly_the_keys_cpp_writes(name):
-    cpp = set(cpp_context())
+    cpp = set(cpp_context()) | {schema.CONTEXT_KEY}  # the reporter adds the schema
     fixture = set(json.loads((FIXTURES / name).read_text())["context"]) - GBENCH_KEYS
     assert fixture - cpp - FIXTURE_ONLY_KEYS == set(), f"{name} has keys the C++ never writes"
     assert cpp - fixture == set(), f"{name} lacks keys the C++ writes"
@@ -104,16 +110,16 @@ def test_every_precision_is_stated_even_when_the_gpu_lacks_it():
 
 
 # ---------------------------------------------------------------------------------------------
-# Names and counters: tcbench_context --schema (C++) against scripts/tcbench_tools/schema.py
+# The shipped schema is the C++'s, and the loader reads what a file carries
 
-# Fields of a Google Benchmark row that are not counters (and tcbench run's binary tag).
+
+# Fields of a Google Benchmark row that are not counters (and tcbench's own row keys).
 GBENCH_ROW_FIELDS = {"name", "family_index", "per_family_instance_index", "run_name", "run_type",
                      "repetitions", "repetition_index", "threads", "iterations", "real_time",
                      "cpu_time", "time_unit", "label", "error_occurred", "error_message",
                      "aggregate_name", "aggregate_unit", "skipped", "skip_message",
-                     "tcbench_binary"}
-ALL_FIXTURES = [*TCBENCH_FIXTURES, "plain.json", "tensor_util.json", "tensor_util_nocounters.json",
-                "tensor_util_step_h.json", "tensor_util_step_a.json"]
+                     "tcbench_binary", "tcbench_args"}
+ALL_FIXTURES = sorted(p.name for p in FIXTURES.glob("*.json"))
 
 
 @pytest.fixture(scope="module")
@@ -124,46 +130,100 @@ def cpp_schema() -> dict:
     return json.loads(proc.stdout)
 
 
-def python_counters() -> dict[str, dict]:
-    return {c.name: {"pattern": c.pattern, "unit": c.unit, "better": c.better, "low": c.low,
-                     "low_inclusive": c.low_inclusive, "high": c.high} for c in schema.COUNTERS}
+def test_the_shipped_schema_is_what_the_cpp_prints(cpp_schema):
+    """schema.json is tcbench_context --schema's output, whole: a counter, key, precision or
+    range changed in the C++ alone fails here (TCBENCH_UPDATE_SCHEMA=1 rewrites the file)."""
+    if os.environ.get("TCBENCH_UPDATE_SCHEMA") == "1":
+        # As the tool prints it (one row per line), not re-indented.
+        out = subprocess.run([str(context_tool()), "--schema"], capture_output=True, text=True,
+                             check=True).stdout
+        schema.SCHEMA_FILE.write_text(out if out.endswith("\n") else out + "\n")
+    shipped = json.loads(schema.SCHEMA_FILE.read_text())
+    assert shipped == cpp_schema, (
+        f"{schema.SCHEMA_FILE} differs from `tcbench_context --schema`: regenerate it with "
+        "TCBENCH_UPDATE_SCHEMA=1 (review the diff: a renamed counter breaks older files)")
+    assert schema.shipped().version == cpp_schema["schema_version"]
 
 
-def test_every_counter_is_on_both_sides(cpp_schema):
-    cpp = {c["name"] for c in cpp_schema["counters"]}
-    python = set(python_counters())
-    assert cpp - python == set(), "counters the C++ writes and tcbench_tools/schema.py lacks"
-    assert python - cpp == set(), "counters schema.py names and the C++ never writes (renamed?)"
-    assert len(cpp_schema["counters"]) == len(cpp)  # no name twice
+def test_a_counter_renamed_in_the_cpp_is_drift(cpp_schema):
+    """What the test above catches: the C++ renaming one counter (here tflops) only."""
+    renamed = json.loads(json.dumps(cpp_schema))
+    for c in renamed["counters"]:
+        if c["name"] == "tflops":
+            c.update(name="tflop_s", pattern="^tflop_s$")
+    assert renamed != json.loads(schema.SCHEMA_FILE.read_text())
+    assert schema.Schema(renamed).counter("tflops") is None
+    assert schema.Schema(renamed).counter("tflop_s").unit == "TFLOP/s"
 
 
-def test_each_counter_has_the_cpp_pattern_unit_direction_and_range(cpp_schema):
-    python = python_counters()
-    for c in cpp_schema["counters"]:
-        cpp = {k: c[k] for k in ("pattern", "unit", "better", "low", "low_inclusive", "high")}
-        assert python[c["name"]] == cpp, c["name"]
+def test_the_module_names_counters_from_the_shipped_schema():
+    assert schema.TFLOPS == "tflops" and schema.PCT_OF_PEAK == "pct_of_peak"
+    assert schema.STEP_PHASES == ("forward", "backward", "unscale", "optimizer")
+    assert schema.GAPS == "gaps"
+    assert schema.speedup_vs("fp16") == "speedup_vs_fp16"
+    with pytest.raises(ValueError):
+        schema.speedup_vs("fp2")
+    with pytest.raises(AttributeError):
+        _ = schema.TFLOP_S  # a counter the schema lacks is no attribute
+    with pytest.raises(AttributeError):
+        _ = schema.SPEEDUP_VS_FP16  # families are named through their functions
+    assert [p.name for p in schema.PRECISION_TABLE] == list(schema.PRECISIONS)
+    assert schema.shipped().precision("fp4").input_bytes == 0.5
+    assert schema.shipped().precision("int8").output_bytes == 4
+    assert schema.shipped().precision("fp8").layout == "tn"
 
 
-def test_precisions_are_the_cpp_table_in_its_order(cpp_schema):
-    assert [{"name": p.name, "integer": p.integer, "rate_counter": p.rate_counter}
-            for p in schema.PRECISION_TABLE] == cpp_schema["precisions"]
-    assert names.PRECISIONS == tuple(p["name"] for p in cpp_schema["precisions"])
+def test_a_files_own_schema_decides_its_counters_ranges():
+    """A counter the tools have never seen: the file's schema gives its range, so an impossible
+    value of it is refused without an edit to the tools (the shipped schema lacks it)."""
+    raw = json.loads(schema.SCHEMA_FILE.read_text())
+    raw["counters"].append({"name": "new_share", "pattern": "^new_share$", "unit": "%",
+                            "better": "higher", "low": 0, "low_inclusive": True, "high": 100,
+                            "doc": "a counter added after these tools"})
+    doc = json.loads((FIXTURES / "gpu_a_single.json").read_text())
+    doc["context"][schema.CONTEXT_KEY] = raw
+    row = next(r for r in doc["benchmarks"] if "tflops" in r)
+    row["new_share"] = 250.0
+    rs = results.parse_doc(doc)
+    bench = rs.benchmarks[names.strip_time_suffix(row["run_name"])]
+    assert rs.schema.counter("new_share").unit == "%"
+    assert schema.counter("new_share") is None  # the shipped schema does not know it
+    assert "new_share of repetition 0 is 250, outside its physical range (>= 0 and <= 100)" \
+        == bench.impossible()
+    del doc["context"][schema.CONTEXT_KEY]  # the same row in a file without a schema passes
+    assert results.parse_doc(doc).benchmarks[bench.name].impossible() is None
 
 
-def test_the_name_grammar_is_the_cpp_one(cpp_schema):
-    assert cpp_schema["schema_version"] == schema.SCHEMA_VERSION
-    assert cpp_schema["names"] == {"grammar": schema.GRAMMAR, "keys": list(schema.KEYS),
-                                   "gemm_keys": list(schema.GEMM_KEYS),
-                                   "layouts": list(schema.LAYOUTS)}
+@pytest.mark.parametrize("broken", [[], {"schema_version": 2}, {"schema_version": "2"},
+                                    {"names": {}, "schema_version": 2}])
+def test_a_malformed_schema_is_one_sentence(broken):
+    doc = json.loads((FIXTURES / "gpu_a_single.json").read_text())
+    doc["context"][schema.CONTEXT_KEY] = broken
+    with pytest.raises(InputError, match=r"context's tcbench_schema is not a tcbench schema \("):
+        results.parse_doc(doc, "bad.json")
 
 
-def test_a_counter_renamed_on_one_side_fails_the_comparison(cpp_schema):
-    """What the tests above catch: the C++ renaming one counter (here tflops) only."""
-    renamed = [dict(c, name="tflop_s", pattern="^tflop_s$") if c["name"] == "tflops" else c
-               for c in cpp_schema["counters"]]
-    cpp = {c["name"] for c in renamed}
-    assert cpp - set(python_counters()) == {"tflop_s"}
-    assert set(python_counters()) - cpp == {"tflops"}
+@pytest.mark.parametrize("name", [n for n in ALL_FIXTURES if n != "plain.json"])
+def test_every_fixture_carries_the_schema_once_and_each_row_its_arguments(name):
+    """The generated fixtures are written by the C++ writer: the schema once, in the context;
+    tcbench_args in every row, building the row's name (the reader checks that too)."""
+    text = (FIXTURES / name).read_text()
+    assert text.count(f'"{schema.CONTEXT_KEY}"') == 1
+    doc = json.loads(text)
+    assert schema.Schema(doc["context"][schema.CONTEXT_KEY]).version == schema.SCHEMA_VERSION
+    for row in doc["benchmarks"]:
+        parsed = names.from_args(row[schema.ARGS_KEY])
+        assert str(names.BenchName.of(parsed)) == names.strip_time_suffix(row["run_name"])
+
+
+def test_arguments_that_disagree_with_the_name_are_refused():
+    doc = json.loads((FIXTURES / "gpu_a_single.json").read_text())
+    doc["benchmarks"][0][schema.ARGS_KEY]["m"] = 2048
+    with pytest.raises(InputError, match="tcbench_args that build another name"):
+        results.parse_doc(doc, "x.json")
+    doc["benchmarks"][0][schema.ARGS_KEY] = {"topic": "fp16_vs_fp32", "variant": 3}
+    with pytest.raises(InputError, match="tcbench_args that has no variant string"):
+        results.parse_doc(doc, "x.json")
 
 
 @pytest.mark.parametrize("name", ALL_FIXTURES)
@@ -219,3 +279,34 @@ def test_the_tools_name_counters_only_through_schema_py():
                     (rel, text) not in NOT_COUNTERS:
                 found.append(f"{rel}:{tok.start[0]}: {tok.string}")
     assert found == []
+
+
+DOCS_WITH_TABLES = [REPO / "README.md", REPO / "docs" / "methodology.md"]
+
+
+def test_the_docs_counter_tables_are_the_schemas():
+    """README.md and docs/methodology.md §7 show counters between <!-- schema:counters -->
+    markers, generated from the shipped schema: a new counter, unit or range reaches them with
+    TCBENCH_UPDATE_SCHEMA=1, never by hand. methodology.md lists every counter."""
+    for path in DOCS_WITH_TABLES:
+        text = path.read_text()
+        if os.environ.get("TCBENCH_UPDATE_SCHEMA") == "1":
+            path.write_text(schema.with_counter_tables(text))
+            text = path.read_text()
+        assert schema.TABLE_MARKER.search(text), path.name
+        assert schema.with_counter_tables(text) == text, (
+            f"{path.name}'s counter table differs from the schema: regenerate it with "
+            "TCBENCH_UPDATE_SCHEMA=1")
+    every = (REPO / "docs" / "methodology.md").read_text()
+    assert all(f"| `{c.name}` |" in every for c in schema.COUNTERS)
+
+
+def test_a_counter_the_cpp_adds_reaches_the_table_without_an_edit():
+    raw = json.loads(schema.SCHEMA_FILE.read_text())
+    raw["counters"].append({"name": "new_share", "pattern": "^new_share$", "unit": "%",
+                            "better": "higher", "low": 0, "low_inclusive": True, "high": 100,
+                            "doc": "a counter added after these tools"})
+    text = (REPO / "docs" / "methodology.md").read_text()
+    table = schema.with_counter_tables(text, schema.Schema(raw))
+    assert ("| `new_share` | % | higher | >= 0 and <= 100 | a counter added after these tools |"
+            in table)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import matplotlib.image as mpimg
@@ -12,27 +11,11 @@ from conftest import FIXTURES, fixture, main, table_rows
 from tcbench_tools.results import load
 from tcbench_tools.sections import alignment
 
-_GEN = FIXTURES / "gen" / "make_alignment_fixture.py"
-
-
-def _generator():
-    spec = importlib.util.spec_from_file_location("make_alignment_fixture", _GEN)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 @pytest.fixture(scope="module")
-def full_runs(tmp_path_factory):
+def full_runs():
     """Full sweeps for two fictional GPUs (H: 132 SMs with FP8; A: 108 SMs without)."""
-    gen = _generator()
-    folder = tmp_path_factory.mktemp("alignment")
-    paths = []
-    for key in ("h", "a"):
-        path = folder / f"alignment_{key}.json"
-        path.write_text(json.dumps(gen.document(key)))
-        paths.append(path)
-    return paths
+    return [FIXTURES / "alignment_h.json", FIXTURES / "alignment_a.json"]
 
 
 def _rows_by_name(path) -> dict:

@@ -1,6 +1,6 @@
 """tcbench report, block-scaling section, on fixtures/block_scaling_{h,b}.json: synthetic numbers
 (context tcbench_synthetic) in the shape bench_block_scaling writes, for a Hopper-class and a
-Blackwell-class fictional GPU (fixtures/gen/make_block_scaling_fixture.py)."""
+Blackwell-class fictional GPU (fixtures/gen/recipes.py)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 
+import factory
 import pytest
 
 from conftest import load_doc, main, table_rows
@@ -17,20 +18,12 @@ from tcbench_tools.sections import _api_pairs
 def _row(name: str, **counters) -> dict:
     label = counters.pop("label", "")
     us = counters.pop("us", 10.0)
-    row = {"name": name + "/manual_time", "run_name": name + "/manual_time",
-           "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
-           "iterations": 1, "real_time": us, "cpu_time": 1.0, "time_unit": "us",
-           "time_median_us": us, "rel_error": 1e-4, **counters}
-    if label:
-        row["label"] = label
-    return row
+    return factory.rows_of(factory.row(name, us * 1e-6, label, time_median_us=us, rel_error=1e-4,
+                                       **counters), seconds_unit="us")[0]
 
 
 def _skipped(name: str, why: str) -> dict:
-    return {"name": name + "/manual_time", "run_name": name + "/manual_time",
-            "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
-            "error_occurred": True, "error_message": f"skipped: {why}", "iterations": 0,
-            "real_time": 0.0, "cpu_time": 0.0, "time_unit": "us"}
+    return factory.rows_of(factory.row(name, error=f"skipped: {why}"))[0]
 
 
 FP16_LT = "fp16_vs_fp32/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn"

@@ -1,6 +1,6 @@
 """The int8_gemm report section: speed-up bars per INT8 variant with the accuracy beside them.
 
-Fixtures int8_gemm_a.json / int8_gemm_b.json (fixtures/gen/make_int8_fixture.py) hold fictional
+Fixtures int8_gemm_a.json / int8_gemm_b.json (fixtures/gen/recipes.py) hold fictional
 numbers in bench_int8_gemm's names and counters: the MLP's small GEMMs are launch-bound, so at
 8192 tokens INT8 is 5.15x FP32 on GPU A and 2.12x on B (not the peaks' ratio), about 1x at 32
 tokens, and each variant's host accuracy is fixed.
@@ -30,8 +30,8 @@ def test_deployment_bars_share_one_int8_speedup_and_keep_each_accuracy():
     assert tokens == 8192  # the largest batch
     names = [b[0] for b in bars]
     assert names[:4] == ["FP32", "TF32", "FP16", "BF16"]
-    assert names[4:] == ["INT8 ptq_max", "INT8 ptq_p99.9", "INT8 ptq_p99.99", "INT8 ptq_entropy",
-                         "INT8 ptq_mse", "INT8 ptq_bad_clip", "INT8 qat"]
+    assert names[4:] == ["INT8 ptq_bad_clip", "INT8 ptq_entropy", "INT8 ptq_max", "INT8 ptq_mse",
+                         "INT8 ptq_p99.9", "INT8 ptq_p99.99", "INT8 qat"]
     by_name = {b[0]: b for b in bars}
     assert by_name["FP32"][1:] == (1.0, 94.0, 100.0)
     # The fixture's layer times (make_int8_fixture.py): 39.66 us in FP32, 7.763 us in FP16,

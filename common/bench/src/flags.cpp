@@ -145,6 +145,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
         r.error = "--benchmark_out_format=" + *v + " must be console, json or csv.";
         return r;
       }
+      r.line.out_format = *v;
     } else if ((v = flag_value(arg, "--benchmark_format"))) {
       if (*v != "console" && *v != "json" && *v != "csv") {
         r.error = "--benchmark_format=" + *v + " must be console, json or csv.";

@@ -100,10 +100,16 @@ int main(int argc, char** argv) {
     // so a SIGINT or SIGTERM reaches the thread that unlocks the clocks.
     if (policy != ClockPolicy::as_is && !parsed.line.list_tests) restore_clocks_on_signals();
     if (parsed.line.list_tests) {
-      // Names only: no GPU needed, so users and CI can see and filter the suite anywhere.
+      // Names only: no GPU needed, so users and CI can see and filter the suite anywhere. With
+      // --benchmark_format=json, the names with their typed arguments and the schema.
       const bench::Env env(options);
       bench::register_topic(env);
-      if (!nothing_matched()) benchmark::RunSpecifiedBenchmarks();
+      if (!nothing_matched()) {
+        if (parsed.line.display_format == "json")
+          std::fputs(bench::listing_json().c_str(), stdout);
+        else
+          benchmark::RunSpecifiedBenchmarks();
+      }
       benchmark::Shutdown();
       return 0;
     }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -13,7 +14,8 @@ namespace tcbench::bench {
 namespace {
 std::atomic<int> g_errors{0};
 NameFilter g_filter;  // --benchmark_filter (set by the shared main before registration)
-std::vector<std::string> g_registered;  // benchmarks registered under it, in order
+std::vector<std::string> g_registered;      // benchmarks registered under it, in order
+std::map<std::string, std::string> g_args;  // name -> its tcbench_args
 std::mutex g_fatal_mutex;
 std::optional<std::string> g_fatal;  // set once the CUDA context is unusable
 
@@ -57,11 +59,22 @@ const std::vector<std::string>& registered_names() {
   return g_registered;
 }
 
+std::optional<std::string> registered_args(const std::string& name) {
+  const auto it = g_args.find(name);
+  if (it == g_args.end()) return std::nullopt;
+  return it->second;
+}
+
 benchmark::internal::Benchmark* register_gpu_benchmark(
     const std::string& name, std::function<void(benchmark::State&)> body) {
   // The name Google Benchmark reports, and would have matched its filter against.
+  const std::optional<BenchName> parsed = BenchName::parse(name);
+  if (!parsed || parsed->str() != name)
+    throw InvalidArgument("benchmark name '" + name +
+                          "' is not one BenchName builds (topic/variant/precision[/key:value]...)");
   if (!g_filter.matches(name + "/manual_time")) return nullptr;
   g_registered.push_back(name);
+  g_args[name] = parsed->args_json();
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [body, name](benchmark::State& state) {
     bench::detail::set_current_call(name, state.max_iterations);
     {

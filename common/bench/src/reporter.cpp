@@ -2,6 +2,7 @@
 
 #include "tcbench/bench/registry.hpp"
 #include "tcbench/json.hpp"
+#include "tcbench/schema.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -33,6 +34,65 @@ std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const CommandLine
       static_cast<benchmark::ConsoleReporter::OutputOptions>(options));
 }
 
+// Google Benchmark's JSON for one row with `"tcbench_args": {...}` after its name (the first
+// member), when the row's benchmark was registered by the harness; `pretty` keeps the
+// indentation of --benchmark_out's file.
+std::string with_args(std::string row, const std::string& function_name, bool pretty) {
+  const std::optional<std::string> args = registered_args(function_name);
+  const std::size_t key = row.find("\"name\":");
+  if (!args || key == std::string::npos) return row;
+  // The end of the name's string value, then the comma after it.
+  std::size_t i = row.find('"', key + 7);
+  for (++i; i < row.size() && row[i] != '"'; ++i)
+    if (row[i] == '\\') ++i;
+  const std::size_t comma = row.find(',', i);
+  if (comma == std::string::npos) return row;
+  const std::string member =
+      pretty ? "\n      \"tcbench_args\": " + *args + "," : "\"tcbench_args\":" + *args + ",";
+  return row.insert(comma + 1, member);
+}
+
+// Google Benchmark's JSON header ({"context": {...}, "benchmarks": [) with tcbench_schema as the
+// context's last member. `pretty`: --benchmark_out's indentation, else the schema on one line.
+std::string with_schema(std::string header, bool pretty) {
+  const std::size_t benchmarks = header.find("\"benchmarks\"");
+  const std::size_t close = header.rfind('}', benchmarks);
+  if (close == std::string::npos) return header;
+  const std::size_t last = header.find_last_not_of(" \n\t\r", close - 1);
+  const std::string schema =
+      pretty ? json_nested(schema_json(), "    ") : split_json_values(schema_json()).front();
+  const std::string sep = header[last] == '{' ? "" : ",";
+  const std::string member =
+      pretty ? sep + "\n    \"tcbench_schema\": " + schema : sep + "\"tcbench_schema\":" + schema;
+  return header.insert(last + 1, member);
+}
+
+// --benchmark_out's JSON: Google Benchmark's own reporter, with tcbench_schema in the context
+// and tcbench_args in each row (every other field as Google Benchmark writes it).
+class FileReporter final : public benchmark::JSONReporter {
+ public:
+  bool ReportContext(const Context& context) override {
+    std::ostringstream text;
+    std::ostream& out = GetOutputStream();
+    SetOutputStream(&text);
+    const bool go_on = JSONReporter::ReportContext(context);
+    SetOutputStream(&out);
+    out << with_schema(text.str(), true);
+    return go_on;
+  }
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::ostream& out = GetOutputStream();
+    for (const Run& run : runs) {
+      std::ostringstream text;
+      SetOutputStream(&text);
+      JSONReporter::ReportRuns({run});
+      SetOutputStream(&out);
+      out << with_args(text.str(), run.run_name.function_name, true);
+    }
+  }
+};
+
 // The display, and every finished benchmark appended to the row file and flushed at once.
 class RowFileReporter final : public benchmark::BenchmarkReporter {
  public:
@@ -51,7 +111,7 @@ class RowFileReporter final : public benchmark::BenchmarkReporter {
     // Google Benchmark's JSON header: {"context": {...}, "benchmarks": [  -> the context object.
     text_.str("");
     json_.ReportContext(context);
-    const std::string header = text_.str() + "]}";
+    const std::string header = with_schema(text_.str(), false) + "]}";
     const std::vector<std::string> values = split_json_values(header);
     std::string line = values.empty() ? std::string("{\"context\":{}}") : values.front();
     const std::string tail = ",\"benchmarks\":[]}";
@@ -69,9 +129,12 @@ class RowFileReporter final : public benchmark::BenchmarkReporter {
 
   void ReportRuns(const std::vector<Run>& runs) override {
     display_->ReportRuns(runs);
-    text_.str("");
-    json_.ReportRuns(runs);
-    for (const std::string& row : split_json_values(text_.str())) write_line(row);
+    for (const Run& run : runs) {
+      text_.str("");
+      json_.ReportRuns({run});
+      for (const std::string& row : split_json_values(text_.str()))
+        write_line(with_args(row, run.run_name.function_name, false));
+    }
   }
 
   void Finalize() override {
@@ -138,6 +201,9 @@ std::vector<std::string> split_json_values(std::string_view text) {
 
 std::size_t run_benchmarks(const CommandLine& line) {
   if (!line.out_path) return benchmark::RunSpecifiedBenchmarks();
+  // tcbench's additions go into JSON only; console or csv files are Google Benchmark's own.
+  FileReporter json_file;
+  benchmark::BenchmarkReporter* file = line.out_format == "json" ? &json_file : nullptr;
   const std::string path = row_file_path(*line.out_path);
   std::FILE* rows = std::fopen(path.c_str(), "w");
   if (rows == nullptr) {
@@ -145,10 +211,21 @@ std::size_t run_benchmarks(const CommandLine& line) {
                  "tcbench: cannot write the row file %s; results are only in %s (lost if the run "
                  "is cut short).\n",
                  path.c_str(), line.out_path->c_str());
-    return benchmark::RunSpecifiedBenchmarks();
+    const auto display = display_reporter(line);
+    return benchmark::RunSpecifiedBenchmarks(display.get(), file);
   }
   RowFileReporter reporter(display_reporter(line), rows, registered_names());
-  return benchmark::RunSpecifiedBenchmarks(&reporter);
+  return benchmark::RunSpecifiedBenchmarks(&reporter, file);
+}
+
+std::string listing_json() {
+  std::string out = "{\n  \"context\": {\n  },\n  \"benchmarks\": [";
+  out = with_schema(out, true);
+  const std::vector<std::string>& names = registered_names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += std::string(i ? "," : "") + "\n    {\"name\": " + json_string(names[i]) +
+           ", \"tcbench_args\": " + registered_args(names[i]).value_or("{}") + "}";
+  return out + "\n  ]\n}\n";
 }
 
 }  // namespace tcbench::bench

@@ -29,4 +29,14 @@ std::string json_number(double v) {
   return buf;
 }
 
+std::string json_nested(std::string_view text, std::string_view prefix) {
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += prefix;
+  }
+  return out;
+}
+
 }  // namespace tcbench

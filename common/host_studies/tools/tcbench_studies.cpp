@@ -55,18 +55,20 @@ namespace {
 using namespace tcbench;
 namespace ts = tcbench::studies;
 
-// One result row: a name and its counters, plus the study's wall time (Google Benchmark's
-// real_time, in seconds; the studies are not benchmarks, but the tools expect a time).
+// One result row: a name, its typed arguments (tcbench_args) and its counters, plus the study's
+// wall time (Google Benchmark's real_time, in seconds; the studies are not benchmarks, but the
+// tools expect a time).
 struct Row {
   std::string name;
+  std::string args;
   std::vector<std::pair<Counter, double>> counters;
   std::string label;
 };
 
 class Rows {
  public:
-  Row& add(const std::string& name, std::string label) {
-    rows_.push_back({name, {}, std::move(label)});
+  Row& add(const BenchName& name, std::string label) {
+    rows_.push_back({name.str(), name.args_json(), {}, std::move(label)});
     return rows_.back();
   }
   std::vector<Row>& all() { return rows_; }
@@ -271,11 +273,14 @@ void write_json(std::ostream& os, std::vector<Row>& rows, const std::vector<doub
     os << (first ? "\n" : ",\n") << "    " << json_string(k) << ": " << json_string(v);
     first = false;
   }
+  // The vocabulary, once, as every result file carries it (schema.hpp).
+  os << ",\n    \"tcbench_schema\": " << json_nested(schema_json(), "    ");
   os << "\n  },\n  \"benchmarks\": [";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     os << (i ? ",\n" : "\n") << "    {\"name\": " << json_string(r.name)
-       << ", \"family_index\": " << i << ", \"per_family_instance_index\": 0"
+       << ", \"tcbench_args\": " << r.args << ", \"family_index\": " << i
+       << ", \"per_family_instance_index\": 0"
        << ", \"run_name\": " << json_string(r.name)
        << ", \"run_type\": \"iteration\", \"repetitions\": 1, \"repetition_index\": 0"
        << ", \"threads\": 1, \"iterations\": 1, \"real_time\": " << json_number(seconds[i])

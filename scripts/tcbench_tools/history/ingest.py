@@ -420,12 +420,19 @@ def _benchmark_ids(conn, names: set[str]) -> dict[str, int]:
     return known
 
 
+def _stored(context: dict) -> dict:
+    """The context a run keeps: without the schema every file carries (the vocabulary, about
+    15 kB, not a property of the run)."""
+    return {k: v for k, v in context.items() if k != schema.CONTEXT_KEY}
+
+
 def _store_run(conn, run: Run, ids: dict[str, int]) -> None:
     runs = store.table("runs")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     key = conn.execute(runs.insert().values(
         run_id=run.run_id, time=run.time, added=now, gpu_name=run.gpu_name, quick=run.quick,
-        source=run.source[:4000], context=json.dumps(run.context, sort_keys=True, default=str),
+        source=run.source[:4000], context=json.dumps(_stored(run.context), sort_keys=True,
+                                                     default=str),
         incomplete=run.incomplete, **run.columns)).inserted_primary_key[0]
     rows, counters = [], []
     for r in run.results:

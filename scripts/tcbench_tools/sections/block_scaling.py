@@ -34,11 +34,33 @@ TOPIC = "block_scaling"
 TITLE = "Block scaling: granularity vs speed, accuracy and bytes"
 
 QUANTIZE = "quantize_"  # block_scaling/quantize_<granularity>/<precision>/m:M/k:K
-MODES = ("tensor", "rowwise", "1x128", "128x128", "mx", "nvfp4")
-FORMAT = {("tensor", "fp8"): "FP8 per tensor", ("rowwise", "fp8"): "FP8 row-wise",
-          ("1x128", "fp8"): "FP8 1x128", ("128x128", "fp8"): "FP8 128x128 / 1x128",
-          ("mx", "fp8"): "MXFP8", ("mx", "fp6"): "MXFP6", ("mx", "fp4"): "MXFP4",
-          ("nvfp4", "fp4"): "NVFP4", ("gemm", "bf16"): "BF16"}
+MODES = schema.shipped().scale_modes  # the C++ scale-mode table, in its order
+# How a scale mode reads after its precision (the report's words; the modes are the schema's).
+WORDS = {"tensor": "per tensor", "rowwise": "row-wise", "128x128": "128x128 / 1x128"}
+
+
+def format_label(mode: str, precision: str, words: bool = True) -> str:
+    """What a GEMM's (or quantize kernel's) format is called: "FP8 per tensor", "MXFP6",
+    "NVFP4", "BF16" (the unscaled baseline, mode "gemm"); ``words=False``: the mode as named."""
+    p = precision.upper()
+    if mode == "gemm":
+        return p
+    if mode == "mx":
+        return "MX" + p
+    if mode.endswith(precision):  # nvfp4: the mode names the format
+        return mode.upper()
+    return f"{p} {WORDS.get(mode, mode) if words else mode}"
+
+
+def _rank(mode: str, precision: str) -> tuple[int, float]:
+    """Scale modes in the table's order (the baseline last), wider elements first."""
+    row = schema.shipped().precision(precision)
+    return (MODES.index(mode) if mode in MODES else len(MODES), -(row.a_bits if row else 0))
+
+
+# Every label the schema's modes and precisions can make, in the order the tables show them.
+ORDER = {format_label(m, p): i for i, (m, p) in enumerate(sorted(
+    ((m, p) for m in (*MODES, "gemm") for p in schema.PRECISIONS), key=lambda mp: _rank(*mp)))}
 
 
 def _size(bench) -> int:
@@ -52,7 +74,7 @@ def _size(bench) -> int:
 def _label(bench) -> str:
     p = bench.parsed
     mode = p.variant.removeprefix("gemm_") if p.variant != "gemm" else "gemm"
-    return FORMAT.get((mode, p.precision), f"{p.precision} {mode}")
+    return format_label(mode, p.precision)
 
 
 def _rows(rs):
@@ -80,8 +102,7 @@ def _quantize_table(doc, rs, label):
 
     for b in sorted(rows, key=order):
         mode = b.parsed.variant.removeprefix(QUANTIZE)
-        name = "FP8 128x128" if mode == "128x128" else FORMAT.get(
-            (mode, b.parsed.precision), f"{b.parsed.precision} {mode}")
+        name = format_label(mode, b.parsed.precision, words=False)
         a = b.parsed.args
         if not b.ok:
             skipped.append(f"{name} {a.get('m')}x{a.get('k')}: "
@@ -119,8 +140,7 @@ def _f(x, spec):
 def _table(doc, rows, label):
     doc.heading(3, f"{label}: granularities at the largest measured size")
     out, skipped = [], []
-    order = {name: i for i, name in enumerate(FORMAT.values())}
-    for b in sorted(_largest(rows), key=lambda b: order.get(_label(b), 99)):
+    for b in sorted(_largest(rows), key=lambda b: ORDER.get(_label(b), len(ORDER))):
         if not b.ok:
             skipped.append(f"{_label(b)}: {b.skip_reason or b.error or 'no result'}")
             continue
@@ -185,7 +205,8 @@ def _accuracy_plot(series, out_dir: Path):
 def _speed_plot(series, out_dir: Path, labels: list[str]):
     """A panel per granularity, a bar per GPU (GPUs as rows), TFLOP/s at the largest size, every
     panel on the same axis (the granularities are compared with each other)."""
-    names = [n for n in FORMAT.values() if any(n == r[0] for rows in series.values() for r in rows)]
+    names = sorted({r[0] for rows in series.values() for r in rows},
+                   key=lambda n: ORDER.get(n, len(ORDER)))
     if not names:
         return None
     values, missing = {}, {}

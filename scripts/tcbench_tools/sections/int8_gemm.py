@@ -26,7 +26,14 @@ from pathlib import Path
 
 from tcbench_tools import plot_style, plots
 from tcbench_tools.names import ANY, precision_order
-from tcbench_tools.schema import GBPS, PCT_OF_PEAK, accuracy, agreement, speedup_vs
+from tcbench_tools.schema import (
+    ACCURACY_STEM,
+    GBPS,
+    PCT_OF_PEAK,
+    accuracy,
+    agreement,
+    speedup_vs,
+)
 from tcbench_tools.sections._common import first_row, microseconds, plt, save
 from tcbench_tools.tables import fmt_num
 
@@ -48,9 +55,11 @@ def _mlp_rows(rs) -> dict[tuple[str, int], object]:
 
 
 def _variants(int8_bench) -> list[str]:
-    """INT8 variant names in the order the counters were written (ptq_..., qat)."""
-    prefix = accuracy("")
-    return [key.removeprefix(prefix) for key in first_row(int8_bench) if key.startswith(prefix)]
+    """INT8 variant names: the PTQ calibrators by name, then QAT (Google Benchmark writes a row's
+    counters sorted by name, so the file keeps no other order)."""
+    prefix = ACCURACY_STEM
+    found = [key.removeprefix(prefix) for key in first_row(int8_bench) if key.startswith(prefix)]
+    return sorted(found, key=lambda v: (not v.startswith("ptq_"), v))
 
 
 def deployment_bars(rs) -> tuple[int, list[tuple[str, float, float | None, float | None]]] | None:

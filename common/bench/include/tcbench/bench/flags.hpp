@@ -5,6 +5,7 @@
 
 #include "tcbench/bench/name_filter.hpp"
 #include "tcbench/clock_policy.hpp"
+#include "tcbench/schema.hpp"
 
 #include <optional>
 #include <string>
@@ -13,9 +14,9 @@
 namespace tcbench::bench {
 
 // The sampling budget per benchmark, in seconds, when --benchmark_min_time is not given: the
-// run_options() default and what --help says.
-inline constexpr double kDefaultMinSeconds = 0.5;
-inline constexpr double kQuickMinSeconds = 0.05;  // --quick
+// run_options() default and what --help says (schema.hpp: the result file's schema states both).
+using tcbench::kDefaultMinSeconds;
+using tcbench::kQuickMinSeconds;  // --quick
 
 struct CommandLine {
   bool quick = false;       // --quick
@@ -27,6 +28,7 @@ struct CommandLine {
   std::optional<NameFilter> filter;               // --benchmark_filter=REGEX (not passed on)
   long repetitions = 1;                           // --benchmark_repetitions=N (passed on)
   std::optional<std::string> out_path;            // --benchmark_out=FILE (passed on)
+  std::string out_format = "json";                // --benchmark_out_format (passed on)
   std::string display_format = "console";         // --benchmark_format (passed on)
   std::string color = "auto";                     // --benchmark_color (passed on)
   bool counters_tabular = false;                  // --benchmark_counters_tabular (passed on)

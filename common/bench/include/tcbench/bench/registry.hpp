@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,8 @@ namespace tcbench::bench {
 // benchmark is skipped with that reason instead of failing again.
 // Only a name --benchmark_filter matches is registered (name_filter.hpp: tcbench matches the
 // filter itself, in linear time; Google Benchmark never sees it); for any other name this returns
-// nullptr and `body` never runs.
+// nullptr and `body` never runs. `name` must be one BenchName builds (BenchName::parse; throws
+// InvalidArgument otherwise): its parts become the row's tcbench_args (registered_args).
 benchmark::internal::Benchmark* register_gpu_benchmark(const std::string& name,
                                                        std::function<void(benchmark::State&)> body);
 
@@ -36,6 +38,9 @@ int registered_count();
 // Their names (without "/manual_time"), in registration order: what a run will execute (the row
 // file's first line lists them, so a reader of a cut run can name the rows that never ran).
 const std::vector<std::string>& registered_names();
+// The typed arguments of a registered name (BenchName::args_json()), or nullopt for a name that
+// was not registered here: what the reporters write as each row's tcbench_args.
+std::optional<std::string> registered_args(const std::string& name);
 
 // Throws Skipped unless `bytes` fit in the device's free memory with 10% headroom.
 void require_memory(const Env& env, std::size_t bytes, std::string_view what);
