@@ -31,7 +31,7 @@ from tcbench_tools.results import TIME_SCALE
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-STORED = HERE / "fixtures"  # what is checked in: bad/, history_real/, v1/, ncu/, gen/
+STORED = HERE / "fixtures"  # checked in: bad/, history_real/, history_schemas/, v1/, ncu/, gen/
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 GENERATOR = STORED / "gen"
 sys.path.insert(0, str(GENERATOR))

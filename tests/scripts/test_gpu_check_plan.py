@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import answers_data as data
-from conftest import built_bin_dir
+from conftest import built_bin_dir, fixture
 from gpu_check_standins import (
     REPO,
     add_bench,
@@ -241,7 +241,7 @@ def test_plan_works_on_a_fresh_clone_from_the_lists_run_uses(tmp_path: Path):
 
 
 def test_readme_and_the_guide_show_the_plans_figures_from_one_generated_block():
-    """They said 254 vs 292 s, 22 vs 24 rows, 21.7 vs 23.1 MiB."""
+    """They said 254 vs 292 s, 22 vs 24 rows, 21.7 vs 23.1 MiB; the bundle has 25 binaries."""
     from tcbench_tools import next_steps
 
     block = "\n".join(next_steps.plan_block(REPO)) + "\n"
@@ -250,7 +250,7 @@ def test_readme_and_the_guide_show_the_plans_figures_from_one_generated_block():
         assert block in text, f"{doc}: paste `scripts/gpu_check.sh --plan --markdown`"
         assert text.count(next_steps.BLOCK_BEGIN) == 1
     facts = next_steps.bundle_facts(REPO)
-    assert facts and facts["binaries"] == 23 and 0 < facts["bytes"] <= 40 * 2**20
+    assert facts and facts["binaries"] == 25 and 0 < facts["bytes"] <= 40 * 2**20
     assert "Measured: " in block and f"{facts['bytes'] / 2**20:.1f} MiB" in block
 
 
@@ -282,8 +282,7 @@ def test_the_model_prices_the_gpus_own_rows_once_a_result_names_it():
 
     from tcbench_tools.names import parse
 
-    context = json.loads((REPO / "tests" / "scripts" / "fixtures" /
-                          "tensor_peak_ladder_b.json").read_text())["context"]
+    context = json.loads(fixture("tensor_peak_ladder_b.json").read_text())["context"]
     gpu = cost.gpu_from_context(context)
     assert gpu is not None and gpu.cc == (10, 0) and gpu.sms == 148
     assert gpu.peak["fp4"] == 9000.0 and gpu.dram_gbps == pytest.approx(8183.8)

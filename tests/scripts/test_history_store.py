@@ -16,7 +16,15 @@ import numpy as np
 import pytest
 
 import history_data as hd
-from conftest import FIXTURES, REPO, assert_one_line_error, fixture, load_doc, tcbench, write
+from conftest import (
+    REPO,
+    STORED,
+    assert_one_line_error,
+    fixture,
+    load_doc,
+    tcbench,
+    write,
+)
 from tcbench_tools import results
 from tcbench_tools.history import ingest
 from tcbench_tools.results import TIME_SCALE
@@ -290,7 +298,7 @@ def test_a_newer_schema_is_refused(cli, db):
     assert dump(db) == before
 
 
-SCHEMAS = FIXTURES / "history_schemas"  # a real database of each older version, as SQL text
+SCHEMAS = STORED / "history_schemas"  # a real database of each older version, as SQL text
 
 
 def restored(tmp_path: Path, version: int, edit: str = "") -> Path:
