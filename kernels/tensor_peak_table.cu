@@ -42,8 +42,11 @@ constexpr PeakInstrInfo tc(int ctas, std::string_view variant, std::string_view 
 }
 
 // Accumulator fraction bits (tensor_accumulator.hpp): 23 for FP32 from 16/19-bit inputs, 10 for
-// FP16, 13 for FP32 from 8-bit and narrower inputs (Hopper's e8m13, the narrowest measured: the
-// Ada, GeForce Blackwell and tcgen05 widths are unpublished), 0 for s32. Block-scaled rows scale
+// FP16, 13 for FP32 from 8-bit and narrower inputs, 0 for s32. 13 is the narrowest published
+// width (Ada/Hopper mma: the SageAttention2 paper, thu-ml/SageAttention #287; about 14 on H800:
+// DeepSeek-V3 §3.3); tcgen05 reportedly keeps about 25 (deepseek-ai/DeepGEMM #176) and GeForce
+// Blackwell's is unpublished, so 13 is the safe width for every exact check. bench_fp8's
+// accumulator rows measure it per GPU (docs/concepts/fp8-scaling.md). Block-scaled rows scale
 // A by 2 (scale 2.0 x 1.0). Every floating-point accumulator alternates +B/-B, so |acc| <= k x
 // scale = 128 at most: far below the exact limit of its model (2^13), whatever the loop's length.
 constexpr std::array<PeakInstrInfo, kNumPeakInstrs> kInfo{{

@@ -34,7 +34,8 @@ inline constexpr std::int64_t kScaleTileInner = 4;    // blocks (scales along K)
 inline constexpr std::int64_t kScaleTileElements = kScaleTileOuter * kScaleTileInner;  // 512
 inline constexpr std::int64_t kScaleAlignBytes = 16;
 
-TCB_HD constexpr std::int64_t round_up(std::int64_t a, std::int64_t to) {
+// Unchecked (constexpr, device-callable); gemm_padding.hpp's round_up is the checked host one.
+TCB_HD constexpr std::int64_t padded_to(std::int64_t a, std::int64_t to) {
   return ceil_div(a, to) * to;
 }
 
@@ -52,7 +53,7 @@ TCB_HD constexpr std::int64_t tile_inner(std::int64_t offset) {
 }
 // Scales per row as the layout stores them (the blocks along K, rounded up to whole tiles).
 TCB_HD constexpr std::int64_t sf_inner_dim(std::int64_t inner, std::int64_t block) {
-  return round_up(ceil_div(inner, block), kScaleTileInner);
+  return padded_to(ceil_div(inner, block), kScaleTileInner);
 }
 // Offset of the scale of block `b` (along K) of row `outer`, for an operand whose K extent is
 // `inner` elements in blocks of `block`.
@@ -68,7 +69,7 @@ TCB_HD constexpr std::int64_t block_scale_offset(std::int64_t outer, std::int64_
 // Scale elements to allocate (whole tiles).
 TCB_HD constexpr std::int64_t block_scale_elements(std::int64_t outer, std::int64_t inner,
                                                    std::int64_t block) {
-  return round_up(outer, kScaleTileOuter) * sf_inner_dim(inner, block);
+  return padded_to(outer, kScaleTileOuter) * sf_inner_dim(inner, block);
 }
 
 // VEC128_32F ------------------------------------------------------------------------------------
@@ -85,7 +86,7 @@ TCB_HD constexpr std::int64_t vec128_elements(std::int64_t outer, std::int64_t i
 
 // BLK128x128_32F --------------------------------------------------------------------------------
 TCB_HD constexpr std::int64_t blk128_ld(std::int64_t inner) {
-  return round_up(vec128_blocks(inner), 4);
+  return padded_to(vec128_blocks(inner), 4);
 }
 TCB_HD constexpr std::int64_t blk128_offset(std::int64_t p, std::int64_t b, std::int64_t inner) {
   return b + p * blk128_ld(inner);
