@@ -39,6 +39,7 @@ __all__ = ["HOST_LABEL", "as_json", "clean", "console", "document", "grid", "mar
 REPO = Path(__file__).resolve().parents[3]  # scripts/tcbench_tools/answers -> the checkout
 ANSWERS_PAGE = "docs/concepts/answers.md"
 GPU_CHECK_PAGE = "docs/gpu-check.md"
+TITLE = "tcbench: the five questions"  # of answers.html
 SYNTHETIC_TAG = "(synthetic data)"
 INCOMPLETE = "INCOMPLETE"
 NO_HOST_HALF = "GPU only"  # the host row of a question without a host half (Q3: a pipe counter)
@@ -223,7 +224,7 @@ def markdown(answers: list[Answer], out_dir: Path | None = None,
 def page_html(answers: list[Answer], out_dir: Path | None = None,
               closing: list[str] | None = None) -> str:
     """answers.html (``document``)."""
-    return document(answers, out_dir, closing).html("tcbench: the five questions")
+    return document(answers, out_dir, closing).html(TITLE)
 
 
 def as_json(answers: list[Answer]) -> str:
