@@ -1,4 +1,4 @@
-"""What tcbench answers writes (issue 33 §2-§4): two runs of one GPU model are two rows, labelled
+"""answers/render.py, what tcbench answers writes: two runs of one GPU model are two rows, labelled
 as the report labels them; a synthetic input is marked in the console, Markdown, HTML and JSON;
 "holds" carries notes, never caveats, in the JSON; answers.md's links work from the folder it is
 written to, and answers.html links the concept pages. Synthetic result documents
