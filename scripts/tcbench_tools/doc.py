@@ -60,7 +60,7 @@ class Link:
     target: str
 
     def __post_init__(self) -> None:
-        if re.search(r"[<>\n\x00-\x1f]", self.target):
+        if re.search(r"[<>\x00-\x1f]", self.target):
             raise ValueError(f"link target {self.target!r} is not a path the tools made")
 
 

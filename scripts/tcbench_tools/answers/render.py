@@ -167,7 +167,7 @@ def _page(page: str, out_dir: Path | None) -> Inline:
     """A concept page as a link that works from ``out_dir``; as code when the page is not in
     this checkout or its path could not be a link."""
     target = page_target(page, out_dir)
-    if target is None or re.search(r"[<>\n]", target):
+    if target is None or re.search(r"[<>\x00-\x1f]", target):
         return Code(page)
     return Link(page, target)
 
