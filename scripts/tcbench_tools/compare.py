@@ -62,13 +62,14 @@ from pathlib import Path
 
 from scipy import stats
 
-from tcbench_tools import arguments, files, mdtext, power, regex_guard, schema, synthetic
+from tcbench_tools import arguments, files, power, regex_guard, schema, synthetic
+from tcbench_tools.doc import Code, Doc, Strong
 from tcbench_tools.errors import InputError, exit_text
 from tcbench_tools.names import NAMES_V2_SINCE, upgrade_v1
 from tcbench_tools.printable import printable_lines
 from tcbench_tools.results import Benchmark, ResultSet, Sample
 from tcbench_tools.schema import HIGHER, PCT_OF_PEAK, SPREAD_PCT, counter
-from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, markdown_table, text_table
+from tcbench_tools.tables import fmt_num, fmt_pct, fmt_time, text_table
 
 MIN_REPETITIONS_UTEST = 5
 NOISE_FACTOR = 2.0
@@ -641,28 +642,26 @@ def render_text(comp: Comparison) -> str:
     return printable_lines("\n".join(out))
 
 
-def render_markdown(comp: Comparison, baseline: str, candidate: str) -> str:
-    """The comparison as GitHub Markdown (a job summary): every name, note and path escaped
-    (mdtext.py), so a result file cannot add markup, a link or a table row."""
+def document(comp: Comparison, baseline: str, candidate: str) -> Doc:
+    """The comparison as a document (a job summary's Markdown): names, notes and paths from the
+    files are plain text in doc.py, so a result file cannot add markup, a link or a table row."""
     headers, rows = _table(comp)
-    lines = ["## tcbench compare", "",
-             f"Baseline {mdtext.code(baseline)}, candidate {mdtext.code(candidate)}; metric: "
-             + ("real time per iteration (lower is better)." if comp.metric == "time"
-                else "% of the card's peak (higher is better)."), "",
-             f"**{mdtext.text(summary_line(comp), at_line_start=False)}**", ""]
+    doc = Doc()
+    doc.heading(2, "tcbench compare")
     if comp.synthetic_banner:
-        lines[2:2] = [f"> **{mdtext.text(comp.synthetic_banner, at_line_start=False)}**", ""]
-    for w in comp.warnings:
-        lines.append(f"> warning: {mdtext.text(w, at_line_start=False)}")
-    if comp.warnings:
-        lines.append("")
+        doc.banner(comp.synthetic_banner)
+    doc.para("Baseline ", Code(baseline), ", candidate ", Code(candidate), "; metric: "
+             + ("real time per iteration (lower is better)." if comp.metric == "time"
+                else "% of the card's peak (higher is better)."))
+    doc.para(Strong(summary_line(comp)))
+    doc.bullets([f"warning: {w}" for w in comp.warnings])
     if comp.failing or comp.problems:
-        lines.append("Regressions and failures:")
-        lines.append("")
-        lines += [f"- {mdtext.code(r.name)}: {mdtext.text(_failure_detail(r), at_line_start=False)}"
-                  for r in comp.failing]
-        lines += [f"- {mdtext.text(problem)}" for problem in comp.problems]
-        lines.append("")
-    lines.append(markdown_table(headers, rows, right={1, 2, 3, 4, 5}))
-    lines.append("")
-    return "\n".join(lines)
+        doc.para("Regressions and failures:")
+        doc.bullets([(Code(r.name), f": {_failure_detail(r)}") for r in comp.failing]
+                    + list(comp.problems))
+    doc.table(headers, rows, right={1, 2, 3, 4, 5})
+    return doc
+
+
+def render_markdown(comp: Comparison, baseline: str, candidate: str) -> str:
+    return document(comp, baseline, candidate).markdown()

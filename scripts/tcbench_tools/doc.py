@@ -50,7 +50,21 @@ class Strong:
     text: str
 
 
-Inline = str | Code | Strong
+@dataclass(frozen=True)
+class Link:
+    """A link to a page the tools chose (a concept page, as a path relative to the written
+    file); ``target`` is never a text from a file. In Markdown, a target with spaces goes in
+    angle brackets."""
+
+    text: str
+    target: str
+
+    def __post_init__(self) -> None:
+        if re.search(r"[<>\x00-\x1f]", self.target):
+            raise ValueError(f"link target {self.target!r} is not a path the tools made")
+
+
+Inline = str | Code | Strong | Link
 Rich = Inline | tuple[Inline, ...]  # a paragraph's or a list item's content
 
 _MARKUP = re.compile(r"`([^`]+)`|\*\*([^*]+)\*\*")
@@ -83,6 +97,10 @@ def _inline_markdown(content: Rich) -> str:
             out.append(mdtext.code(part.text))
         elif isinstance(part, Strong):
             out.append(f"**{mdtext.text(part.text, at_line_start=False)}**")
+        elif isinstance(part, Link):
+            target = (part.target if re.fullmatch(r"[\w./#-]+", part.target)
+                      else f"<{part.target}>")
+            out.append(f"[{mdtext.text(part.text, at_line_start=False)}]({target})")
         else:
             out.append(mdtext.text(part, at_line_start=i == 0))
     return "".join(out)
@@ -95,6 +113,9 @@ def _inline_html(content: Rich) -> str:
             out.append(f"<code>{html.escape(printable(part.text))}</code>")
         elif isinstance(part, Strong):
             out.append(f"<strong>{html.escape(printable(part.text))}</strong>")
+        elif isinstance(part, Link):
+            out.append(f'<a href="{html.escape(part.target)}">'
+                       f"{html.escape(printable(part.text))}</a>")
         else:
             out.append(html.escape(printable(part)))
     return "".join(out)
@@ -127,14 +148,17 @@ class Cell:
     file: str | None = None
     cls: str | None = None  # the HTML class of its table cell (a verdict's colour)
     ident: str | None = None  # an HTML id in the cell, for links from elsewhere in the page
+    code: bool = False  # shown as code (a benchmark name as evidence)
 
     def markdown(self) -> str:
         if self.file:
             return mdtext.link(self.text, self.file, self.title, in_table=True)
-        return mdtext.cell(self.text)
+        return mdtext.code(self.text, in_table=True) if self.code else mdtext.cell(self.text)
 
     def html(self) -> str:
         esc = html.escape
+        if self.code:
+            return f"<code>{esc(printable(self.text))}</code>"
         title = f' title="{esc(printable(self.title))}"' if self.title else ""
         ident = f' id="{esc(self.ident)}"' if self.ident else ""
         if self.anchor:
@@ -183,12 +207,13 @@ class Banner:
     """A warning across the top of the report (the synthetic-data banner)."""
 
     text: str
+    ident: str = "synthetic-banner"
 
     def markdown(self) -> str:
         return f"> **{mdtext.text(self.text, at_line_start=False)}**"
 
     def html(self) -> str:
-        return (f'<div class="banner" id="synthetic-banner" role="alert">'
+        return (f'<div class="banner" id="{html.escape(self.ident)}" role="alert">'
                 f"{html.escape(printable(self.text))}</div>")
 
 
@@ -257,6 +282,35 @@ class Bullets:
         return "<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in self.items) + "</ul>"
 
 
+@dataclass(frozen=True)
+class Pre:
+    """Lines shown as typed (commands): a fenced block in Markdown, ``<pre>`` in HTML."""
+
+    lines: list[str]
+
+    def markdown(self) -> str:
+        # No backtick, so no line can close the fence early.
+        return "\n".join(["```text", *(printable(line).replace("`", "'")
+                                       for line in self.lines), "```"])
+
+    def html(self) -> str:
+        return "<pre>" + "\n".join(html.escape(printable(line)) for line in self.lines) + "</pre>"
+
+
+@dataclass(frozen=True)
+class Html:
+    """A piece of HTML that a writer built and escaped itself (the history dashboard's plot
+    grid, image maps and linked tables); nothing in Markdown."""
+
+    text: str
+
+    def markdown(self) -> str:
+        return ""
+
+    def html(self) -> str:
+        return self.text
+
+
 _NOT_IN_ANCHOR = re.compile(r"[^a-z0-9 _-]")
 
 
@@ -310,7 +364,7 @@ class Details:
         return f"<details{ident}><summary>{text}{note}</summary>\n{inner}\n</details>"
 
 
-Block = Heading | Paragraph | Table | Image | Bullets | Banner | Contents | Details
+Block = Heading | Paragraph | Table | Image | Bullets | Banner | Contents | Details | Pre | Html
 
 # Cells wrap between words, never inside one (a number or a name stays whole); a table wider
 # than the page scrolls inside its own box rather than widening the page.
@@ -388,8 +442,8 @@ class Doc:
                 inner.blocks.append(Paragraph(_parts(intro)))
             inner.table(headers, rows, right)
 
-    def banner(self, text: str) -> None:
-        self.blocks.append(Banner(text))
+    def banner(self, text: str, ident: str = "synthetic-banner") -> None:
+        self.blocks.append(Banner(text, ident))
 
     def para(self, *parts: Inline) -> None:
         """A paragraph of plain text (``str``), ``Code`` and ``Strong`` parts."""
@@ -412,6 +466,13 @@ class Doc:
         if items:
             self.blocks.append(Bullets(items))
 
+    def pre(self, lines: list[str]) -> None:
+        self.blocks.append(Pre(lines))
+
+    def raw_html(self, text: str) -> None:
+        """HTML the caller built and escaped (Html); nothing in Markdown."""
+        self.blocks.append(Html(text))
+
     def extend(self, other: Doc) -> None:
         self.blocks.extend(other.blocks)
 
@@ -424,10 +485,12 @@ class Doc:
                  for b in self.blocks]
         return "\n\n".join(p for p in parts if p) + "\n" if self.blocks else ""
 
-    def html(self, title: str) -> str:
+    def html(self, title: str, style: str = "") -> str:
+        """The page; ``style``: the writer's own CSS after the common one (the dashboard's)."""
         entries = self._entries()
         body = "\n".join(b.html(entries) if isinstance(b, Contents) else b.html()
                          for b in self.blocks)
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n"
+                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                f"<title>{html.escape(title)}</title><style>{_STYLE}{style}</style></head><body>\n"
                 + body + f"\n<script>{_SCRIPT}</script>\n</body></html>\n")

@@ -1,6 +1,6 @@
-"""Text as Markdown: every Markdown writer (report.md, answers.md, compare --markdown, the run
-summary) puts a text it did not write itself (benchmark names, labels, ``--label``, GPU names,
-context values, messages) through one of these, never into its Markdown as it is.
+"""Text as Markdown: doc.py, the one Markdown writer (report.md, answers.md, compare --markdown,
+model check), puts a text it did not write itself (benchmark names, labels, ``--label``, GPU
+names, context values, messages) through one of these, never into its Markdown as it is.
 
 * ``text(s)``: running text (a paragraph, a list item, a heading, bold, an image's alt text);
 * ``cell(s)``: one table cell, whatever ``s`` holds;

@@ -24,7 +24,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcbench_tools import build, files, mdtext, published, studies
+from tcbench_tools import build, files, published, studies
+from tcbench_tools.doc import Doc
 from tcbench_tools.errors import EXIT_FAIL, EXIT_OK, InputError
 from tcbench_tools.printable import printable, printable_lines
 
@@ -255,42 +256,49 @@ def build_report(scored: list[Scored]) -> Report:
     return rep
 
 
-def _cells(s: dict) -> str:
+def markdown_table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    """One table as Markdown (doc.py writes it: every cell escaped)."""
+    doc = Doc()
+    doc.table(headers, rows, right)
+    return doc.markdown()
+
+
+def _cells(s: dict) -> list[str]:
     if not s["rows"]:
-        return "0 | - | - | -"
-    return f"{s['rows']} | {s['median']:.2f} | {s['p10']:.2f} | {s['p90']:.2f}"
+        return ["0", "-", "-", "-"]
+    return [str(s["rows"]), f"{s['median']:.2f}", f"{s['p10']:.2f}", f"{s['p90']:.2f}"]
 
 
 def markdown(rep: Report) -> str:
-    lines = [("Accuracy of the GEMM time model: predicted / measured TFLOP/s (1 = exact; > 1: the "
-              "model is optimistic). data: fit = rows the constants were fitted on; held_out = "
-              "rows never fitted on (the evidence)."), "",
-             ("| data | GPU | precision | rows | median | p10 | p90 | aligned >= 100 us: rows | "
-              "median | p10 | p90 | misaligned: rows | median |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    doc = Doc()
+    doc.para("Accuracy of the GEMM time model: predicted / measured TFLOP/s (1 = exact; > 1: the "
+             "model is optimistic). data: fit = rows the constants were fitted on; held_out = "
+             "rows never fitted on (the evidence).")
+    rows = []
     for a in rep.accuracy:
         mis = a["misaligned"]
-        mis_cells = f"{mis['rows']} | {mis['median']:.2f}" if mis["rows"] else "0 | -"
-        lines.append(f"| {a['data']} | {mdtext.cell(a['gpu'])} | {mdtext.cell(a['precision'])} | "
-                     f"{_cells(a['all_sizes'])} | {_cells(a['aligned_100us'])} | {mis_cells} |")
-    lines += ["", ("Alignment pairs: a misaligned GEMM and its nearest 16-byte-aligned neighbour "
-                   "of the same sweep; slowdown = aligned over misaligned TFLOP/s."), "",
-              ("| data | GPU | pairs | direction right | within 1.5x | within 2x | measured "
-               "slowdown (median) | predicted slowdown (median) |"),
-              "|---|---|---|---|---|---|---|---|"]
-    for p in rep.pairs:
-        lines.append(f"| {p['data']} | {mdtext.cell(p['gpu'])} | {p['pairs']} | "
-                     f"{p['direction_right']:.0%} | {p['within_1_5x']:.0%} | "
-                     f"{p['within_2x']:.0%} | {p['measured_slowdown_median']:.2f} | "
-                     f"{p['predicted_slowdown_median']:.2f} |")
+        rows.append([a["data"], a["gpu"], a["precision"], *_cells(a["all_sizes"]),
+                     *_cells(a["aligned_100us"]), str(mis["rows"]),
+                     f"{mis['median']:.2f}" if mis["rows"] else "-"])
+    doc.table(["data", "GPU", "precision", "rows", "median", "p10", "p90",
+               "aligned >= 100 us: rows", "median", "p10", "p90", "misaligned: rows", "median"],
+              rows, set(range(3, 13)))
+    doc.para("Alignment pairs: a misaligned GEMM and its nearest 16-byte-aligned neighbour of the "
+             "same sweep; slowdown = aligned over misaligned TFLOP/s.")
+    doc.table(["data", "GPU", "pairs", "direction right", "within 1.5x", "within 2x",
+               "measured slowdown (median)", "predicted slowdown (median)"],
+              [[p["data"], p["gpu"], str(p["pairs"]), f"{p['direction_right']:.0%}",
+                f"{p['within_1_5x']:.0%}", f"{p['within_2x']:.0%}",
+                f"{p['measured_slowdown_median']:.2f}", f"{p['predicted_slowdown_median']:.2f}"]
+               for p in rep.pairs], set(range(2, 8)))
     g = rep.gate
     verdict = "pass" if g["pass"] else "FAIL"
     median = f"{g['median']:.3f}" if g["median"] is not None else "none"
-    lines += ["", (f"Gate: held-out aligned GEMMs of >= 100 us, {g['rows']} rows, median "
-                   f"{median}, must be in [{GATE[0]}, {GATE[1]}]: {verdict}.")]
-    if rep.not_covered:
-        lines.append(f"{rep.not_covered} rows the model does not cover (no prediction).")
-    return "\n".join(lines) + "\n"
+    doc.para(f"Gate: held-out aligned GEMMs of >= 100 us, {g['rows']} rows, median {median}, "
+             f"must be between {GATE[0]} and {GATE[1]}: {verdict}." + (
+                 f" {rep.not_covered} rows the model does not cover (no prediction)."
+                 if rep.not_covered else ""))
+    return doc.markdown()
 
 
 def cmd_predict(args) -> int:

@@ -19,7 +19,8 @@ import re
 import sys
 from pathlib import Path
 
-from tcbench_tools import mdtext, model_cmd, published, schema
+from tcbench_tools import model_cmd, published, schema
+from tcbench_tools.model_cmd import markdown_table
 
 # The predict CSV's column is the counter the benchmarks write: one name.
 PREDICTED = schema.PREDICTED_TFLOPS
@@ -90,15 +91,13 @@ def n_sweep(model: Model, bars) -> str:
     ns = (1, 8, 16, 32, 33, 40, 48, 64, 65, 96, 128, 129, 160, 8192, 8193)
     rows = [{"gpu": dev, **as_run("fp16", 4096, n, 4096)} for _, dev in GPUS for n in ns]
     preds = model.run(rows)
-    lines = [("| GPU | N | predicted TFLOP/s (model) | likely measured, p10-p90 | bound TFLOP/s | "
-              "tile x split-K (assumed) | regime | predicted us |"),
-             "|---|---|---|---|---|---|---|---|"]
-    for (label, _), chunk in zip(GPUS, (preds[:len(ns)], preds[len(ns):])):
-        for n, p in zip(ns, chunk):
-            lines.append(f"| {label} | {n} | {f1(p[PREDICTED])} | {likely(p, bars)} | "
-                         f"{f1(p['bound_tflops'])} | {p['tile']} x {p[schema.SPLIT_K]} | "
-                         f"{p['regime']} | {float(p['predicted_us']):.2f} |")
-    return "\n".join(lines) + "\n"
+    rows = [[label, str(n), f1(p[PREDICTED]), likely(p, bars), f1(p["bound_tflops"]),
+             f"{p['tile']} x {p[schema.SPLIT_K]}", p["regime"], f"{float(p['predicted_us']):.2f}"]
+            for (label, _), chunk in zip(GPUS, (preds[:len(ns)], preds[len(ns):]))
+            for n, p in zip(ns, chunk)]
+    return markdown_table(["GPU", "N", "predicted TFLOP/s (model)", "likely measured, p10-p90",
+                           "bound TFLOP/s", "tile x split-K (assumed)", "regime", "predicted us"],
+                          rows, {1, 2, 4, 7})
 
 
 def cell(p: dict) -> str:
@@ -110,9 +109,7 @@ def cell(p: dict) -> str:
 def pairs(model: Model) -> str:
     precisions = ("fp16", "bf16", "tf32", "int8", "fp8")
     pair_ns = (32, 64, 128, 8192)
-    lines = [("| GPU | precision | layout | 32 | 33 | 33/32 | 64 | 65 | 65/64 | 128 | 129 | "
-              "129/128 | 8192 | 8193 | 8193/8192 |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = []
     for label, dev in GPUS:
         for prec in precisions:
             for nt in ((False, True) if prec == "fp16" else (False,)):
@@ -127,8 +124,10 @@ def pairs(model: Model) -> str:
                     both = a[PREDICTED] and b[PREDICTED]
                     cells.append(f"{float(b[PREDICTED]) / float(a[PREDICTED]):.2f}"
                                  if both else "-")
-                lines.append(f"| {label} | {prec} | {layout} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+                lines.append([label, prec, layout, *cells])
+    headers = ["GPU", "precision", "layout"] + [h for n in pair_ns
+                                                for h in (str(n), str(n + 1), f"{n + 1}/{n}")]
+    return markdown_table(headers, lines, set(range(3, len(headers))))
 
 
 def m_k(model: Model) -> str:
@@ -141,8 +140,7 @@ def m_k(model: Model) -> str:
     preds = model.run(rows)
     base = float(next(p for r, p in zip(rows, preds) if r["m"] == 4096 and r["k"] == 4096
                       and r["n"] == 4096)[PREDICTED])
-    lines = [("| swept | value | alignment A / B / D (bytes) | predicted TFLOP/s (model) | "
-              "vs 4096 |"), "|---|---|---|---|---|"]
+    lines = []
     i = 0
     for dim in ("M", "K"):
         for v in values:
@@ -150,9 +148,10 @@ def m_k(model: Model) -> str:
             i += 1
             # The model's row is tcbench's D^T = B^T A^T: its a is tcbench's B, its b is A.
             al = {x[0]: x[1:] for x in p["alignment"].split()}
-            lines.append(f"| {dim} | {v} | {al['b']} / {al['a']} / {al['c']} | "
-                         f"{f1(p[PREDICTED])} | {float(p[PREDICTED]) / base:.2f} |")
-    return "\n".join(lines) + "\n"
+            lines.append([dim, str(v), f"{al['b']} / {al['a']} / {al['c']}", f1(p[PREDICTED]),
+                          f"{float(p[PREDICTED]) / base:.2f}"])
+    return markdown_table(["swept", "value", "alignment A / B / D (bytes)",
+                           "predicted TFLOP/s (model)", "vs 4096"], lines, {1, 3, 4})
 
 
 def family_bandwidth_efficiency(tool: Path, family: str) -> float:
@@ -167,8 +166,7 @@ def family_bandwidth_efficiency(tool: Path, family: str) -> float:
 
 
 def padding(model: Model, gpu_table: dict) -> str:
-    lines = [("| GPU | layout | as | GEMM 33 (us) | padded GEMM (us) | pad copy (us) | padded + "
-              "copy (us) | padding wins (model) |"), "|---|---|---|---|---|---|---|---|"]
+    lines = []
     for label, dev in GPUS:
         gbps, family = gpu_table[dev]
         bw = gbps * 1e9 * family_bandwidth_efficiency(model.tool, family)
@@ -180,28 +178,30 @@ def padding(model: Model, gpu_table: dict) -> str:
                 copy_us = 4096 * (33 + to) * 2 / bw * 1e6
                 total = float(p["predicted_us"]) + copy_us
                 wins = "yes" if total < float(p33["predicted_us"]) else "no"
-                lines.append(f"| {label} | {'nt' if nt else 'nn'} | {to} | "
-                             f"{float(p33['predicted_us']):.2f} | {float(p['predicted_us']):.2f} | "
-                             f"{copy_us:.2f} | {total:.2f} | {wins} |")
-    return "\n".join(lines) + "\n"
+                lines.append([label, "nt" if nt else "nn", str(to),
+                              f"{float(p33['predicted_us']):.2f}",
+                              f"{float(p['predicted_us']):.2f}", f"{copy_us:.2f}", f"{total:.2f}",
+                              wins])
+    return markdown_table(["GPU", "layout", "as", "GEMM 33 (us)", "padded GEMM (us)",
+                           "pad copy (us)", "padded + copy (us)", "padding wins (model)"], lines,
+                          {2, 3, 4, 5, 6})
 
 
 def batched(model: Model) -> str:
     shapes = (("S = QK^T", 128, 128, 64), ("S = QK^T", 128, 128, 65), ("O = PV", 128, 64, 128),
               ("O = PV", 128, 65, 128))
     heads = (32, 33, 64, 65)
-    lines = [("| GPU | GEMM | m x n x k | heads | predicted TFLOP/s (model) | predicted us | "
-              "regime | alignment |"), "|---|---|---|---|---|---|---|---|"]
+    lines = []
     for label, dev in GPUS:
         rows = [{"gpu": dev, **as_run("fp16", m, n, k, h)} for _, m, n, k in shapes for h in heads]
         preds = iter(model.run(rows))
         for form, m, n, k in shapes:
             for h in heads:
                 p = next(preds)
-                lines.append(f"| {label} | {form} | {m} x {n} x {k} | {h} | "
-                             f"{f1(p[PREDICTED])} | {float(p['predicted_us']):.2f} | "
-                             f"{p['regime']} | {p['alignment']} |")
-    return "\n".join(lines) + "\n"
+                lines.append([label, form, f"{m} x {n} x {k}", str(h), f1(p[PREDICTED]),
+                              f"{float(p['predicted_us']):.2f}", p["regime"], p["alignment"]])
+    return markdown_table(["GPU", "GEMM", "m x n x k", "heads", "predicted TFLOP/s (model)",
+                           "predicted us", "regime", "alignment"], lines, {3, 4, 5})
 
 
 def accuracy(rep: model_cmd.Report) -> str:
@@ -216,19 +216,18 @@ def published_pairs(scored: list[model_cmd.Scored]) -> str:
         r = p.misaligned.row
         cls = min(int(x[1:]) for x in p.misaligned.alignment.split())
         groups.setdefault((r.gpu, r.series, cls), []).append(p)
-    lines = [("| GPU | published sweep (source) | misaligned class | pairs | measured slowdown, "
-              "median (p10-p90) | model's slowdown, median | model within 1.5x |"),
-             "|---|---|---|---|---|---|---|"]
+    lines = []
     for (gpu, series, cls), group in sorted(groups.items()):
         meas = [p.measured for p in group]
         pred = [p.predicted for p in group]
-        src = mdtext.cell(group[0].misaligned.row.source.split("#")[0])
-        lines.append(f"| {mdtext.cell(gpu)} | {mdtext.cell(series)} ({src}) | {cls}-byte | "
-                     f"{len(group)} | "
-                     f"{model_cmd.quantile(meas, .5):.2f} ({model_cmd.quantile(meas, .1):.2f}-"
-                     f"{model_cmd.quantile(meas, .9):.2f}) | {model_cmd.quantile(pred, .5):.2f} | "
-                     f"{sum(p.within for p in group) / len(group):.0%} |")
-    return "\n".join(lines) + "\n"
+        src = group[0].misaligned.row.source.split("#")[0]
+        lines.append([gpu, f"{series} ({src})", f"{cls}-byte", str(len(group)),
+                      f"{model_cmd.quantile(meas, .5):.2f} ({model_cmd.quantile(meas, .1):.2f}-"
+                      f"{model_cmd.quantile(meas, .9):.2f})", f"{model_cmd.quantile(pred, .5):.2f}",
+                      f"{sum(p.within for p in group) / len(group):.0%}"])
+    return markdown_table(["GPU", "published sweep (source)", "misaligned class", "pairs",
+                           "measured slowdown, median (p10-p90)", "model's slowdown, median",
+                           "model within 1.5x"], lines, {3, 4, 5, 6})
 
 
 def leave_one_out() -> str:
@@ -236,37 +235,37 @@ def leave_one_out() -> str:
     other GPU's rows only."""
     report = json.loads(FIT_REPORT.read_text(encoding="utf-8"))
 
-    def cells(s: dict | None) -> str:
+    def cells(s: dict | None) -> list[str]:
         if not s:
-            return "- | - | - | -"
-        return f"{s['rows']} | {s['median']:.2f} | {s['p10']:.2f} | {s['p90']:.2f}"
+            return ["-"] * 4
+        return [str(s["rows"]), f"{s['median']:.2f}", f"{s['p10']:.2f}", f"{s['p90']:.2f}"]
 
-    lines = [("| GPU left out | rows | median | p10 | p90 | aligned >= 100 us: rows | median | "
-              "p10 | p90 | misaligned: rows | median | alignment pairs within 2x |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = []
     for s in report["loo"]:
         mis, pairs = s.get("misaligned"), s.get("pairs")
-        mis_cells = f"{mis['rows']} | {mis['median']:.2f}" if mis else "- | -"
+        mis_cells = [str(mis["rows"]), f"{mis['median']:.2f}"] if mis else ["-", "-"]
         pair_cell = f"{pairs['within_2x']} of {pairs['pairs']}" if pairs else "-"
-        lines.append(f"| {mdtext.cell(s['gpu'])} | {cells(s)} | "
-                     f"{cells(s.get('aligned_100us'))} | {mis_cells} | {pair_cell} |")
-    return "\n".join(lines) + "\n"
+        lines.append([s["gpu"], *cells(s), *cells(s.get("aligned_100us")), *mis_cells,
+                      pair_cell])
+    return markdown_table(["GPU left out", "rows", "median", "p10", "p90",
+                           "aligned >= 100 us: rows", "median", "p10", "p90", "misaligned: rows",
+                           "median", "alignment pairs within 2x"], lines, set(range(1, 11)))
 
 
 def held_out_rows(scored: list[model_cmd.Scored], preds: dict[int, dict]) -> str:
     """Every held-out row (never fitted on) with the shipped model's prediction."""
-    lines = [("| GPU | source | precision | m x n x k x batch | measured TFLOP/s (published) | "
-              "predicted TFLOP/s (model) | predicted / measured | basis |"),
-             "|---|---|---|---|---|---|---|---|"]
+    lines = []
     for s in scored:
         r = s.row
         if r.use != "held_out" or s.predicted_us is None:
             continue
-        lines.append(f"| {mdtext.cell(r.gpu)} | {mdtext.cell(model_cmd.source_of(r))} | "
-                     f"{mdtext.cell(r.precision)} | {r.m} x {r.n} x {r.k} x {r.batch} | "
-                     f"{r.measured_tflops:.1f} | {r.flops / s.predicted_us / 1e6:.1f} | "
-                     f"{s.ratio:.2f} | {mdtext.cell(preds[id(r)]['model_basis'])} |")
-    return "\n".join(lines) + "\n"
+        lines.append([r.gpu, model_cmd.source_of(r), r.precision,
+                      f"{r.m} x {r.n} x {r.k} x {r.batch}", f"{r.measured_tflops:.1f}",
+                      f"{r.flops / s.predicted_us / 1e6:.1f}", f"{s.ratio:.2f}",
+                      preds[id(r)]["model_basis"]])
+    return markdown_table(["GPU", "source", "precision", "m x n x k x batch",
+                           "measured TFLOP/s (published)", "predicted TFLOP/s (model)",
+                           "predicted / measured", "basis"], lines, {4, 5, 6})
 
 
 def tables(tool: Path) -> dict[str, str]:

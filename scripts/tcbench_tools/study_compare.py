@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from tcbench_tools import mdtext, synthetic
+from tcbench_tools import synthetic
 from tcbench_tools.answers.evidence import is_host
+from tcbench_tools.doc import Code, Doc, Strong
 from tcbench_tools.errors import InputError
 from tcbench_tools.printable import printable_lines
 from tcbench_tools.results import ResultSet
-from tcbench_tools.tables import fmt_num, markdown_table, text_table
+from tcbench_tools.tables import fmt_num, text_table
 
 # Two values are the same when they differ by at most this fraction of the larger (the studies
 # are deterministic; a build with another compiler or libm may move the last digits, not more).
@@ -155,13 +156,14 @@ def render_text(comp: StudyComparison) -> str:
 
 
 def render_markdown(comp: StudyComparison, baseline: str, candidate: str) -> str:
-    lines = ["## tcbench compare (host studies)", "",
-             f"Baseline {mdtext.code(baseline)}, candidate {mdtext.code(candidate)}: the values "
-             "of the host studies (deterministic; their CPU time is not compared).", ""]
+    doc = Doc()
+    doc.heading(2, "tcbench compare (host studies)")
+    doc.para("Baseline ", Code(baseline), ", candidate ", Code(candidate), ": the values of the "
+             "host studies (deterministic; their CPU time is not compared).")
     if banner(comp):
-        lines += [f"> **{mdtext.text(banner(comp), at_line_start=False)}**", ""]
-    lines += [f"**{mdtext.text(comp.summary(), at_line_start=False)}**", ""]
+        doc.banner(banner(comp))
+    doc.para(Strong(comp.summary()))
     if comp.changes:
         headers, rows = _table(comp)
-        lines += [markdown_table(headers, rows, right={2, 3}), ""]
-    return "\n".join(lines)
+        doc.table(headers, rows, right={2, 3})
+    return doc.markdown()

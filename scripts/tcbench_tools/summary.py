@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from tcbench_tools import mdtext, power, results
+from tcbench_tools import power, results
 from tcbench_tools.names import precision_order
 from tcbench_tools.printable import printable_lines
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet
 from tcbench_tools.schema import GBPS, PCT_OF_PEAK
-from tcbench_tools.tables import fmt_num, markdown_table, text_table
+from tcbench_tools.tables import fmt_num, text_table
 
 
 @dataclass
@@ -74,34 +74,29 @@ def invalid(rs: ResultSet) -> list[tuple[str, str]]:
     return out
 
 
-def render(rs: ResultSet, markdown: bool = False) -> str:
+def render(rs: ResultSet) -> str:
     """The best results as a table, then the counts and one line per skip reason, failure and
-    impossible value: plain text for a terminal or a log, or (``markdown``) GitHub Markdown with
-    every text from the file escaped (mdtext.py) and the lines as a list."""
+    impossible value, as plain text for a terminal or a log (control characters escaped)."""
     best = best_results(rs)
     headers = ["topic", "precision", "best", "unit", "% of peak", "benchmark"]
     rows = [[b.topic, b.precision, fmt_num(b.value), b.unit,
              "-" if b.pct_of_peak is None else f"{b.pct_of_peak:.1f}", b.benchmark]
             for b in best.values()]
-    table = markdown_table if markdown else text_table
     total = len(rs.benchmarks)
     errors, skips = problems(rs)
     ran = total - len(errors) - sum(skips.values())
     out = []
     if rows:
-        out.append(table(headers, rows, right={2, 4}))
+        out.append(text_table(headers, rows, right={2, 4}))
     else:
         out.append("(no benchmark reported a throughput counter: tflops, tops or gbps)")
     out.append("")
     out.append(f"{total} benchmarks: {ran} ran, {sum(skips.values())} skipped, "
                f"{len(errors)} failed.")
     if (line := power.run_line(rs)) is not None:
-        out.append(line if not markdown else mdtext.text(line))
+        out.append(line)
     items = [f"skipped ({count}): {reason}" for reason, count in skips.most_common()]
     items += [f"FAILED {name}: {message}" for name, message in errors]
     items += [f"INVALID {name}: {why} (left out of the table)" for name, why in invalid(rs)]
-    if markdown:
-        out += ([""] if items else []) + [f"- {mdtext.text(item)}" for item in items]
-        return "\n".join(out)
     out += [f"  {item}" for item in items]
     return printable_lines("\n".join(out))

@@ -1,15 +1,14 @@
-"""Plain-text and Markdown tables, and the number formats every command uses.
+"""Plain-text tables, and the number formats every command uses (Markdown and HTML tables are
+doc.py's).
 
-Every cell is escaped before it is measured and written: printable.py for text (a cell can
-neither move the cursor of a terminal nor add a line to a log), mdtext.py for Markdown (a cell is
-one cell, and text, whatever it holds).
+Every cell is escaped before it is measured and written (printable.py): a cell can neither move
+the cursor of a terminal nor add a line to a log.
 """
 
 from __future__ import annotations
 
 import math
 
-from tcbench_tools import mdtext
 from tcbench_tools.printable import printable
 
 
@@ -30,12 +29,6 @@ def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None
 
     sep = "  ".join("-" * w for w in widths)
     return "\n".join([line(headers), sep, *(line(r) for r in rows)])
-
-
-def markdown_table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
-    """A GFM table of plain-text cells (mdtext.cell escapes each)."""
-    return mdtext.table([mdtext.cell(h) for h in headers],
-                        [[mdtext.cell(c) for c in row] for row in rows], right)
 
 
 def fmt_time(seconds: float | None) -> str:

@@ -17,7 +17,7 @@ It prints wall-clock seconds (which depend on what else the machine runs: the lo
 printed), CPU seconds (user + system of the command and its children, which depend on it much
 less) and the peak resident memory of the largest process of the command. The targets (issue
 35, on the 2-core development machine): add <= 1 s, check <= 60 s and <= 2 GB, dashboard
-<= 60 s. docs/history.md quotes the figures.
+<= 60 s. docs/dev/history-scale.md logs the figures; docs/history.md §7 sums them up.
 
 Without --db it uses a temporary SQLite file; --db postgresql://... measures an empty
 PostgreSQL database; --postgres starts a throwaway PostgreSQL server for the run

@@ -254,3 +254,34 @@ def test_labels_of_nearby_change_points_never_overlap():
         assert 0 <= a.x0 and a.x1 <= canvas.WIDTH and 0 <= a.y0 and a.y1 <= canvas.HEIGHT
         for b in boxes[i + 1:]:
             assert a.x1 < b.x0 or b.x1 < a.x0 or a.y1 < b.y0 or b.y1 < a.y0
+
+
+def test_a_hostile_gpu_or_benchmark_name_is_text_on_the_page(tmp_path):
+    """The page is doc.Doc's: a GPU name or a benchmark name that holds markup shows as text in
+    the headings, captions, tables and image maps, and the page runs doc.py's script only."""
+    from html.parser import HTMLParser
+
+    from tcbench_tools.cli import main
+
+    hostile = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+    names = [f"int8_gemm/cublaslt/int8/m:64/n:64/k:64/layout:{hostile}"]
+    docs = hd.step_history(8, names, np.random.default_rng(5), gpu=f"GPU {hostile}",
+                           steps={names[0]: (5, 1.3)})
+    db = str(tmp_path / "h.sqlite")
+    assert main(["history", "add", *map(str, hd.write_runs(tmp_path / "runs", docs)),
+                 "--db", db]) == 0
+    assert main(["history", "dashboard", "--db", db, "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+
+    class Tags(HTMLParser):
+        tags: list = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append((tag, dict(attrs)))
+
+    Tags().feed(page)
+    scripts = [t for t, _ in Tags.tags if t == "script"]
+    images = [a.get("src", "") for t, a in Tags.tags if t == "img"]
+    assert len(scripts) == 1 and all(src.startswith("plots/") for src in images), images
+    assert not [a for _, attrs in Tags.tags for a in attrs if a.startswith("on")]
+    assert page.count("GPU &lt;img src=x onerror=alert(1)&gt;") >= 2  # heading, change table

@@ -1,4 +1,4 @@
-"""Every Markdown output (report.md, answers.md, compare --markdown, the run summary's Markdown)
+"""Every Markdown output (report.md, answers.md, compare --markdown, for runs and for studies)
 shows the text a result file brings (benchmark names, labels, --label, GPU names, context
 values, messages) as text: no raw HTML, no link, no code span that a name closes early, and no
 table row that a newline, a pipe or a backslash before a pipe breaks. Each document is read by
@@ -19,9 +19,8 @@ from hypothesis import strategies as st
 
 import answers_data as ad
 from conftest import FIXTURES, load_doc, write
-from tcbench_tools import mdtext, summary
+from tcbench_tools import mdtext
 from tcbench_tools.printable import printable
-from tcbench_tools.results import parse_doc
 
 IMG = "<img src=x onerror=alert(1)>"
 SCRIPT = "</script><script>alert(2)</script>"
@@ -239,12 +238,6 @@ def test_the_compare_markdown_shows_file_text_as_text(cli, tmp_path, hostile):
     assert "FAILED" in md
 
 
-def test_the_run_summary_markdown_shows_file_text_as_text():
-    rs = parse_doc(_hostile_gpu_doc())
-    md = summary.render(rs, markdown=True)
-    assert_safe(md, (SCRIPT,))
-
-
 def test_a_fixture_report_is_unchanged_by_escaping(cli, tmp_path):
     """The escaping touches only what markup could make of a text: a real run's report keeps
     every name, label and number as it was (tcbench's own links, code and bold included)."""
@@ -279,3 +272,15 @@ def test_a_label_cannot_make_a_link(cli, tmp_path):
                        tmp_path / "rep")
     assert code == 0, err
     assert_safe((tmp_path / "rep" / "report.md").read_text(), (LINK,))
+
+
+def test_the_study_compare_markdown_shows_file_text_as_text():
+    from tcbench_tools import study_compare as sc
+
+    hostile = f"int8_study/{IMG}/{LINK}\n| {TICKS} | {PIPES}"
+    comp = sc.StudyComparison(2, 4, [sc.Change(hostile, "top1_accuracy_pct", 93.1, 92.0),
+                                     sc.Change(hostile + "x", "", None, None)],
+                              synthetic=[f"the baseline ({SCRIPT})"])
+    md = sc.render_markdown(comp, f"base{IMG}", f"cand{TICKS}")
+    assert_safe(md, (hostile, SCRIPT))
+    assert "CHANGED: 2 of 4" in md

@@ -194,7 +194,7 @@ def test_ctrl_c_during_the_host_studies_keeps_what_finished(tmp_path, no_gpu):
             "by SIGINT: 1 of 4 host studies finished (int8); not run: loss_scaling, alignment, "
             "fp8). A \"not measured\" there may mean only that its part never ran.")
     assert said in stdout and said in md
-    assert "id='incomplete-banner'" in (out / "answers.html").read_text()
+    assert 'id="incomplete-banner"' in (out / "answers.html").read_text()
     proc = subprocess.run([sys.executable, "-m", "tcbench_tools", "answers", str(out), "--json"],
                           capture_output=True, text=True, env=env, timeout=60)
     got = json.loads(proc.stdout)

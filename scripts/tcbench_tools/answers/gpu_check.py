@@ -7,8 +7,9 @@ half, and ``OUT/answers.{md,html,json}``; the verdicts printed for the check's l
 A result file a failed binary left unreadable is named and left out, so the answers say "not
 measured" for what it held instead of losing the other binaries' evidence; one it left cut short
 is read as far as it got (results.load_file), and the rows that never ran are named at the end of
-answers.md. The host studies run once per output folder (a second call reuses them). Exit 0 when
-the answers were written, 1 when they could not be (one sentence on stderr), 2 on usage.
+answers.md and answers.html. The host studies run once per output folder (a second call reuses
+them). Exit 0 when the answers were written, 1 when they could not be (one sentence on stderr), 2
+on usage.
 Standard library only: the GPU box's Python may have nothing else.
 """
 
@@ -17,25 +18,25 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tcbench_tools import mdtext, results, studies
+from tcbench_tools import results, studies
 from tcbench_tools.answers import GPU, answer_all, render
+from tcbench_tools.doc import Code, Doc
 from tcbench_tools.errors import InputError
 from tcbench_tools.inputs import gpu_run
 
 USAGE = "usage: python3 -m tcbench_tools.answers.gpu_check OUT BIN_DIR"
 
 
-def never_ran_section(run: results.ResultSet) -> str:
-    """answers.md's last section: the files cut short and the rows they never ran."""
+def never_ran_section(doc: Doc, run: results.ResultSet) -> None:
+    """The answers' last section: the files cut short and the rows they never ran."""
     if not run.partial:
-        return ""
-    lines = ["", "## Rows that never ran", "",
-             ("Some binaries were cut short, so these answers rest on what they finished: "
-              f"{mdtext.text(run.partial, at_line_start=False)}."), ""]
-    # The names come from the binaries' listings: escaped, never Markdown of their own.
-    lines += [f"- {mdtext.code(name)}" for name in run.never_ran] or \
-        ["- (the planned rows are not known)"]
-    return "\n".join(lines) + "\n"
+        return
+    doc.heading(2, "Rows that never ran")
+    doc.para("Some binaries were cut short, so these answers rest on what they finished: "
+             f"{run.partial}.")
+    # The names come from the binaries' listings: plain text, never markup of their own.
+    doc.bullets([(Code(name),) for name in run.never_ran] or
+                ["(the planned rows are not known)"])
 
 
 def main(argv: list[str]) -> int:
@@ -65,9 +66,11 @@ def main(argv: list[str]) -> int:
             raise InputError(f"no readable result file in {out / 'results'} and no host "
                              "studies: nothing to answer from.")
         result = answer_all(inputs)
-        cut = never_ran_section(run) if run is not None else ""
-        for name, text in (("answers.md", render.markdown(result, out) + cut),
-                           ("answers.html", render.page_html(result, out)),
+        doc = render.document(result, out)
+        if run is not None:
+            never_ran_section(doc, run)
+        for name, text in (("answers.md", doc.markdown()),
+                           ("answers.html", doc.html(render.TITLE)),
                            ("answers.json", render.as_json(result))):
             (out / name).write_text(text, encoding="utf-8")
     except (InputError, OSError) as exc:

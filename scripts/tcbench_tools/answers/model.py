@@ -17,6 +17,10 @@ CAVEAT = "holds with a caveat"
 FAILS = "does not hold here"
 NOT_MEASURED = "not measured"
 VERDICTS = (HOLDS, CAVEAT, FAILS, NOT_MEASURED)
+# A verdict in a narrow table cell (the report's first screen), and the class that colours its
+# cell in every page (doc.py's style holds the colours).
+SHORT = {HOLDS: "holds", CAVEAT: "caveat", FAILS: "does not hold", NOT_MEASURED: "not measured"}
+CLASS = {HOLDS: "v-holds", CAVEAT: "v-caveat", FAILS: "v-fails", NOT_MEASURED: "v-none"}
 
 HOST, GPU = "host", "gpu"  # the two halves of a question
 # The row of the answers without a GPU (host studies, the GEMM time model, published measurements).

@@ -12,19 +12,18 @@ characters into what this prints."""
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import os
 import re
 from pathlib import Path
 
-from tcbench_tools import mdtext, synthetic
+from tcbench_tools import synthetic
 from tcbench_tools.answers.model import (
     BY_ID,
     CAVEAT,
+    CLASS,
     FAILS,
-    HOLDS,
     HOST,
     HOST_LABEL,
     NOT_MEASURED,
@@ -32,19 +31,19 @@ from tcbench_tools.answers.model import (
     Answer,
     unit_of,
 )
+from tcbench_tools.doc import Cell, Code, Doc, Inline, Link, Strong
 
-__all__ = ["HOST_LABEL", "as_json", "clean", "console", "grid", "markdown", "page_html",
-           "source", "table_html"]
+__all__ = ["HOST_LABEL", "as_json", "clean", "console", "document", "grid", "markdown",
+           "page_html", "source"]
 
 REPO = Path(__file__).resolve().parents[3]  # scripts/tcbench_tools/answers -> the checkout
 ANSWERS_PAGE = "docs/concepts/answers.md"
 GPU_CHECK_PAGE = "docs/gpu-check.md"
+TITLE = "tcbench: the five questions"  # of answers.html
 SYNTHETIC_TAG = "(synthetic data)"
 INCOMPLETE = "INCOMPLETE"
 NO_HOST_HALF = "GPU only"  # the host row of a question without a host half (Q3: a pipe counter)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-SYMBOL = {HOLDS: "holds", CAVEAT: "holds, with a caveat", FAILS: "does not hold here",
-          NOT_MEASURED: "not measured"}
 
 
 def clean(text: str) -> str:
@@ -164,136 +163,68 @@ def page_target(page: str, out_dir: Path | None) -> str | None:
     return Path(os.path.relpath(path, Path(out_dir).resolve())).as_posix()
 
 
-def _md_page(page: str, out_dir: Path | None) -> str:
-    """A concept page as a Markdown link (the target is a path this module made, never a file's
-    text: mdtext.link takes file names only); in angle brackets when the path has spaces."""
+def _page(page: str, out_dir: Path | None) -> Inline:
+    """A concept page as a link that works from ``out_dir``; as code when the page is not in
+    this checkout or its path could not be a link."""
     target = page_target(page, out_dir)
-    if target is None or re.search(r"[<>\n]", target):
-        return mdtext.code(page)
-    if not re.fullmatch(r"[\w./-]+", target):
-        target = f"<{target}>"
-    return f"[{mdtext.text(page, at_line_start=False)}]({target})"
+    if target is None or re.search(r"[<>\x00-\x1f]", target):
+        return Code(page)
+    return Link(page, target)
 
 
-def _html_page(page: str, out_dir: Path | None) -> str:
-    target = page_target(page, out_dir)
-    if target is None:
-        return f"<code>{html.escape(page)}</code>"
-    return f"<a href='{html.escape(target, quote=True)}'>{html.escape(page)}</a>"
+def document(answers: list[Answer], out_dir: Path | None = None,
+             closing: list[str] | None = None) -> Doc:
+    """answers.md and answers.html as one document: the verdict table, then per question its
+    claim and per source the verdict, evidence, caveats, notes and rule; ``closing``: lines said
+    last (how to get the GPU half). Texts from result files (GPU and benchmark names, messages)
+    are plain text in doc.py, escaped in both renderings. ``out_dir``: where it is written."""
+    doc = Doc()
+    doc.heading(1, "The five questions, answered")
+    for text, ident in ((synthetic_banner(answers), "synthetic-banner"),
+                        (incomplete_banner(answers), "incomplete-banner")):
+        if text:
+            doc.banner(text, ident)
+    doc.para("Each claim as it is usually taught, what tcbench measured that tests it, and a "
+             "verdict from a written rule (", _page(ANSWERS_PAGE, out_dir), "): holds, holds "
+             "with a caveat, does not hold here, or not measured.")
+    headers, rows = grid(answers)
+    doc.table(headers, [[r[0], *(Cell(v, cls=CLASS.get(v, CLASS[NOT_MEASURED])) for v in r[1:])]
+                        for r in rows], set(), cls="compact")
+    for q in QUESTIONS:
+        doc.heading(2, f"{q.id.upper()}. {q.title}")
+        doc.para(Strong("Claim."), f" {q.claim}")
+        doc.para("Sources and background: ", _page(q.page, out_dir), ".")
+        for a in (a for a in answers if a.id == q.id):
+            doc.heading(3, f"{source_with_basis(a)}: {a.verdict}")
+            if a.why:
+                doc.para(f"Not measured: {clean(a.why)}.")
+            if a.evidence:
+                doc.table(["evidence", "metric", "value", "unit"],
+                          [[Cell(clean(e.source), code=True), clean(e.metric), _fmt(e.value),
+                            unit_of(e)] for e in a.evidence], {2})
+            for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
+                if items:
+                    doc.para(f"{title}:")
+                    doc.bullets([clean(c) for c in items])
+            if a.rule:
+                doc.para(f"Rule: {clean(a.rule)}.")
+    if closing:  # the tools' own lines (next_steps.py): commands, shown as they are typed
+        doc.heading(2, "The GPU half")
+        doc.para("How to measure it: ", _page(GPU_CHECK_PAGE, out_dir), ".")
+        doc.pre(closing)
+    return doc
 
 
 def markdown(answers: list[Answer], out_dir: Path | None = None,
              closing: list[str] | None = None) -> str:
-    """answers.md: the verdict table, then per question its claim and per source the verdict,
-    evidence, caveats, notes and rule; ``closing``: lines said last (how to get the GPU half).
-    Every text escaped for Markdown (mdtext.py): GPU names, benchmark names and the messages in
-    caveats come from result files. ``out_dir``: the folder the file is written to (links)."""
-    headers, rows = grid(answers)
-    out = ["# The five questions, answered", ""]
-    for banner in banners(answers):
-        out += [f"> **{mdtext.text(banner, at_line_start=False)}**", ""]
-    out += ["Each claim as it is usually taught, what tcbench measured that tests it, and a "
-            f"verdict from a written rule ({_md_page(ANSWERS_PAGE, out_dir)}): holds, holds with "
-            "a caveat, does not hold here, or not measured.", "",
-            "| " + " | ".join(mdtext.cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(mdtext.cell(clean(c)) for c in r) + " |" for r in rows]
-    for q in QUESTIONS:
-        out += ["", f"## {q.id.upper()}. {q.title}", "", f"**Claim.** {q.claim}", "",
-                f"Sources and background: {_md_page(q.page, out_dir)}.", ""]
-        for a in (a for a in answers if a.id == q.id):
-            out += [f"### {mdtext.text(source_with_basis(a))}: {a.verdict}", ""]
-            if a.why:
-                out += [f"Not measured: {mdtext.text(clean(a.why), at_line_start=False)}.", ""]
-            if a.evidence:
-                out += ["| evidence | metric | value | unit |", "|---|---|---:|---|"]
-                out += [f"| {mdtext.code(clean(e.source), in_table=True)} | "
-                        f"{mdtext.cell(clean(e.metric))} | {_fmt(e.value)} | "
-                        f"{mdtext.cell(unit_of(e))} |" for e in a.evidence]
-                out.append("")
-            for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
-                if items:
-                    out += [f"{title}:", ""] + [f"- {mdtext.text(clean(c))}" for c in items] + [""]
-            if a.rule:
-                out += [f"Rule: {mdtext.text(clean(a.rule), at_line_start=False)}.", ""]
-    if closing:  # the tools' own lines (next_steps.py): commands, shown as they are typed
-        out += ["## The GPU half", "", f"How to measure it: {_md_page(GPU_CHECK_PAGE, out_dir)}.",
-                "", "```text", *(line.replace("`", "'") for line in closing), "```", ""]
-    return "\n".join(out).rstrip() + "\n"
-
-
-_COLOURS = {HOLDS: "#1a7f37", CAVEAT: "#9a6700", FAILS: "#cf222e", NOT_MEASURED: "#6e7781"}
-
-
-def table_html(answers: list[Answer]) -> str:
-    """The verdict table alone (the report's first section uses it)."""
-    headers, rows = grid(answers)
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = []
-    for r in rows:
-        cells = [f"<th scope='row'>{html.escape(r[0])}</th>"]
-        for v in r[1:]:
-            colour = _COLOURS.get(v, "#6e7781")
-            cells.append(f"<td style='color:{colour};font-weight:600'>{html.escape(v)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return ("<div class='scroll'><table class='verdicts'><thead><tr>" + head
-            + "</tr></thead><tbody>"
-            + "".join(body) + "</tbody></table></div>")
+    """answers.md (``document``)."""
+    return document(answers, out_dir, closing).markdown()
 
 
 def page_html(answers: list[Answer], out_dir: Path | None = None,
               closing: list[str] | None = None) -> str:
-    parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-             "<title>tcbench: the five questions</title><style>",
-             "body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;"
-             "padding:0 1rem;"
-             "line-height:1.45}table{border-collapse:collapse;margin:.5rem 0}"
-             "th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;"
-             "vertical-align:top}td.num{text-align:right;font-variant-numeric:tabular-nums}"
-             ".scroll{overflow-x:auto;max-width:100%}code{font-size:.85em;word-break:break-all}"
-             ".banner{border:3px solid #CC3311;color:#CC3311;padding:.6rem 1rem;"
-             "font-weight:700}",
-             "</style></head><body><h1>The five questions, answered</h1>"]
-    for banner, name in ((synthetic_banner(answers), "synthetic"),
-                         (incomplete_banner(answers), "incomplete")):
-        if banner:
-            parts.append(f"<div class='banner' id='{name}-banner' role='alert'>"
-                         f"{html.escape(banner)}</div>")
-    parts += ["<p>Each claim as it is usually taught, what tcbench measured that tests it, and a "
-              f"verdict from a written rule ({_html_page(ANSWERS_PAGE, out_dir)}).</p>",
-              table_html(answers)]
-    for q in QUESTIONS:
-        parts.append(f"<h2>{q.id.upper()}. {html.escape(q.title)}</h2>"
-                     f"<p><strong>Claim.</strong> {html.escape(q.claim)}</p>"
-                     f"<p>Sources and background: {_html_page(q.page, out_dir)}</p>")
-        for a in (a for a in answers if a.id == q.id):
-            colour = _COLOURS[a.verdict]
-            parts.append(f"<h3>{html.escape(source_with_basis(a))}: <span style='color:{colour}'>"
-                         f"{html.escape(a.verdict)}</span></h3>")
-            if a.why:
-                parts.append(f"<p>Not measured: {html.escape(clean(a.why))}.</p>")
-            if a.evidence:
-                rows = "".join(f"<tr><td><code>{html.escape(clean(e.source))}</code></td>"
-                               f"<td>{html.escape(clean(e.metric))}</td>"
-                               f"<td class='num'>{_fmt(e.value)}</td>"
-                               f"<td>{html.escape(unit_of(e))}</td></tr>" for e in a.evidence)
-                parts.append("<div class='scroll'><table><thead><tr><th>evidence</th><th>metric"
-                             "</th><th>value</th><th>unit</th></tr></thead><tbody>" + rows
-                             + "</tbody></table>"
-                             "</div>")
-            for title, items in (("Caveats", a.caveats), ("Notes", a.notes)):
-                if items:
-                    parts.append(f"<p>{title}:</p><ul>"
-                                 + "".join(f"<li>{html.escape(clean(c))}</li>" for c in items)
-                                 + "</ul>")
-            if a.rule:
-                parts.append(f"<p><em>Rule:</em> {html.escape(clean(a.rule))}.</p>")
-    if closing:
-        parts.append("<h2 id='gpu-half'>The GPU half</h2><p>How to measure it: "
-                     f"{_html_page(GPU_CHECK_PAGE, out_dir)}.</p><pre>"
-                     + "\n".join(html.escape(line) for line in closing) + "</pre>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    """answers.html (``document``)."""
+    return document(answers, out_dir, closing).html(TITLE)
 
 
 def as_json(answers: list[Answer]) -> str:

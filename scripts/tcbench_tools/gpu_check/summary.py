@@ -31,7 +31,7 @@ from tcbench_tools.gpu_check.plan import Plan, Step
 from tcbench_tools.results import Benchmark, load_file
 
 MAX_LISTED = 8  # failures, skip reasons and never-ran rows shown per table
-POWER_WINDOW_S = 1.0  # NVML averages power over 1 s on Ampere and newer (docs/gpu-check.md, D6)
+POWER_WINDOW_S = 1.0  # NVML averages power over 1 s on Ampere and newer (docs/gpu-check.md §10)
 
 
 def step_line(s: Step) -> str:
@@ -290,7 +290,8 @@ def headline_table(out: Path, plan: Plan | None) -> list[str]:
 
 
 def power_note(out: Path) -> list[str]:
-    """Rows whose power_w comes from a window shorter than NVML's 1 s averaging (D6)."""
+    """Rows whose power_w comes from a window shorter than NVML's 1 s averaging
+    (docs/gpu-check.md §10)."""
     short, total = 0, 0
     for paths in result_files(out).values():
         for path in paths:
@@ -311,7 +312,7 @@ def power_note(out: Path) -> list[str]:
     return [(f"-- power: {short} of {total} rows with power_w were timed in windows under "
             f"{POWER_WINDOW_S:g} s; NVML averages power over 1 s on Ampere and newer, so those "
             "readings lag their window (the heaviest step's 1 Hz samples below are the better "
-            "figure; docs/gpu-check.md, D6)")]
+            "figure; docs/gpu-check.md §10)")]
 
 
 def numbers(text: str) -> list[float] | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tcbench_tools.doc import Doc
 from tcbench_tools.errors import InputError
 from tcbench_tools.history import forked, identity, page
 from tcbench_tools.history.canvas import HEIGHT, WIDTH, Canvas, Part, areas
@@ -157,31 +158,32 @@ def write(history: History, result: Check, out: Path) -> tuple[Path, int]:
     others = [c for c in result.change_points if id(c) not in listed]
     gating = sum(c.gates for c in regressions)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    doc = Doc()
+    doc.heading(1, "tcbench performance history")
+    banner = page.synthetic_banner(history.runs)
+    if banner:
+        doc.banner(banner)
+    doc.para(f"{result.runs} runs, {result.series} series (benchmark \u00d7 GPU model \u00d7 "
+             f"quick/full \u00d7 environment), {len(result.change_points)} change points of at "
+             f"least {result.floor:g}%; generated {stamp}. Click a run's column in any plot for "
+             "its provenance.")
+    doc.raw_html(page.legend(result.threshold, result.floor, min_span))
+    doc.heading(2, f"Regressions beyond {result.threshold:g}%, newest first",
+                anchor="regressions")
+    doc.para(f"{gating} new: they began within the newest {result.window} runs of their series "
+             "and at least 3 runs are at the new level (history check fails on these).")
+    doc.raw_html("<div id='regression-list'>"
+                 f"{page.change_table(regressions, plot_ids, 'regression')}</div>")
+    doc.heading(2, "Other change points (improvements, smaller regressions)",
+                anchor="other-changes")
+    doc.para(f"Changes smaller than the reporting floor of {result.floor:g}% are not listed "
+             f"({len(result.below_floor)} of them; their plots draw them as grey dashed lines).")
+    doc.raw_html(f"<div id='other-list'>{page.change_table(others, plot_ids, 'other')}</div>")
+    doc.raw_html("".join(sections))
+    doc.heading(2, "Runs and their provenance", anchor="runs")
+    doc.raw_html(page.provenance(history.runs) + "".join(maps))
     index = out / "index.html"
-    index.write_text(f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>tcbench history</title><style>{page.CSS}</style></head><body>
-<h1>tcbench performance history</h1>
-{page.synthetic_banner(history.runs)}
-<p class="summary">{result.runs} runs, {result.series} series (benchmark &times; GPU model &times;
-quick/full &times; environment), {len(result.change_points)} change points of at least
-{result.floor:g}%; generated {stamp}. Click a run's column in any plot for its provenance.</p>
-{page.legend(result.threshold, result.floor, min_span)}
-<h2 id="regressions">Regressions beyond {result.threshold:g}%, newest first</h2>
-<p class="summary">{gating} new: they began within the newest {result.window} runs of their series
-and at least 3 runs are at the new level (history check fails on these).</p>
-<div id="regression-list">{page.change_table(regressions, plot_ids, "regression")}</div>
-<h2 id="other-changes">Other change points (improvements, smaller regressions)</h2>
-<p class="summary">Changes smaller than the reporting floor of {result.floor:g}% are not listed
-({len(result.below_floor)} of them; their plots draw them as grey dashed lines).</p>
-<div id="other-list">{page.change_table(others, plot_ids, "other")}</div>
-{''.join(sections)}
-<h2 id="runs">Runs and their provenance</h2>
-{page.provenance(history.runs)}
-{''.join(maps)}
-</body></html>
-""", encoding="utf-8")
+    index.write_text(doc.html("tcbench history", page.CSS), encoding="utf-8")
     return index, len(jobs)
 
 

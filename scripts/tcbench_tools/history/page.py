@@ -1,6 +1,7 @@
-"""The HTML pieces of the dashboard: style, the synthetic banner, the legend, the change tables
-and the provenance table. Every text from the database is escaped; benchmark names break only
-between their fields (after a '/'), never inside one."""
+"""The HTML pieces of the dashboard that doc.Doc's blocks do not cover: its style (after doc.py's),
+the legend with its colour swatches, the change tables and the provenance table (rows with ids,
+names that break only after a '/', a second line in small type). Every text from the database is
+escaped here; the page itself, its headings, banner and paragraphs are doc.Doc's."""
 
 from __future__ import annotations
 
@@ -19,20 +20,19 @@ MAX_LISTED = 100  # change points per list at the top (the rest are counted)
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 16px 20px;
-       color: #1d1d1d; font-size: 14px; }
+       max-width: none; padding: 0; color: #1d1d1d; font-size: 14px; }
+p { margin: 0 0 12px; color: #444; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 6px;
   border-bottom: 1px solid #ccc; padding-bottom: 3px; } h3 { font-size: 15px; margin: 16px 0 6px; }
 .summary { color: #444; margin: 0 0 12px; }
 .legend-head { margin: 8px 0 2px; font-weight: 600; font-size: 13px; }
-div.banner { background: #fde8e4; border: 2px solid #cc3311; color: #7a1c0a; font-weight: bold;
-             padding: 6px 14px; margin: 10px 0; }
 .legend { color: #333; font-size: 13px; margin: 4px 0 10px; padding-left: 20px; max-width: 1180px; }
 .legend li { margin: 1px 0; }
 .legend span.swatch { display: inline-block; width: 18px; height: 10px; margin: 0 3px 0 0;
                       vertical-align: middle; }
 .scroll { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; font-size: 12.5px; }
-th, td { padding: 3px 7px; border-bottom: 1px solid #e2e2e2; text-align: left;
+table { border-collapse: collapse; font-size: 12.5px; margin: 0; }
+th, td { padding: 3px 7px; border: 0; border-bottom: 1px solid #e2e2e2; text-align: left;
          white-space: nowrap; }
 td.name { white-space: normal; overflow-wrap: break-word; min-width: 16em; }
 td.wrap { white-space: normal; overflow-wrap: break-word; min-width: 12em; }
@@ -48,13 +48,14 @@ ul.environments { margin: 4px 0 8px; padding-left: 20px; font-size: 13px; color:
 .grid { display: flex; flex-wrap: wrap; gap: 12px 14px; }
 figure { margin: 0; width: 390px; }
 figure img { display: block; width: 390px; height: 240px; outline: 1px solid #e6e6e6; }
-figcaption { font-size: 12.5px; overflow-wrap: break-word; line-height: 1.3; margin-top: 3px; }
+figcaption { font-size: 12.5px; color: #1d1d1d; overflow-wrap: break-word; line-height: 1.3;
+             margin-top: 3px; }
 figcaption .tag { font-weight: 600; white-space: nowrap; }
 figcaption .tag.minor { white-space: normal; }
 figcaption .regression { color: #c62828; } figcaption .improvement { color: #2e7d32; }
 figcaption .minor { color: #777; font-weight: normal; }
 .none, .more { color: #666; }
-code { font-size: 12px; }
+code { font-size: 12px; background: none; padding: 0; }
 """
 
 
@@ -67,16 +68,16 @@ def run_anchor(run: RunInfo) -> str:
     return f"run-{run.run_id[:16]}"
 
 
-def synthetic_banner(runs: list[RunInfo]) -> str:
+def synthetic_banner(runs: list[RunInfo]) -> str | None:
+    """The banner's sentence when runs carry tcbench_synthetic; None when none does."""
     fake = [r for r in runs if r.synthetic]
     if not fake:
-        return ""
+        return None
     every = "All" if len(fake) == len(runs) else f"{len(fake)} of the"
-    return (f"<div class='banner' id='synthetic-banner' role='alert'>{synthetic.MARK}: "
-            f"{every} {len(runs)} runs of this history carry the context key {synthetic.KEY}. "
-            "They are test fixtures, not measurements: no plot or change point that comes from "
-            f"them describes a real GPU (such plots say {synthetic.MARK} across them, and "
-            "their runs are marked in the provenance table).</div>")
+    return (f"{synthetic.MARK}: {every} {len(runs)} runs of this history carry the context key "
+            f"{synthetic.KEY}. They are test fixtures, not measurements: no plot or change "
+            f"point that comes from them describes a real GPU (such plots say {synthetic.MARK} "
+            "across them, and their runs are marked in the provenance table).")
 
 
 def legend(threshold: float, floor: float, min_span: float) -> str:

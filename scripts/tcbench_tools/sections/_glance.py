@@ -14,14 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tcbench_tools import summary
-from tcbench_tools.answers.model import CAVEAT, FAILS, HOLDS, HOST, NOT_MEASURED, QUESTIONS, Answer
+from tcbench_tools.answers.model import (
+    CAVEAT,
+    CLASS,
+    FAILS,
+    HOST,
+    NOT_MEASURED,
+    QUESTIONS,
+    SHORT,
+    Answer,
+)
 from tcbench_tools.answers.render import HOST_LABEL, NO_HOST_HALF, clean
 from tcbench_tools.doc import Cell
 from tcbench_tools.results import ResultSet
 
 TITLE = "At a glance"
-SHORT = {HOLDS: "holds", CAVEAT: "caveat", FAILS: "does not hold", NOT_MEASURED: "not measured"}
-CLASS = {HOLDS: "v-holds", CAVEAT: "v-caveat", FAILS: "v-fails", NOT_MEASURED: "v-none"}
 GPU_CHECK_DOC = "docs/gpu-check.md"
 MAX_VISIBLE_NOTES = 8  # more grouped notes than this are collapsed
 SKIPPED_ANCHOR = "skipped"  # the skip reasons' table under "Skipped and failed"

@@ -1,4 +1,4 @@
-"""What tcbench answers writes (issue 33 §2-§4): two runs of one GPU model are two rows, labelled
+"""answers/render.py, what tcbench answers writes: two runs of one GPU model are two rows, labelled
 as the report labels them; a synthetic input is marked in the console, Markdown, HTML and JSON;
 "holds" carries notes, never caveats, in the JSON; answers.md's links work from the folder it is
 written to, and answers.html links the concept pages. Synthetic result documents
@@ -57,7 +57,7 @@ def test_a_synthetic_input_is_marked_everywhere(cli, tmp_path):
     assert md.splitlines()[2].startswith("> **SYNTHETIC DATA: ")
     assert "Fixture GPU H (synthetic data) |" in md.split("\n## Q1")[0]  # the source cell
     page = (tmp_path / "answers.html").read_text()
-    assert "id='synthetic-banner'" in page and "(synthetic data)" in page
+    assert 'id="synthetic-banner"' in page and "(synthetic data)" in page
     doc = json.loads((tmp_path / "answers.json").read_text())
     assert doc["synthetic"] is True and all(q["synthetic"] for q in doc["questions"]
                                             if q["scope"] == "gpu")
@@ -103,7 +103,7 @@ def test_answers_md_links_work_from_where_it_is_written(cli, tmp_path, monkeypat
             assert (out / target).resolve().is_file(), target
         assert "../../docs/concepts/int8-calibration.md" in targets
         page = (out / "answers.html").read_text()
-        hrefs = re.findall(r"<a href='([^']+)'", page)
+        hrefs = re.findall(r'<a href="([^"]+)"', page)
         assert len(hrefs) == 6
         assert all((out / h).resolve().is_file() for h in hrefs)
     finally:

@@ -1,4 +1,4 @@
-"""tcbench compare of host studies and of synthetic inputs (issue 33 §3, §4 D2): two host-only
+"""study_compare.py, tcbench compare of host studies, and synthetic inputs to compare: two host-only
 runs are compared by their values, never by the CPU time the studies took; a study file against a
 GPU run is refused in one sentence; a synthetic input is said first, in text and Markdown.
 Synthetic result documents (answers_data.py), not measurements."""
