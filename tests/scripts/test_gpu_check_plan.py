@@ -33,8 +33,8 @@ from tcbench_tools.results import parse_doc
 
 
 def tier1_rows() -> dict[str, list[str]]:
-    lists = quick_lists()
-    return {b: [n for n in lists[b] if plan.matches(p, n)] for b, (p, _) in plan.TIER1.items()}
+    got = {b: plan.tier1_of(names).rows for b, names in quick_lists().items()}
+    return {b: rows for b, rows in got.items() if rows}
 
 
 def test_the_quick_lists_fixture_is_what_the_binaries_list():
@@ -53,16 +53,61 @@ def test_the_quick_lists_fixture_is_what_the_binaries_list():
         assert device_tests(bin_dir / binary) == names, f"{binary}: {regenerate}"
 
 
-def test_tier_1_is_small_and_every_tier_1_filter_matches_rows():
+def recorded_plan(**kw) -> plan.Plan:
+    lists = {**quick_lists(), **recorded_device_tests()}
+    return plan.make_plan(REPO / "build" / "no-binaries", cost.Model(), device_tests=True,
+                          recorded=lists, **kw)
+
+
+def test_tier_1_is_small_and_its_filters_name_exactly_its_rows():
     rows = tier1_rows()
-    for binary, names in rows.items():
-        assert names, f"{binary}'s tier-1 filter matches none of its quick rows"
     assert sum(len(v) for v in rows.values()) <= 25
-    # Each tier-3 filter is the negation: together they are the whole quick list, once.
-    for binary, names in quick_lists().items():
-        if binary in plan.TIER1:
-            rest = [n for n in names if plan.matches("-" + plan.TIER1[binary][0], n)]
-            assert sorted(rest + rows[binary]) == sorted(names), binary
+    made = recorded_plan()
+    assert made.unmatched == []  # every declared query matches a quick row
+    # Each tier-1 filter matches its rows and no other; the tier-3 filter is the negation:
+    # together they are the whole quick list, once.
+    for step in made.tier(1):
+        if step.binary is None:
+            continue
+        names = quick_lists()[step.binary.name]
+        assert [n for n in names if plan.matches(step.filter, n)] == step.rows
+        rest = [n for n in names if plan.matches("-" + step.filter, n)]
+        assert sorted(rest + step.rows) == sorted(names), step.name
+
+
+def test_tier_1_is_the_union_of_the_questions_evidence(monkeypatch):
+    """Tier 1 follows from the declarations: one more query in Q5's (the accumulator's bit
+    detection, issue 46) adds exactly the rows it matches to bench_fp8's tier-1 step."""
+    from tcbench_tools.names import Query, prefix
+
+    before = {s.name: s.rows for s in recorded_plan().tier(1)}
+    q5 = dict(rules.Q5_EVIDENCE, accum_bits=Query(rules.FP8, prefix("accum_bits_")))
+    monkeypatch.setitem(rules.EVIDENCE, "q5", q5)
+    after = {s.name: s.rows for s in recorded_plan().tier(1)}
+    added = [n for n in quick_lists()["bench_fp8"] if n.startswith("fp8/accum_bits_")]
+    assert len(added) == 7
+    assert sorted(after.pop("bench_fp8 [t1]")) == sorted(before.pop("bench_fp8 [t1]") + added)
+    assert after == before
+
+
+def test_a_query_that_matches_no_listed_row_is_named_in_the_plan(monkeypatch):
+    from tcbench_tools.names import Query
+
+    q5 = dict(rules.Q5_EVIDENCE, typo=Query(rules.FP8, "gemm_e4m3xe4m3_bf17"))
+    monkeypatch.setitem(rules.EVIDENCE, "q5", q5)
+    made = recorded_plan()
+    assert made.unmatched == [("Q5: FP8 with per-tensor scaling", "typo")]
+    text = "\n".join(plan.render(made))
+    assert "1 declared evidence quer(ies) match no listed row" in text and "(typo)" in text
+
+
+def test_the_guides_tier_1_table_is_generated_from_the_declarations():
+    from tcbench_tools import next_steps
+
+    block = "\n".join(next_steps.tier1_block(REPO)) + "\n"
+    text = (REPO / "docs" / "gpu-check.md").read_text()
+    assert block in text, "paste next_steps.tier1_block into docs/gpu-check.md"
+    assert text.count(next_steps.TIER1_BEGIN) == 1
 
 
 def test_tier_1_rows_alone_give_every_gpu_half_a_verdict():
@@ -155,7 +200,8 @@ def test_gpu_check_plan_prints_the_tiers_without_a_gpu(tmp_path: Path):
                           env={"PATH": "/usr/bin:/bin", "TCBENCH_PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    for needle in ("tier 1: the five answers first: 7 steps, 24 benchmarks",
+    rows = sum(len(v) for v in tier1_rows().values())
+    for needle in (f"tier 1: the five answers first: 7 steps, {rows} benchmarks",
                    "tier 3: the rest of the quick suite, most valuable first",
                    "bench_fp8 [t1]", "answers (tier 1)", "torch.matmul 8192^3",
                    "the quick suite (tiers 1 and 3's benchmarks):"):
