@@ -59,6 +59,57 @@ def recorded_plan(**kw) -> plan.Plan:
                           recorded=lists, **kw)
 
 
+GPU_FIELDS = ("gpu", "source", "compute_capability", "sm_count", "peak_gbps", "peak_tflops")
+
+
+def binaries_plan(bin_dir: Path) -> dict:
+    """What every benchmark binary's `--quick --plan=H200` prints, as cost.PLAN_FILE holds it."""
+    import json
+    import os
+
+    head, bounds = None, {}
+    for binary in plan.binaries(bin_dir, "bench_"):
+        out = subprocess.run([str(binary), "--quick", "--plan=H200"], capture_output=True,
+                             text=True, timeout=60, check=True).stdout.splitlines()
+        first = json.loads(out[0])
+        assert head is None or {k: first[k] for k in GPU_FIELDS} == head, binary
+        head = {k: first[k] for k in GPU_FIELDS}
+        assert first["rows"] == len(out) - 1, binary
+        bounds.update((row["name"], row["median_s"]) for row in map(json.loads, out[1:]))
+    doc = {"gpu": head, "median_s": bounds}
+    if os.environ.get("TCBENCH_UPDATE_PLAN") == "1":
+        cost.PLAN_FILE.write_text(json.dumps(doc, indent=1) + "\n")
+    return doc
+
+
+def test_the_recorded_h200_plan_is_what_the_binaries_print():
+    """The cost model's H200 (peaks, SMs, bandwidth) and each quick row's median bound come from
+    the binaries' --plan=H200 (cost.PLAN_FILE); no peak is copied by hand."""
+    import json
+
+    try:
+        bin_dir = built_bin_dir()
+    except pytest.skip.Exception:
+        pytest.skip("no build with the benchmark binaries")
+    recorded = json.loads(cost.PLAN_FILE.read_text())
+    assert binaries_plan(bin_dir) == recorded, "TCBENCH_UPDATE_PLAN=1 rewrites it"
+    assert set(recorded["median_s"]) == {n for names in quick_lists().values() for n in names}
+    assert cost.H200.peak["fp16"] == recorded["gpu"]["peak_tflops"]["fp16"] > 0
+
+
+def test_the_real_binaries_take_each_tier_1_filter_and_list_exactly_its_rows():
+    try:
+        bin_dir = built_bin_dir()
+    except pytest.skip.Exception:
+        pytest.skip("no build with the benchmark binaries")
+    for step in plan.make_plan(bin_dir, cost.Model(), device_tests=False).steps:
+        if step.kind == "bench" and step.filter and step.binary is not None:
+            out = subprocess.run([str(step.binary), "--quick", "--benchmark_list_tests",
+                                  f"--benchmark_filter={step.filter}"], capture_output=True,
+                                 text=True, timeout=60, check=True).stdout.split()
+            assert [n.removesuffix("/manual_time") for n in out] == step.rows, step.name
+
+
 def test_tier_1_is_small_and_its_filters_name_exactly_its_rows():
     rows = tier1_rows()
     assert sum(len(v) for v in rows.values()) <= 25

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tcbench_tools import process
 from tcbench_tools.gpu_check import cost
-from tcbench_tools.names import Query, parse
+from tcbench_tools.names import BenchName, Query, parse
 from tcbench_tools.printable import printable
 
 PEAKS_WHY = "the measured Tensor Core peaks"
@@ -328,10 +328,11 @@ def torch_steps(bin_dir: Path, recorded: dict[str, list[str]] | None = None) -> 
     binary = bin_dir / "bench_fp16_vs_fp32"
     if not (binary.is_file() if recorded is None else binary.name in recorded):
         return []
-    rows = [f"fp16_vs_fp32/cublaslt/{p}/m:{TORCH_SIZE}/n:{TORCH_SIZE}/k:{TORCH_SIZE}/layout:nn"
+    topic, size = binary.name.removeprefix("bench_"), TORCH_SIZE
+    rows = [str(BenchName(topic, "cublaslt", p).gemm(size, size, size, "nn"))
             for p in ("bf16", "fp16")]
     return [Step(f"cuBLASLt {TORCH_SIZE}^3 (for torch)", "cublaslt", 3, binary,
-                 f"cublaslt/(bf16|fp16)/m:{TORCH_SIZE}/n:{TORCH_SIZE}/k:{TORCH_SIZE}(/|$)", rows),
+                 name_filter(rows), rows),
             Step(f"torch.matmul {TORCH_SIZE}^3", "torch", 3)]
 
 
