@@ -110,6 +110,25 @@ def test_the_real_binaries_take_each_tier_1_filter_and_list_exactly_its_rows():
             assert [n.removesuffix("/manual_time") for n in out] == step.rows, step.name
 
 
+def test_answers_datas_gpu_rows_are_rows_the_binaries_list():
+    """answers_data builds its names from the rules' parts: each GPU one is a row of the full
+    suite (a renamed key or variant would fail here, not pass on a name no binary has)."""
+    try:
+        bin_dir = built_bin_dir()
+    except pytest.skip.Exception:
+        pytest.skip("no build with the benchmark binaries")
+    made = (data.int8_gpu() + data.loss_gpu() + data.tensor_util(small=(1.0, 2.0))
+            + data.train_steps() + data.alignment_gpu(cublas=(1.0, 2.0), heads=(1.0, 2.0))
+            + data.fp8_gpu())
+    names = {r["run_name"].removesuffix("/manual_time") for r in made}
+    listed = set()
+    for topic in sorted({n.split("/", 1)[0] for n in names}):
+        out = subprocess.run([str(bin_dir / f"bench_{topic}"), "--benchmark_list_tests"],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        listed |= {n.removesuffix("/manual_time") for n in out.split()}
+    assert sorted(names - listed) == []
+
+
 def test_tier_1_is_small_and_its_filters_name_exactly_its_rows():
     rows = tier1_rows()
     assert sum(len(v) for v in rows.values()) <= 25
