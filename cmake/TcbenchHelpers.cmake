@@ -48,11 +48,11 @@ function(tcbench_add_benchmark source)
     set_tests_properties(list.${name} PROPERTIES PASS_REGULAR_EXPRESSION "/" LABELS list)
     add_test(NAME list_quick.${name} COMMAND ${name} --quick --benchmark_list_tests)
     set_tests_properties(list_quick.${name} PROPERTIES PASS_REGULAR_EXPRESSION "/" LABELS list)
-    # --plan: the count and the least time (every repetition counted), without a GPU; a
-    # count of 0 would mean the quick list is empty.
-    add_test(NAME plan.${name} COMMAND ${name} --quick --benchmark_min_time=0.05 --plan)
+    # --plan=H200: each quick row's estimated seconds as JSON lines, without a GPU; a count of
+    # 0 would mean the quick list is empty.
+    add_test(NAME plan.${name} COMMAND ${name} --quick --plan=H200)
     set_tests_properties(plan.${name} PROPERTIES LABELS list PASS_REGULAR_EXPRESSION
-      "^plan: [1-9][0-9]* benchmarks; the harness spends at least [0-9.]+ s on each \\([0-9.]+ s warm-up \\+ 0\\.05 s of samples\\): at least [0-9.]+ s")
+      "^{\"gpu\": \"H200\", [^\n]*\"min_seconds\": 0.05[0-9]*, \"repetitions\": 1, \"rows\": [1-9][0-9]*, \"seconds\": [0-9.]+}\n{\"name\": ")
     # A usage error is exit 2 with one sentence, before (and without) any GPU check.
     add_test(NAME usage.${name} COMMAND ${name} "--benchmark_filter=(")
     set_tests_properties(usage.${name} PROPERTIES WILL_FAIL TRUE LABELS list

@@ -33,8 +33,8 @@ from tcbench_tools.results import parse_doc
 
 
 def tier1_rows() -> dict[str, list[str]]:
-    lists = quick_lists()
-    return {b: [n for n in lists[b] if plan.matches(p, n)] for b, (p, _) in plan.TIER1.items()}
+    got = {b: plan.tier1_of(names).rows for b, names in quick_lists().items()}
+    return {b: rows for b, rows in got.items() if rows}
 
 
 def test_the_quick_lists_fixture_is_what_the_binaries_list():
@@ -53,16 +53,131 @@ def test_the_quick_lists_fixture_is_what_the_binaries_list():
         assert device_tests(bin_dir / binary) == names, f"{binary}: {regenerate}"
 
 
-def test_tier_1_is_small_and_every_tier_1_filter_matches_rows():
+def recorded_plan(**kw) -> plan.Plan:
+    lists = {**quick_lists(), **recorded_device_tests()}
+    return plan.make_plan(REPO / "build" / "no-binaries", cost.Model(), device_tests=True,
+                          recorded=lists, **kw)
+
+
+GPU_FIELDS = ("gpu", "source", "compute_capability", "sm_count", "peak_gbps", "peak_tflops")
+
+
+def binaries_plan(bin_dir: Path) -> dict:
+    """What every benchmark binary's `--quick --plan=H200` prints, as cost.PLAN_FILE holds it."""
+    import json
+    import os
+
+    head, bounds = None, {}
+    for binary in plan.binaries(bin_dir, "bench_"):
+        out = subprocess.run([str(binary), "--quick", "--plan=H200"], capture_output=True,
+                             text=True, timeout=60, check=True).stdout.splitlines()
+        first = json.loads(out[0])
+        assert head is None or {k: first[k] for k in GPU_FIELDS} == head, binary
+        head = {k: first[k] for k in GPU_FIELDS}
+        assert first["rows"] == len(out) - 1, binary
+        bounds.update((row["name"], row["median_s"]) for row in map(json.loads, out[1:]))
+    doc = {"gpu": head, "median_s": bounds}
+    if os.environ.get("TCBENCH_UPDATE_PLAN") == "1":
+        cost.PLAN_FILE.write_text(json.dumps(doc, indent=1) + "\n")
+    return doc
+
+
+def test_the_recorded_h200_plan_is_what_the_binaries_print():
+    """The cost model's H200 (peaks, SMs, bandwidth) and each quick row's median bound come from
+    the binaries' --plan=H200 (cost.PLAN_FILE); no peak is copied by hand."""
+    import json
+
+    try:
+        bin_dir = built_bin_dir()
+    except pytest.skip.Exception:
+        pytest.skip("no build with the benchmark binaries")
+    recorded = json.loads(cost.PLAN_FILE.read_text())
+    assert binaries_plan(bin_dir) == recorded, "TCBENCH_UPDATE_PLAN=1 rewrites it"
+    assert set(recorded["median_s"]) == {n for names in quick_lists().values() for n in names}
+    assert cost.H200.peak["fp16"] == recorded["gpu"]["peak_tflops"]["fp16"] > 0
+
+
+def test_the_real_binaries_take_each_tier_1_filter_and_list_exactly_its_rows():
+    try:
+        bin_dir = built_bin_dir()
+    except pytest.skip.Exception:
+        pytest.skip("no build with the benchmark binaries")
+    for step in plan.make_plan(bin_dir, cost.Model(), device_tests=False).steps:
+        if step.kind == "bench" and step.filter and step.binary is not None:
+            out = subprocess.run([str(step.binary), "--quick", "--benchmark_list_tests",
+                                  f"--benchmark_filter={step.filter}"], capture_output=True,
+                                 text=True, timeout=60, check=True).stdout.split()
+            assert [n.removesuffix("/manual_time") for n in out] == step.rows, step.name
+
+
+def test_answers_datas_gpu_rows_are_rows_the_binaries_list():
+    """answers_data builds its names from the rules' parts: each GPU one is a row of the full
+    suite (a renamed key or variant would fail here, not pass on a name no binary has)."""
+    try:
+        bin_dir = built_bin_dir()
+    except pytest.skip.Exception:
+        pytest.skip("no build with the benchmark binaries")
+    made = (data.int8_gpu() + data.loss_gpu() + data.tensor_util(small=(1.0, 2.0))
+            + data.train_steps() + data.alignment_gpu(cublas=(1.0, 2.0), heads=(1.0, 2.0))
+            + data.fp8_gpu())
+    names = {r["run_name"].removesuffix("/manual_time") for r in made}
+    listed = set()
+    for topic in sorted({n.split("/", 1)[0] for n in names}):
+        out = subprocess.run([str(bin_dir / f"bench_{topic}"), "--benchmark_list_tests"],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        listed |= {n.removesuffix("/manual_time") for n in out.split()}
+    assert sorted(names - listed) == []
+
+
+def test_tier_1_is_small_and_its_filters_name_exactly_its_rows():
     rows = tier1_rows()
-    for binary, names in rows.items():
-        assert names, f"{binary}'s tier-1 filter matches none of its quick rows"
     assert sum(len(v) for v in rows.values()) <= 25
-    # Each tier-3 filter is the negation: together they are the whole quick list, once.
-    for binary, names in quick_lists().items():
-        if binary in plan.TIER1:
-            rest = [n for n in names if plan.matches("-" + plan.TIER1[binary][0], n)]
-            assert sorted(rest + rows[binary]) == sorted(names), binary
+    made = recorded_plan()
+    assert made.unmatched == []  # every declared query matches a quick row
+    # Each tier-1 filter matches its rows and no other; the tier-3 filter is the negation:
+    # together they are the whole quick list, once.
+    for step in made.tier(1):
+        if step.binary is None:
+            continue
+        names = quick_lists()[step.binary.name]
+        assert [n for n in names if plan.matches(step.filter, n)] == step.rows
+        rest = [n for n in names if plan.matches("-" + step.filter, n)]
+        assert sorted(rest + step.rows) == sorted(names), step.name
+
+
+def test_tier_1_is_the_union_of_the_questions_evidence(monkeypatch):
+    """Tier 1 follows from the declarations: one more query in Q5's (the accumulator's bit
+    detection, issue 46) adds exactly the rows it matches to bench_fp8's tier-1 step."""
+    from tcbench_tools.names import Query, prefix
+
+    before = {s.name: s.rows for s in recorded_plan().tier(1)}
+    q5 = dict(rules.Q5_EVIDENCE, accum_bits=Query(rules.FP8, prefix("accum_bits_")))
+    monkeypatch.setitem(rules.EVIDENCE, "q5", q5)
+    after = {s.name: s.rows for s in recorded_plan().tier(1)}
+    added = [n for n in quick_lists()["bench_fp8"] if n.startswith("fp8/accum_bits_")]
+    assert len(added) == 7
+    assert sorted(after.pop("bench_fp8 [t1]")) == sorted(before.pop("bench_fp8 [t1]") + added)
+    assert after == before
+
+
+def test_a_query_that_matches_no_listed_row_is_named_in_the_plan(monkeypatch):
+    from tcbench_tools.names import Query
+
+    q5 = dict(rules.Q5_EVIDENCE, typo=Query(rules.FP8, "gemm_e4m3xe4m3_bf17"))
+    monkeypatch.setitem(rules.EVIDENCE, "q5", q5)
+    made = recorded_plan()
+    assert made.unmatched == [("Q5: FP8 with per-tensor scaling", "typo")]
+    text = "\n".join(plan.render(made))
+    assert "1 declared evidence quer(ies) match no listed row" in text and "(typo)" in text
+
+
+def test_the_guides_tier_1_table_is_generated_from_the_declarations():
+    from tcbench_tools import next_steps
+
+    block = "\n".join(next_steps.tier1_block(REPO)) + "\n"
+    text = (REPO / "docs" / "gpu-check.md").read_text()
+    assert block in text, "paste next_steps.tier1_block into docs/gpu-check.md"
+    assert text.count(next_steps.TIER1_BEGIN) == 1
 
 
 def test_tier_1_rows_alone_give_every_gpu_half_a_verdict():
@@ -155,7 +270,8 @@ def test_gpu_check_plan_prints_the_tiers_without_a_gpu(tmp_path: Path):
                           env={"PATH": "/usr/bin:/bin", "TCBENCH_PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    for needle in ("tier 1: the five answers first: 7 steps, 24 benchmarks",
+    rows = sum(len(v) for v in tier1_rows().values())
+    for needle in (f"tier 1: the five answers first: 7 steps, {rows} benchmarks",
                    "tier 3: the rest of the quick suite, most valuable first",
                    "bench_fp8 [t1]", "answers (tier 1)", "torch.matmul 8192^3",
                    "the quick suite (tiers 1 and 3's benchmarks):"):

@@ -37,7 +37,7 @@ def test_a_borrowed_box_run_brings_back_every_finished_row_in_three_files(tmp_pa
     box = tmp_path / "borrowed box"
     bundle = make_bundle(box / "unpacked here")
     lists = quick_lists()
-    tier1 = {n for b, (p, _) in plan.TIER1.items() for n in lists[b] if plan.matches(p, n)}
+    tier1 = {n for names in lists.values() for n in plan.tier1_of(names).rows}
     rows = verdict_rows(tier1)
     default = {"tflops": 100.0, "samples": 500, "time_median_us": 100.0}
     for binary, names in lists.items():

@@ -1,6 +1,7 @@
 #include "tcbench/bench/flags.hpp"
 
 #include "tcbench/error.hpp"
+#include "tcbench/peaks.hpp"
 
 #include <cerrno>
 #include <charconv>
@@ -83,11 +84,16 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
       r.line.quick = true;
       continue;
     }
-    if (arg == "--plan") {
+    std::optional<std::string> v;
+    if ((v = flag_value(arg, "--plan"))) {
+      if (!v->empty() && !named_gpu(*v)) {
+        r.error = "--plan=" + *v + " names no GPU tcbench knows (" + named_gpu_names() + ").";
+        return r;
+      }
       r.line.plan = true;
+      if (!v->empty()) r.line.plan_gpu = *v;
       continue;
     }
-    std::optional<std::string> v;
     if ((v = flag_value(arg, "--clock-policy"))) {
       const auto policy = parse_clock_policy(*v);
       if (!policy) {

@@ -61,9 +61,10 @@ std::string help_text(std::string_view program, const TopicHelp& topic) {
       "tcbench flags (taken out before Google Benchmark sees the command line):\n" +
       entry("--quick", "the quick suite: a few sizes per question, " + seconds(kQuickMinSeconds) +
                            " per benchmark") +
-      entry("--plan",
-            "print how many benchmarks this command line would run and the least time the "
-            "harness spends on them (every repetition counted), then exit; works without a GPU") +
+      entry("--plan[=GPU]",
+            "print each selected row's estimated seconds as JSON lines (its work over the "
+            "GPU's datasheet peak and bandwidth, a bound, times the samples the harness takes), "
+            "then exit; without a GPU, name one (--plan=H200)") +
       "  --clock-policy=as-is|base|max\n"
       "                             as-is (default) times the clocks the driver sets; base or max\n"
       "                             locks the SM clock for the run (needs root) and restores it "

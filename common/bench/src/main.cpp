@@ -2,13 +2,14 @@
 #include "tcbench/bench/flags.hpp"
 #include "tcbench/bench/harness.hpp"
 #include "tcbench/bench/help.hpp"
+#include "tcbench/bench/plan.hpp"
+#include "tcbench/bench/registry.hpp"
 #include "tcbench/bench/reporter.hpp"
 #include "tcbench/clock_policy.hpp"
 #include "tcbench/device_info.hpp"
 #include "tcbench/environment.hpp"
 
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   std::vector<std::string> args = parsed.line.passthrough;
-  if (parsed.line.plan) args.emplace_back("--benchmark_list_tests=true");  // count, never run
   std::vector<char*> gbench_argv;
   for (std::string& a : args) gbench_argv.push_back(a.data());
   int gbench_argc = static_cast<int>(gbench_argv.size());
@@ -71,29 +71,30 @@ int main(int argc, char** argv) {
   };
   try {
     if (parsed.line.plan) {
-      // How long this run takes at least, by the harness's own minimums (warm-up by time, then at
-      // least min_seconds of samples per benchmark and repetition). No GPU needed; verification,
-      // setup and counter passes come on top (gpu_check's cost model, docs/gpu-check.md, adds
-      // them).
+      // Each selected row's estimated seconds (plan.hpp), as JSON lines, for the GPU named
+      // (--plan=H200: no device needed) or else this machine's; nothing runs.
+      std::optional<DeviceInfo> device;
+      std::optional<NamedGpu> gpu;
+      if (parsed.line.plan_gpu) {
+        gpu = named_gpu(*parsed.line.plan_gpu);
+      } else {
+        try {
+          device.emplace(require_device());
+        } catch (const NoDevice& e) {
+          std::fprintf(stderr, "%s: %s; without one, name the GPU to plan for: --plan=H200 (%s).\n",
+                       program.c_str(), e.what(), named_gpu_names().c_str());
+          return 77;
+        }
+        gpu = bench::plan_gpu_of(device->spec);
+      }
       const bench::Env env(options);
       bench::register_topic(env);
-      std::ostringstream names;  // the listing, discarded: only its length is printed
-      benchmark::ConsoleReporter quiet;
-      quiet.SetOutputStream(&names);
-      quiet.SetErrorStream(&names);
-      const std::size_t count = benchmark::RunSpecifiedBenchmarks(&quiet);
       benchmark::Shutdown();
-      const SamplingPolicy& s = options.sampling;
-      const double each = s.warmup_seconds + s.min_seconds;
-      // Every repetition is its own warm-up and window (measure.hpp).
-      const long reps = parsed.line.repetitions;
-      const std::string per =
-          reps > 1 ? " per repetition, " + std::to_string(reps) + " repetitions" : "";
-      std::printf(
-          "plan: %zu benchmarks; the harness spends at least %.2f s on each (%.2f s warm-up "
-          "+ %.2f s of samples%s): at least %.1f s\n",
-          count, each, s.warmup_seconds, s.min_seconds, per.c_str(),
-          static_cast<double>(count) * each * static_cast<double>(reps));
+      if (nothing_matched()) return 0;
+      std::fputs(bench::plan_jsonl(bench::registered_names(), *gpu, options.sampling,
+                                   parsed.line.repetitions)
+                     .c_str(),
+                 stdout);
       return 0;
     }
     // Before any thread starts (CUDA's, the power sampler's): they inherit the blocked signals,

@@ -102,6 +102,10 @@ struct Product {
   int sm_count;                                // a different count (MIG, odd SKU) drops the row
   Rates tflops;  // fp64, fp32, tf32, fp16, fp16_acc16, bf16, int8, fp8, fp4, fp6
   std::string_view source;
+  // For --plan without the device (named_gpu): the compute capability, and the DRAM bandwidth in
+  // GB/s from the same datasheet (the smaller one where a row covers two memory sizes).
+  int cc_major, cc_minor;
+  double dram_gbps;
 };
 
 constexpr std::array<Product, 11> kProducts{{
@@ -109,58 +113,91 @@ constexpr std::array<Product, 11> kProducts{{
      {"Tesla T4", ""},
      40,
      {0, 8.1, 0, 65, 65, 0, 130, 0, 0, 0},
-     "datasheet: T4 (NVIDIA T4 Tensor Core GPU datasheet, nvidia.com/en-us/data-center/tesla-t4)"},
+     "datasheet: T4 (NVIDIA T4 Tensor Core GPU datasheet, nvidia.com/en-us/data-center/tesla-t4)",
+     7,
+     5,
+     320},
     {"A100 SXM",
      {"NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB"},
      108,
      {19.5, 19.5, 156, 312, 312, 312, 624, 0, 0, 0},
-     "datasheet: A100 SXM (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)"},
+     "datasheet: A100 SXM (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)",
+     8,
+     0,
+     1555},
     {"A100 PCIe",
      {"NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe"},
      108,
      {19.5, 19.5, 156, 312, 312, 312, 624, 0, 0, 0},
-     "datasheet: A100 PCIe (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)"},
+     "datasheet: A100 PCIe (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)",
+     8,
+     0,
+     1555},
     {"A10",
      {"NVIDIA A10", ""},
      72,
      {0, 31.2, 62.5, 125, 125, 125, 250, 0, 0, 0},
-     "datasheet: A10 (nvidia.com/en-us/data-center/products/a10-gpu)"},
+     "datasheet: A10 (nvidia.com/en-us/data-center/products/a10-gpu)",
+     8,
+     6,
+     600},
     {"L4",
      {"NVIDIA L4", ""},
      58,
      {0, 30.3, 60, 121, 121, 121, 242.5, 242.5, 0, 0},
-     "datasheet: L4 (nvidia.com/en-us/data-center/l4, sparse figures halved)"},
+     "datasheet: L4 (nvidia.com/en-us/data-center/l4, sparse figures halved)",
+     8,
+     9,
+     300},
     {"L40S",
      {"NVIDIA L40S", ""},
      142,
      {0, 91.6, 183, 362.05, 362.05, 362.05, 733, 733, 0, 0},
-     "datasheet: L40S (nvidia.com/en-us/data-center/l40s)"},
+     "datasheet: L40S (nvidia.com/en-us/data-center/l40s)",
+     8,
+     9,
+     864},
     {"RTX 4090",
      {"NVIDIA GeForce RTX 4090", ""},
      128,
      {0, 82.6, 82.6, 165.2, 330.3, 165.2, 660.6, 330.3, 0, 0},
-     "datasheet: RTX 4090 (NVIDIA Ada GPU architecture whitepaper, appendix table)"},
+     "datasheet: RTX 4090 (NVIDIA Ada GPU architecture whitepaper, appendix table)",
+     8,
+     9,
+     1008},
     {"H100 SXM",
      {"NVIDIA H100 80GB HBM3", ""},
      132,
      {67, 67, 494.7, 989.4, 989.4, 989.4, 1979, 1979, 0, 0},
-     "datasheet: H100 SXM (nvidia.com/en-us/data-center/h100, sparse figures halved)"},
+     "datasheet: H100 SXM (nvidia.com/en-us/data-center/h100, sparse figures halved)",
+     9,
+     0,
+     3350},
     {"H100 PCIe",
      {"NVIDIA H100 PCIe", ""},
      114,
      {51, 51, 378, 756, 756, 756, 1513, 1513, 0, 0},
-     "datasheet: H100 PCIe (nvidia.com/en-us/data-center/h100, sparse figures halved)"},
+     "datasheet: H100 PCIe (nvidia.com/en-us/data-center/h100, sparse figures halved)",
+     9,
+     0,
+     2000},
     {"H200",
      {"NVIDIA H200", ""},
      132,
      {67, 67, 494.7, 989.4, 989.4, 989.4, 1979, 1979, 0, 0},
-     "datasheet: H200 SXM (nvidia.com/en-us/data-center/h200, sparse figures halved)"},
+     "datasheet: H200 SXM (nvidia.com/en-us/data-center/h200, sparse figures halved)",
+     9,
+     0,
+     4800},
     {"B200",
      {"NVIDIA B200", ""},
      148,
      {37, 75, 1100, 2250, 2250, 2250, 4500, 4500, 9000, 4500},
      "datasheet: B200 (nvidia.com/en-us/data-center/hgx, HGX B200, sparse figures halved; FP4 18 "
-     "and FP8/FP6 9 PFLOPS sparse)"},
+     "and FP8/FP6 9 PFLOPS sparse; 8 TB/s per GPU)",
+     10,
+     0,
+     8000},
 }};
 
 const Product* find_product(std::string_view device_name) {
@@ -175,6 +212,34 @@ const Product* find_product(std::string_view device_name) {
 }
 
 }  // namespace
+
+namespace {
+// "H100 SXM" and "h100-sxm" alike: lower case, without ' ', '-' and '_'.
+std::string folded(std::string_view s) {
+  std::string out;
+  for (const char c : s)
+    if (c != ' ' && c != '-' && c != '_')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace
+
+std::optional<NamedGpu> named_gpu(std::string_view name) {
+  const Product* found = find_product(name);
+  for (const Product& p : kProducts)
+    if (found == nullptr && !name.empty() && folded(p.canonical) == folded(name)) found = &p;
+  if (found == nullptr) return std::nullopt;
+  NamedGpu out{found->canonical, found->cc_major,  found->cc_minor,
+               found->sm_count,  found->dram_gbps, found->source};
+  for (const Precision p : kAllPrecisions) out.tflops[index_of(p)] = found->tflops[p];
+  return out;
+}
+
+std::string named_gpu_names() {
+  std::string out;
+  for (const Product& p : kProducts) out += (out.empty() ? "" : ", ") + std::string(p.canonical);
+  return out;
+}
 
 double ops_per_clock_per_sm(int cc_major, int cc_minor, Precision p, bool geforce) {
   const ArchRates* arch = find_arch(cc_major, cc_minor);

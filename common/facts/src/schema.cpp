@@ -146,6 +146,12 @@ BenchName& BenchName::gemm(const GemmProblem& p) {
   return arg(Key::m, p.m).arg(Key::n, p.n).arg(Key::k, p.k).arg(Key::layout, layout_name(p));
 }
 
+std::optional<std::string_view> BenchName::value(Key key) const {
+  for (const auto& [k, text] : args_)
+    if (k == key) return std::string_view(text);
+  return std::nullopt;
+}
+
 std::string BenchName::args_json() const {
   std::string out = "{\"topic\":" + json_string(topic_) + ",\"variant\":" + json_string(variant_) +
                     ",\"precision\":" + json_string(third_);

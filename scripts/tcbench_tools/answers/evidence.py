@@ -29,6 +29,13 @@ def ran(rs: ResultSet, topic: names.Match = None, variant: names.Match = None,
     return sorted(rs.find(topic, variant, precision, ran=True, **query), key=lambda b: b.name)
 
 
+def rows(rs: ResultSet, query: names.Query) -> list[Benchmark]:
+    """The benchmarks that ran and match a declared query (a rule's ``Q<n>_EVIDENCE``), in name
+    order."""
+    return sorted((b for b in rs.benchmarks.values() if b.ok and query.matches(b.parsed)),
+                  key=lambda b: b.name)
+
+
 def center_of(b: Benchmark | None, metric: str) -> float | None:
     """``Benchmark.center`` of a benchmark that may be absent (None then)."""
     return b.center(metric) if b is not None else None

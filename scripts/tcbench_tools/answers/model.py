@@ -93,6 +93,14 @@ class Question:
     claim: str  # in tcbench's words (docs/concepts/answers.md)
     page: str  # the concept page that holds the sources
 
+    @property
+    def evidence(self) -> dict:
+        """The rows its GPU verdict rests on, as ``names.Query`` by name: declared beside its rule
+        (rules.Q<n>_EVIDENCE), read by it, and run first by gpu_check (its tier 1)."""
+        from tcbench_tools.answers import rules  # the rules import this module
+
+        return rules.EVIDENCE[self.id]
+
 
 QUESTIONS = (
     Question("q1", "INT8 inference",

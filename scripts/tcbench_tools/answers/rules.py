@@ -8,6 +8,10 @@ Benchmarks are found by the parts of their names (``ResultSet.find`` through ``e
 name built as the C++ builds it (``BenchName``, ``ResultSet.get``): no name or name pattern is
 written here by hand, and a name key the schema does not know raises where the rule asks for it
 (tests/scripts/test_answers_queries.py).
+
+Each GPU rule declares the rows its verdict rests on as queries (``Q<n>_EVIDENCE``, read through
+``Question.evidence``): gpu_check's tier 1 runs the quick rows they match, and nothing else
+(``gpu_check/plan.py``). Rows a rule reads beyond them add caveats in later tiers.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from tcbench_tools.answers.model import (
     Evidence,
 )
 from tcbench_tools.errors import InputError
-from tcbench_tools.names import ANY, BenchName, is_square, prefix
+from tcbench_tools.names import ANY, BenchName, Query, is_square, one_of, prefix
 from tcbench_tools.results import Benchmark, ResultSet
 
 # Q1: "little accuracy lost" = within this many points of top-1 accuracy of FP32.
@@ -60,6 +64,7 @@ TENSOR_UTIL = "tensor_util"
 ALIGNMENT_MODEL, ALIGNMENT = "alignment_model", "alignment"
 FP8_STUDY, FP8 = "fp8_study", "fp8"
 FP8_GEMM = "gemm_e4m3xe4m3_bf16"  # E4M3 x E4M3 -> BF16 through cuBLASLt
+TENSOR_PEAK = "tensor_peak"
 CUBLASLT, CUBLAS, WMMA, SIMT = "cublaslt", "cublas", "wmma", "simt"
 TRAIN_MODES = ("fp32", "fp16_noscale", "fp16_static", "fp16_dynamic", "bf16_noscale")
 
@@ -142,13 +147,18 @@ def q1_host(rs: ResultSet) -> Answer:
     return a
 
 
+# The rows Q1's GPU verdict rests on: cuBLASLt's INT8 and FP16 GEMMs on TN squares.
+Q1_EVIDENCE = {p: Query(INT8_GEMM, CUBLASLT, p, {"layout": "tn"}, is_square)
+               for p in ("int8", "fp16")}
+
+
 def q1_gpu(rs: ResultSet) -> Answer:
     a = _answer("q1", GPU, _gpu_name(rs))
     a.rule = ("holds when cuBLASLt's INT8 GEMM on the largest square (else, in a run without "
               "one, on the largest INT8 GEMM it has) runs faster than FP16 on the same TN problem "
               "by more than the two benchmarks' noise (speedup_vs_fp16 > 1 + noise) with an IMMA "
               "kernel")
-    squares = ev.ran(rs, INT8_GEMM, CUBLASLT, "int8", layout="tn", where=is_square)
+    squares = ev.rows(rs, Q1_EVIDENCE["int8"])
     row = ev.largest(squares, ev.volume)
     fell_back = row is None
     if fell_back:  # a run with no square (a custom filter) offers its largest INT8 GEMM
@@ -298,6 +308,11 @@ def q2_host(rs: ResultSet) -> Answer:
     return a
 
 
+# The rows Q2's GPU verdict rests on: the GPU's five-mode training run.
+Q2_EVIDENCE = {"train": Query(LOSS_SCALING, one_of(*(f"train_{m}" for m in TRAIN_MODES)), None,
+                              {"steps": ANY})}
+
+
 def q2_gpu(rs: ResultSet) -> Answer:
     a = _answer("q2", GPU, _gpu_name(rs))
     a.rule = (f"the host rule on the GPU's own five-mode run (cuBLASLt GEMMs): unscaled FP16 "
@@ -350,6 +365,10 @@ def spearman(xs: list[float], ys: list[float]) -> float | None:
     num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
     den = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
     return num / den if den > 0 else None
+
+
+# The rows Q3's GPU verdict rests on: the ladder from SIMT FFMA to FP8, with CUPTI counters.
+Q3_EVIDENCE = {"ladder": Query(TENSOR_UTIL, one_of(SIMT, WMMA, CUBLASLT))}
 
 
 def q3_gpu(rs: ResultSet) -> Answer:
@@ -654,6 +673,12 @@ def q4_host(rs: ResultSet) -> Answer:
     return a
 
 
+# The rows Q4's GPU verdict rests on: cuBLASLt's FP16 NN pair at N = 32 and 33.
+Q4_EVIDENCE = {"pair": Query(ALIGNMENT, CUBLASLT, "fp16",
+                             {"m": HEADLINE_MK, "n": one_of(ALIGNED_N, ODD_N), "k": HEADLINE_MK,
+                              "layout": "nn", "batch": None})}
+
+
 def q4_gpu(rs: ResultSet) -> Answer:
     a = _answer("q4", GPU, _gpu_name(rs))
     lt_fp16, cublas_fp16 = BenchName(ALIGNMENT, CUBLASLT, "fp16"), BenchName(ALIGNMENT, CUBLAS,
@@ -845,6 +870,14 @@ def q5_host(rs: ResultSet) -> Answer:
     return a
 
 
+# The rows Q5's GPU verdict rests on: E4M3 against BF16 on TN squares (fast accumulation), and
+# the per-layer selection of the transformer block.
+Q5_EVIDENCE = {"gemm": Query(FP8, FP8_GEMM, "fp8", {"layout": "tn", "accum": "fast", "layer": None},
+                             is_square),
+               "block": Query(FP8, "block", schema.MIX_SELECTED,
+                              {"hidden": ANY, "tokens": ANY, "layout": "tn"})}
+
+
 def q5_gpu(rs: ResultSet) -> Answer:
     a = _answer("q5", GPU, _gpu_name(rs))
     a.rule = (f"holds when cuBLASLt's E4M3 GEMM on the largest square (else the largest E4M3 GEMM "
@@ -923,6 +956,13 @@ def _gpu_half(rule):
         return a
     return answer
 
+
+EVIDENCE = {"q1": Q1_EVIDENCE, "q2": Q2_EVIDENCE, "q3": Q3_EVIDENCE, "q4": Q4_EVIDENCE,
+            "q5": Q5_EVIDENCE}
+# Not a question's evidence: the measured Tensor Core peaks the answers are read beside (wgmma on
+# Hopper, tcgen05's FP16/BF16 on datacenter Blackwell; elsewhere each skips at once). Tier 1 runs
+# them too.
+PEAK_EVIDENCE = {"peaks": Query(TENSOR_PEAK, lambda v: v.startswith(("wgmma_", "tcgen05_f16_")))}
 
 HOST_RULES = {"q1": q1_host, "q2": q2_host, "q4": q4_host, "q5": q5_host}
 GPU_RULES = {qid: _gpu_half(rule) for qid, rule in

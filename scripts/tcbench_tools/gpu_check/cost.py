@@ -15,26 +15,35 @@ A benchmark row costs what the harness does for it (common/bench/src/measure.cpp
     + verification and baselines, once per configuration (a baseline is one more window)
     + CUPTI replays (tensor counters: the chip's passes x the profiled runs x the median)
 
-The median of a row comes from the reference GPU's peaks (the datasheet, as
-common/facts/src/peaks.cpp has them) times a published efficiency (docs/gpu-check.md cites each),
-bounded by DRAM bandwidth, with wave quantization on the SMs. During the check, `Model.learn`
-re-estimates the per-sample overhead and a speed factor from the rows that ran, and the plan is
-made again. The plan starts with the H200's row; the first benchmark step's result file names the
-GPU (its context: SMs, compute capability, peaks, bandwidth), and every later prediction uses that
-GPU's own row (``gpu_from_context``, ``with_gpu``). Per-process start-up is learned from the steps
-too: the time until a binary's row file gets its first line (the context, written once the CUDA
-context and NVML are up). A listed name the model cannot price (``n:0``, ``m:1e400``) costs
-``UNPRICED_SECONDS`` and is named, never fatal. Standard library only.
+The median of a row starts from the binaries' own ``--plan``: the least median the GPU's datasheet
+peak and bandwidth allow for the row's work (common/bench/src/plan.cpp). The model divides it by a
+published efficiency (docs/gpu-check.md cites each) and the SMs' wave quantization. The H200's row
+and its bounds are what ``bench_* --quick --plan=H200`` printed (``PLAN_FILE``, which
+tests/scripts/test_gpu_check_plan.py holds to the binaries); shapes no row lists (baselines, the
+study layers) use the same peaks. Element sizes are the schema's (schema.json's precisions). During
+the check, `Model.learn` re-estimates the per-sample overhead and a speed factor from the rows that
+ran, and the plan is made again. The plan starts with the H200's row; the first benchmark step's
+result file names the GPU (its context: SMs, compute capability, peaks, bandwidth), and every later
+prediction uses that GPU's own row (``gpu_from_context``, ``with_gpu``). Per-process start-up is
+learned from the steps too: the time until a binary's row file gets its first line (the context,
+written once the CUDA context and NVML are up). A listed name the model cannot price (``n:0``,
+``m:1e400``) costs ``UNPRICED_SECONDS`` and is named, never fatal. Standard library only.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from tcbench_tools import runner, schema
-from tcbench_tools.names import parse
+from tcbench_tools.names import BenchName, parse
+
+# What `bench_* --quick --plan=H200` printed, every binary: {"gpu": its first line, "median_s":
+# {row: the median bound, or null}}. TCBENCH_UPDATE_PLAN=1 makes test_gpu_check_plan rewrite it.
+PLAN_FILE = Path(__file__).with_name("plan_h200.json")
 
 QUICK_MIN_TIME = float(runner.QUICK_MIN_TIME)  # --benchmark_min_time of the quick suite
 UNPRICED_SECONDS = 0.2  # a row this model does not know, or cannot price
@@ -48,11 +57,10 @@ class Gpu:
 
     name: str
     sms: int
-    # Dense datasheet TFLOP/s (TOP/s for int8): common/facts/src/peaks.cpp's H200 row, from
-    # nvidia.com/en-us/data-center/h200 with the sparse figures halved.
+    # Dense TFLOP/s (TOP/s for int8) and GB/s, as the binaries wrote them (--plan's first line,
+    # or a result's context).
     peak: dict[str, float]
     dram_gbps: float
-    l2_mb: float
     fp64_simt_tflops: float
     # The fraction of peak cuBLASLt reaches on large GEMMs: BF16/FP16 77-80 %, FP8 71-73 %,
     # TF32 83 % on H100/H200 (mamf-finder's sweeps, stas00/ml-engineering; waynehacking8's cuBLAS
@@ -62,19 +70,30 @@ class Gpu:
     cc: tuple[int, int] = (9, 0)
 
 
-H200 = Gpu(
-    name="NVIDIA H200 (model)", sms=132,
-    peak={"fp64": 67.0, "fp32": 67.0, "tf32": 494.7, "fp16": 989.4, "fp16_acc16": 989.4,
-          "bf16": 989.4, "fp8": 1979.0, "int8": 1979.0},
-    dram_gbps=4800.0, l2_mb=50.0, fp64_simt_tflops=33.5,
-    library_efficiency={"tf32": 0.83, "fp16": 0.78, "fp16_acc16": 0.78, "bf16": 0.78,
-                        "fp8": 0.72, "int8": 0.72, "fp32": 0.8},
-    cupti_passes=8)
+LIBRARY_EFFICIENCY = {"tf32": 0.83, "fp16": 0.78, "fp16_acc16": 0.78, "bf16": 0.78, "fp8": 0.72,
+                      "int8": 0.72, "fp32": 0.8}
+CUPTI_PASSES = 8  # CUPTI 13.0's passes for GH100's metric set (test_range_plan)
 
-# Bytes per element of each precision's GEMM inputs, and of its output.
-INPUT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "fp16_acc16": 2, "bf16": 2,
-               "fp8": 1, "int8": 1, "fp6": 0.75, "fp4": 0.5}
-OUTPUT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "int8": 4, "fp16_acc16": 2}  # else 2 (bf16 D)
+
+def gpu_from_plan(head: dict) -> Gpu:
+    """The Gpu of --plan's first line (the datasheet row the binaries know)."""
+    peak = {str(k): float(v) for k, v in head["peak_tflops"].items()}
+    major, minor = (int(x) for x in str(head["compute_capability"]).split("."))
+    return Gpu(name=f"NVIDIA {head['gpu']} (model)", sms=int(head["sm_count"]), peak=peak,
+               dram_gbps=float(head["peak_gbps"]), fp64_simt_tflops=max(peak["fp64"] / 2, 1e-3),
+               library_efficiency=LIBRARY_EFFICIENCY, cupti_passes=CUPTI_PASSES,
+               cc=(major, minor))
+
+
+def _bytes(precision: str) -> tuple[float, float]:
+    """(input, output) bytes per element of a precision's GEMM (the schema's; FP16's else)."""
+    p = schema.shipped().precision(precision) or schema.shipped().precision("fp16")
+    return p.input_bytes, p.output_bytes
+
+
+_RECORDED = json.loads(PLAN_FILE.read_text(encoding="utf-8"))
+H200 = gpu_from_plan(_RECORDED["gpu"])
+H200_BOUNDS: dict[str, float] = {k: float(v) for k, v in _RECORDED["median_s"].items() if v}
 
 # Our own kernels against the datasheet: a plain WMMA kernel reaches about 6 % of H100's FP16
 # peak (waynehacking8's naive WMMA, 60.9 of 989 TF/s); the SIMT FFMA kernel about half of FP32.
@@ -86,6 +105,8 @@ class Model:
     """The assumptions a plan is made with; `learn` updates them from what ran."""
 
     gpu: Gpu = H200
+    # Each listed row's median bound from --plan on `gpu` (H200_BOUNDS; empty for another GPU).
+    bounds: dict[str, float] = field(default_factory=lambda: H200_BOUNDS)
     # Seconds of host and GPU time per sample besides the work: with the L2 flush a memset of
     # 2 x 50 MB (about 35 us at 3 TB/s) plus the events' round trip; without it, the round trip.
     # Assumed until the check has measured it (learn()).
@@ -114,8 +135,8 @@ class Model:
         waves = math.ceil(tiles / g.sms)
         filled = tiles / (waves * g.sms)
         compute = 2.0 * m * n * k * batch / (g.peak[p] * 1e12 * eff * filled)
-        moved = ((m * k + n * k) * INPUT_BYTES.get(precision, 2)
-                 + m * n * OUTPUT_BYTES.get(precision, 2)) * batch
+        into, out = _bytes(precision)
+        moved = ((m * k + n * k) * into + m * n * out) * batch
         memory = moved / (g.dram_gbps * 1e9 * 0.85)
         return self.speed * (max(compute, memory) + 4e-6)
 
@@ -204,6 +225,19 @@ class Model:
         time computed elsewhere (training runs, sums of cached baselines)."""
         p = name if not isinstance(name, str) else parse(name)
         a = p.numeric_args()
+        bound = self.bounds.get(str(BenchName.of(p))) if self.bounds else None
+        if bound and {"m", "n", "k"} <= a.keys() and self.gpu.peak.get(p.precision, 0) > 0:
+            # --plan's bound: its compute part at the library's (or our kernel's) efficiency,
+            # a partial last wave of 128 x 128 tiles at its share; all of it at 85 % of DRAM.
+            eff = OWN_KERNEL_EFFICIENCY.get(p.variant,
+                                            self.gpu.library_efficiency.get(p.precision, 0.75))
+            batch = a.get("batch", 1)
+            tiles = math.ceil(a["m"] / 128) * math.ceil(a["n"] / 128) * batch
+            filled = tiles / (math.ceil(tiles / self.gpu.sms) * self.gpu.sms)
+            compute = 2 * a["m"] * a["n"] * a["k"] * batch / (self.gpu.peak[p.precision] * 1e12)
+            return self.speed * (max(compute / (eff * filled), bound / 0.85) + 4e-6)
+        if bound and "elements" in a:
+            return self.speed * (bound / 0.85 + 4e-6)  # 85 % of DRAM bandwidth, plus a launch
         if {"m", "n", "k"} <= a.keys():
             return self.gemm_seconds(p.precision, a["m"], a["n"], a["k"], a.get("batch", 1),
                                      p.variant)
@@ -363,7 +397,7 @@ def _baselines(topic: str, variant: str, prec: str, a: dict) -> list[tuple[str, 
         if variant == "cublas":
             return [(prec, n)]  # vs_cublaslt
         if variant == "cublaslt" and a.get("batch", 1) == 1:
-            unit = 16 // int(INPUT_BYTES.get(prec, 2) or 1)
+            unit = 16 // int(_bytes(prec)[0] or 1)
             aligned = math.ceil(n / unit) * unit
             return [(prec, aligned)] if aligned != n else []
         return []
@@ -409,7 +443,8 @@ def step_seconds(model: Model, names: list[str], invocations: int = 1,
 
 
 def with_gpu(model: Model, gpu: Gpu) -> Model:
-    return replace(model, gpu=gpu)
+    """The model for another GPU: its own peaks, without the H200's --plan bounds."""
+    return replace(model, gpu=gpu, bounds={} if gpu is not H200 else model.bounds)
 
 
 def _context_number(context: dict, key: str) -> float | None:
@@ -442,6 +477,6 @@ def gpu_from_context(context: dict) -> Gpu | None:
     name = str(context.get("gpu_name", "the GPU")).strip()[:60] or "the GPU"
     major, minor = (int(x) for x in cc.split("."))
     return Gpu(name=f"{name} (its own peaks)", sms=int(sms), peak=peak, dram_gbps=gbps,
-               l2_mb=l2 / 1e6, fp64_simt_tflops=max(peak["fp64"] / 2, 1e-3),
+               fp64_simt_tflops=max(peak["fp64"] / 2, 1e-3),
                library_efficiency=H200.library_efficiency, cupti_passes=H200.cupti_passes,
                cc=(major, minor))

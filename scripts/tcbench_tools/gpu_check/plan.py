@@ -1,8 +1,8 @@
 """The check's plan: its steps as rows, in tiers, each with its predicted seconds.
 
-    tier 1  the five answers first: the smallest set of quick-suite rows that gives every GPU half
-            of Q1-Q5 a verdict (scripts/tcbench_tools/answers/rules.py; docs/gpu-check.md says
-            why each row), plus the wgmma peak; one invocation per binary (a benchmark filter),
+    tier 1  the five answers first: the quick-suite rows that each question's declared evidence
+            matches (``Question.evidence``, scripts/tcbench_tools/answers/rules.py), plus the
+            Tensor Core peaks; one invocation per binary (a filter naming exactly those rows),
             then the answers, written at once
     tier 2  the device tests, one step per binary
     tier 3  the rest of the quick suite (each tier-1 binary again with the negated filter), most
@@ -24,26 +24,10 @@ from pathlib import Path
 
 from tcbench_tools import process
 from tcbench_tools.gpu_check import cost
+from tcbench_tools.names import BenchName, Query, parse
 from tcbench_tools.printable import printable
 
-# Tier 1, per binary: a benchmark filter (tcbench's POSIX ERE, matched against the name with
-# /manual_time) and why those rows (docs/gpu-check.md, "Tier 1").
-TIER1: dict[str, tuple[str, str]] = {
-    "bench_int8_gemm": (r"^int8_gemm/cublaslt/(int8|fp16)/m:4096/n:4096/k:4096/layout:tn/",
-                        "Q1: INT8 (IMMA) against FP16 on the largest quick square"),
-    "bench_loss_scaling": (r"^loss_scaling/train_",
-                           "Q2: the five-mode training run (100 steps in --quick)"),
-    "bench_tensor_util": (r"^tensor_util/(simt|wmma|cublaslt)/",
-                          "Q3: the ladder from SIMT FFMA to FP8 with CUPTI counters"),
-    "bench_alignment": (r"^alignment/cublaslt/fp16/m:4096/n:3[23]/k:4096/layout:nn/",
-                        "Q4: the N = 32/33 pair"),
-    "bench_fp8": ((r"^fp8/(gemm_e4m3xe4m3_bf16/fp8/m:8192/n:8192/k:8192/layout:tn/accum:fast|"
-                  r"block/selected)/"),
-                  "Q5: E4M3 against BF16 at 8192^3 and the per-layer selection of the block"),
-    "bench_tensor_peak": (r"^tensor_peak/(wgmma_|tcgen05_f16_)",
-                          "the wgmma peaks (Hopper) and tcgen05's FP16/BF16 peak (datacenter "
-                          "Blackwell)"),
-}
+PEAKS_WHY = "the measured Tensor Core peaks"
 # Tier 3, most valuable first: what adds most to the answers, then the rest. A binary not named
 # here (a new topic) comes after these, by name.
 TIER3_ORDER = ("bench_tensor_util",    # Q3: whole training steps, nested CUPTI ranges
@@ -172,6 +156,44 @@ def list_tests(binary: Path, env: dict | None = None) -> Listing:
     return got
 
 
+def tier1_queries() -> list[tuple[str, str, Query]]:
+    """What tier 1 runs, as (why, key, query): each question's declared evidence, then the peaks
+    (answers/rules.py declares both)."""
+    from tcbench_tools.answers import QUESTIONS, rules
+
+    out = [(f"{q.id.upper()}: {q.title}", key, query)
+           for q in QUESTIONS for key, query in q.evidence.items()]
+    return out + [(PEAKS_WHY, key, query) for key, query in rules.PEAK_EVIDENCE.items()]
+
+
+@dataclass
+class Tier1:
+    """What tier 1 takes of one binary's listing."""
+
+    rows: list[str]  # the listed names some query matches, in listed order
+    whys: list[str]  # the questions (and the peaks) they are for, in query order
+    hit: set[tuple[str, str]]  # the (why, key) of every query that matched a row
+
+
+def tier1_of(names: list[str], queries: list[tuple[str, str, Query]] | None = None) -> Tier1:
+    """The rows of one listing that tier 1 runs: those a query of ``tier1_queries`` matches."""
+    queries = tier1_queries() if queries is None else queries
+    got = Tier1([], [], set())
+    for name in names:
+        found = [(why, key) for why, key, q in queries if q.matches(parse(name))]
+        if found:
+            got.rows.append(name)
+            got.hit.update(found)
+    got.whys = list(dict.fromkeys(why for why, key, _ in queries if (why, key) in got.hit))
+    return got
+
+
+def name_filter(rows: list[str]) -> str:
+    """The benchmark filter (POSIX ERE) that matches exactly `rows`: '.' is the one character
+    with a meaning there that a benchmark name can hold."""
+    return "^(" + "|".join(r.replace(".", "[.]") for r in rows) + ")/manual_time$"
+
+
 def matches(pattern: str, name: str) -> bool:
     """tcbench's filter on a listed name (Python's re accepts the tier patterns' ERE)."""
     negate = pattern.startswith("-")
@@ -184,6 +206,9 @@ class Plan:
     steps: list[Step]
     model: cost.Model
     listings: dict[str, Listing]
+    # Tier-1 queries (why, key) that match no listed row although every binary listed: a
+    # declaration that names rows no binary has (render says so).
+    unmatched: list[tuple[str, str]] = field(default_factory=list)
 
     def tier(self, n: int) -> list[Step]:
         return [s for s in self.steps if s.tier == n]
@@ -242,14 +267,19 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
             (out / "plan").mkdir(parents=True, exist_ok=True)
             (out / "plan" / f"{b.name}.txt").write_text("".join(n + "\n" for n in
                                                                 listings[b.name].names))
-    # Tier 1.
+    # Tier 1: the rows each question's evidence matches, one step per binary.
+    queries, hit, tier1 = tier1_queries(), set(), {}
     for b in benches:
-        if b.name not in TIER1 or listings[b.name].problem:
+        if listings[b.name].problem:
             continue
-        pattern, why = TIER1[b.name]
-        rows = [n for n in listings[b.name].names if matches(pattern, n)]
-        if rows:
-            steps.append(Step(f"{b.name} [t1]", "bench", 1, b, pattern, rows, why=why))
+        got = tier1_of(listings[b.name].names, queries)
+        hit |= got.hit
+        if got.rows:
+            tier1[b.name] = name_filter(got.rows)
+            steps.append(Step(f"{b.name} [t1]", "bench", 1, b, tier1[b.name], got.rows,
+                              why="; ".join(got.whys)))
+    unmatched = ([(why, key) for why, key, _ in queries if (why, key) not in hit]
+                 if not any(got.problem for got in listings.values()) else [])
     if steps:
         steps.append(Step("answers (tier 1)", "answers", 1, why="the five answers from tier 1"))
     # Tier 2.
@@ -276,8 +306,8 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
         if listing.problem:
             steps.append(Step(b.name, "bench", 3, b, status=listing.problem, note=listing.detail))
             continue
-        if b.name in TIER1:
-            pattern = "-" + TIER1[b.name][0]
+        if b.name in tier1:
+            pattern = "-" + tier1[b.name]
             rows = [n for n in listing.names if matches(pattern, n)]
             if rows:
                 steps.append(Step(f"{b.name} [t3]", "bench", 3, b, pattern, rows))
@@ -289,7 +319,7 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
         if s.status == "pending" and 0 < s.tier < 4 and s.tier > stop_after:
             s.status, s.note = "NOT STARTED", f"--tier {stop_after}"
         s.predicted = predict(model, s)
-    return Plan(steps, model, listings)
+    return Plan(steps, model, listings, unmatched)
 
 
 def torch_steps(bin_dir: Path, recorded: dict[str, list[str]] | None = None) -> list[Step]:
@@ -298,10 +328,11 @@ def torch_steps(bin_dir: Path, recorded: dict[str, list[str]] | None = None) -> 
     binary = bin_dir / "bench_fp16_vs_fp32"
     if not (binary.is_file() if recorded is None else binary.name in recorded):
         return []
-    rows = [f"fp16_vs_fp32/cublaslt/{p}/m:{TORCH_SIZE}/n:{TORCH_SIZE}/k:{TORCH_SIZE}/layout:nn"
+    topic, size = binary.name.removeprefix("bench_"), TORCH_SIZE
+    rows = [str(BenchName(topic, "cublaslt", p).gemm(size, size, size, "nn"))
             for p in ("bf16", "fp16")]
     return [Step(f"cuBLASLt {TORCH_SIZE}^3 (for torch)", "cublaslt", 3, binary,
-                 f"cublaslt/(bf16|fp16)/m:{TORCH_SIZE}/n:{TORCH_SIZE}/k:{TORCH_SIZE}(/|$)", rows),
+                 name_filter(rows), rows),
             Step(f"torch.matmul {TORCH_SIZE}^3", "torch", 3)]
 
 
@@ -328,6 +359,10 @@ def render(plan: Plan) -> list[str]:
         lines.append(f"   {titles[t]}: {len(steps)} steps{', ' + what if what else ''}, "
                      f"{plan.predicted(steps):.0f} s")
     lines.append(f"   whole check: {plan.predicted():.0f} s planned")
+    if plan.unmatched:
+        lines.append(f"   tier 1: {len(plan.unmatched)} declared evidence quer(ies) match no "
+                     "listed row (answers/rules.py): "
+                     + ", ".join(f"{why} ({key})" for why, key in plan.unmatched))
     unpriced = [(s.name, n) for s in plan.steps for n in s.unpriced]
     if unpriced:
         shown = ", ".join(f"{printable(n)} ({step})" for step, n in unpriced[:MAX_NAMED])

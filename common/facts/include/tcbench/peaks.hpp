@@ -68,4 +68,21 @@ double peak_memory_gbps(const GpuSpec& gpu);
 // instances, whose names carry a suffix, fall back to the model).
 std::optional<std::string_view> known_product(std::string_view device_name);
 
+// A GPU of the datasheet table, named without the device (--plan=H200): its compute capability,
+// SMs, datasheet DRAM bandwidth and dense peaks. What a plan for a GPU not at hand needs.
+struct NamedGpu {
+  std::string_view canonical;  // "H200"
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  double dram_gbps = 0;  // datasheet memory bandwidth, GB/s (1e9 bytes/s)
+  std::string_view source;
+  double tflops[kNumPrecisions] = {};  // dense TFLOP/s (TOP/s for int8); 0 = not published
+};
+
+// The GPU `name` names: a canonical product name, with case, spaces, '-' and '_' ignored
+// ("H200", "h100-sxm", "A100_PCIe"), or CUDA's exact device name. nullopt for any other.
+std::optional<NamedGpu> named_gpu(std::string_view name);
+// The canonical names named_gpu knows, comma-separated (for a message).
+std::string named_gpu_names();
+
 }  // namespace tcbench

@@ -92,6 +92,10 @@ class BenchName {
   // The parts as one JSON object (a row's tcbench_args): topic, variant and precision (the third
   // segment, a precision or a mix) as strings, then each key in order, integer keys as numbers.
   std::string args_json() const;
+  // The third segment (a precision's name or a mix), and one key's value as the name writes it
+  // (nullopt when the name lacks the key): what --plan reads a row's work from.
+  const std::string& third() const { return third_; }
+  std::optional<std::string_view> value(Key key) const;
   // The BenchName that builds `name` (which may end in Google Benchmark's "/manual_time"), or
   // nullopt when it does not follow the grammar: fewer than three segments, an unknown key, a
   // value its key's type refuses, or a number not written as BenchName writes it ("007").

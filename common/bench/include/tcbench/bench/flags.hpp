@@ -22,8 +22,9 @@ struct CommandLine {
   bool quick = false;       // --quick
   bool help = false;        // --help or -h: tcbench's part, then GBench's
   bool list_tests = false;  // --benchmark_list_tests[=true]
-  bool plan = false;  // --plan: one line, the benchmarks a run would execute and their least time
-  std::optional<double> min_time_seconds;         // --benchmark_min_time=X or Xs (seconds)
+  bool plan = false;  // --plan[=GPU]: each selected row's estimated seconds (plan.hpp), then exit
+  std::optional<std::string> plan_gpu;     // --plan=GPU: a GPU named_gpu knows (no device needed)
+  std::optional<double> min_time_seconds;  // --benchmark_min_time=X or Xs (seconds)
   ClockPolicy clock_policy = ClockPolicy::as_is;  // --clock-policy=as-is|base|max
   std::optional<NameFilter> filter;               // --benchmark_filter=REGEX (not passed on)
   long repetitions = 1;                           // --benchmark_repetitions=N (passed on)
