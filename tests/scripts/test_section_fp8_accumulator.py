@@ -32,7 +32,8 @@ def test_bits_table_and_error_plot(cli, tmp_path):
     assert rows[3][5] == "25 truncated, 64/step"
     png = out / "section_fp8_accumulator_error.png"
     assert f"]({png.name})" in md
-    assert 'alt="FP8 accumulation error against FP64 as K grows' in (out / "report.html").read_text()
+    html = (out / "report.html").read_text()
+    assert 'alt="FP8 accumulation error against FP64 as K grows' in html
     height, width = mpimg.imread(png).shape[:2]
     assert width > 1.5 * height  # two panels side by side and the legend
 
