@@ -443,6 +443,26 @@ def q3_gpu(rs: ResultSet) -> Answer:
     a.evidence += step_evidence
     a.caveats += step_caveats
     a.notes += step_notes
+    # Where bench_sustained ran the best GEMM's precision too: the utilization at the clock a
+    # job really runs (the sustained window's clock and rate per clock; its burst row is no
+    # steady state). Its rows carry no CUPTI counters: a note, never a verdict.
+    steady = [b for b in ev.ran(rs, "sustained", CUBLASLT, best.parsed.precision,
+                                regime="sustained") if (b.center(schema.STEADY) or 0) >= 1
+              ] if best is not None else []
+    at_clock = [(b, b.center(schema.PCT_OF_PEAK_AT_CLOCK), b.center(schema.SM_CLOCK_MHZ))
+                for b in steady]
+    at_clock = [(b, pct, mhz) for b, pct, mhz in at_clock if pct is not None and mhz is not None]
+    if at_clock:
+        b, pct, mhz = at_clock[0]
+        a.evidence += [Evidence(b.name, schema.PCT_OF_PEAK_AT_CLOCK, pct),
+                       Evidence(b.name, schema.SM_CLOCK_MHZ, mhz)]
+        datasheet = b.center(schema.PCT_OF_PEAK)
+        a.notes.append(f"at the steady state under the power cap ({mhz:.0f} MHz) the "
+                       f"{best.parsed.precision} cuBLASLt GEMM reaches {pct:.0f} % of the Tensor "
+                       "Core rate at that clock"
+                       + (f", {datasheet:.0f} % of the datasheet's" if datasheet is not None
+                          else "")
+                       + ": busy pipes at a lower clock deliver fewer TFLOP/s")
     if str(rs.context.get("compute_capability", "")).startswith("9."):
         a.caveats.append("on Hopper wgmma, HGMMA and QGMMA in SASS, is counted in its own "
                          "sub-pipe, tensor_hmma_hgmma_qgmma_pct, and FP8 mma.sync is emulated "

@@ -1,7 +1,7 @@
 """Burst and sustained in the regression gate and the best results (issue 47): a burst row never
 pairs with a sustained one, a sustained row without a steady state is not comparable (one
-line, no verdict), and summary.best_results keeps the two regimes apart. On the generated
-sustained_h fixture (synthetic)."""
+line, no verdict), summary.best_results keeps the two regimes apart, and Q3 reads the
+sustained window where it exists. On the generated sustained_h fixture (synthetic)."""
 
 from __future__ import annotations
 
@@ -47,3 +47,20 @@ def test_best_results_are_keyed_on_regime():
     assert (burst.value, sus.value) == (890.0, 790.0)
     assert sus.benchmark == "sustained/wgmma_m64n256k16/bf16/regime:sustained"
     assert "sustained (burst)" in summary.render(parse_doc(load_doc("sustained_h.json")))
+
+
+def test_q3_reads_the_sustained_window_where_it_exists():
+    from tcbench_tools import schema
+    from tcbench_tools.answers import rules
+
+    util, sus = load_doc("tensor_util_step_h.json"), load_doc("sustained_h.json")
+    without = rules.q3_gpu(parse_doc(util))
+    util["benchmarks"] += sus["benchmarks"]
+    a = rules.q3_gpu(parse_doc(util))
+    assert a.verdict == without.verdict and a.caveats == without.caveats
+    # fp16 (the best cuBLASLt row's precision): 670 TFLOP/s at 1610 MHz on 132 SMs x 4096.
+    assert ("at the steady state under the power cap (1610 MHz) the fp16 cuBLASLt GEMM reaches "
+            "77 % of the Tensor Core rate at that clock, 67 % of the datasheet's: busy pipes at "
+            "a lower clock deliver fewer TFLOP/s") in a.notes
+    assert {e.metric for e in a.evidence} - {e.metric for e in without.evidence} == {
+        schema.PCT_OF_PEAK_AT_CLOCK, schema.SM_CLOCK_MHZ}
