@@ -919,10 +919,12 @@ def _q5_accumulator(a: Answer, rs: ResultSet) -> None:
         tried = [b for b in rs.find(FP8, ("accum_bits_cublaslt",
                                           *(f"accum_bits_{v}" for v in ACCUM_KERNELS)), "fp8")
                  if not b.ok]
-        missing.append(ev.none_ran("FP8 bit detection (fp8/accum_bits_*)", tried))
+        missing.append(ev.none_ran(f"FP8 bit detection ({FP8} {ACCUM_FAST_BITS} or a kernel's)",
+                                   tried))
     if not measured:
         missing.append(f"no K of {', '.join(map(str, Q5_ACCUM_KS))} has both cuBLASLt rows with "
-                       f"their errors (fp8/{ACCUM_ERROR_CUBLASLT}/.../accum:fast and split)")
+                       f"their errors ({FP8} {ACCUM_ERROR_CUBLASLT}, fast and split "
+                       "accumulation)")
     if missing:
         a.notes.append("the accumulator: not measured: " + "; ".join(missing))
     if losses:
