@@ -61,7 +61,7 @@ def steady_text(b: Benchmark) -> str:
     if steady is None:
         return "-"
     if steady >= 1:
-        return "steady" + (f" after {settle:.1f} s" if settle is not None else "")
+        return f"steady after {settle:.1f} s" if settle is not None else "steady state held"
     return "no steady state" + (f" within {settle:.0f} s" if settle is not None else "")
 
 
