@@ -471,7 +471,26 @@ def _row(name: str, b: Benchmark | None, c: Benchmark | None, candidate: ResultS
         sample = c.sample(metric)
         return Row(name, FIXED, cand=sample.center if sample else None,
                    note=f"baseline: {b.error}")
+    unsettled = [f"{side}: {why}" for side, bench in (("baseline", b), ("candidate", c))
+                 if (why := _unsettled(bench)) is not None]
+    if unsettled:
+        return Row(name, NOT_COMPARABLE, threshold=options.threshold_for(name),
+                   note="; ".join(unsettled))
     return _compare_one(name, b, c, options)
+
+
+def _unsettled(bench: Benchmark) -> str | None:
+    """A sustained row (regime:sustained) that found no steady state is no steady-state figure:
+    the sentence that says so, else None. Burst and sustained rows never pair: their names
+    differ in ``regime``."""
+    if bench.parsed.args.get("regime") != "sustained":
+        return None
+    steady = bench.center(schema.STEADY)
+    if steady is None or steady >= 1:
+        return None
+    limit = bench.center(schema.SETTLE_S)
+    return ("no steady state" + (f" within {limit:.0f} s" if limit is not None else "")
+            + ": a sustained row without one is not comparable")
 
 
 def _renamed_row(row: Row, cand_name: str, why: str) -> Row:

@@ -21,10 +21,16 @@ class Best:
     value: float  # median over repetitions of the best benchmark
     pct_of_peak: float | None
     benchmark: str
+    regime: str = ""  # burst or sustained (bench_sustained's rows), else ""
 
     @property
     def unit(self) -> str:
         return THROUGHPUT_UNITS[self.metric]
+
+    @property
+    def where(self) -> str:
+        """The topic, with the regime when there is one: "sustained (burst)"."""
+        return f"{self.topic} ({self.regime})" if self.regime else self.topic
 
 
 def pct_of_peak(rs: ResultSet, bench, metric: str, value: float) -> float | None:
@@ -35,9 +41,11 @@ def pct_of_peak(rs: ResultSet, bench, metric: str, value: float) -> float | None
     return results.pct_of_peak(value, rs.peak(GBPS if metric == GBPS else bench.parsed.precision))
 
 
-def best_results(rs: ResultSet) -> dict[tuple[str, str, str], Best]:
-    """(topic, precision, metric) -> the benchmark with the highest median throughput."""
-    best: dict[tuple[str, str, str], Best] = {}
+def best_results(rs: ResultSet) -> dict[tuple[str, str, str, str], Best]:
+    """(topic, precision, metric, regime) -> the benchmark with the highest median throughput;
+    regime is "" except for bench_sustained's burst and sustained rows, which never mix (a
+    burst is no sustained figure)."""
+    best: dict[tuple[str, str, str, str], Best] = {}
     for name, bench in rs.benchmarks.items():
         metric = bench.throughput_metric()
         if metric is None or not bench.ok or bench.impossible() is not None:
@@ -46,12 +54,14 @@ def best_results(rs: ResultSet) -> dict[tuple[str, str, str], Best]:
         if sample is None:
             continue
         p = bench.parsed
-        key = (p.topic, p.precision, metric)
+        regime = p.args.get("regime", "")
+        key = (p.topic, p.precision, metric, regime)
         if key not in best or sample.center > best[key].value:
             best[key] = Best(p.topic, p.precision, metric, sample.center,
-                             pct_of_peak(rs, bench, metric, sample.center), name)
+                             pct_of_peak(rs, bench, metric, sample.center), name, regime)
     return dict(sorted(best.items(),
-                       key=lambda kv: (kv[0][0], precision_order(kv[0][1]), kv[0][2])))
+                       key=lambda kv: (kv[0][0], precision_order(kv[0][1]), kv[0][2],
+                                       kv[0][3])))
 
 
 def problems(rs: ResultSet) -> tuple[list[tuple[str, str]], Counter]:
@@ -79,7 +89,7 @@ def render(rs: ResultSet) -> str:
     impossible value, as plain text for a terminal or a log (control characters escaped)."""
     best = best_results(rs)
     headers = ["topic", "precision", "best", "unit", "% of peak", "benchmark"]
-    rows = [[b.topic, b.precision, fmt_num(b.value), b.unit,
+    rows = [[b.where, b.precision, fmt_num(b.value), b.unit,
              "-" if b.pct_of_peak is None else f"{b.pct_of_peak:.1f}", b.benchmark]
             for b in best.values()]
     total = len(rs.benchmarks)

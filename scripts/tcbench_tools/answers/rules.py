@@ -462,6 +462,26 @@ def q3_gpu(rs: ResultSet) -> Answer:
     a.evidence += step_evidence
     a.caveats += step_caveats
     a.notes += step_notes
+    # Where bench_sustained ran the best GEMM's precision too: the utilization at the clock a
+    # job really runs (the sustained window's clock and rate per clock; its burst row is no
+    # steady state). Its rows carry no CUPTI counters: a note, never a verdict.
+    steady = [b for b in ev.ran(rs, "sustained", CUBLASLT, best.parsed.precision,
+                                regime="sustained") if (b.center(schema.STEADY) or 0) >= 1
+              ] if best is not None else []
+    at_clock = [(b, b.center(schema.PCT_OF_PEAK_AT_CLOCK), b.center(schema.SM_CLOCK_MHZ))
+                for b in steady]
+    at_clock = [(b, pct, mhz) for b, pct, mhz in at_clock if pct is not None and mhz is not None]
+    if at_clock:
+        b, pct, mhz = at_clock[0]
+        a.evidence += [Evidence(b.name, schema.PCT_OF_PEAK_AT_CLOCK, pct),
+                       Evidence(b.name, schema.SM_CLOCK_MHZ, mhz)]
+        datasheet = b.center(schema.PCT_OF_PEAK)
+        a.notes.append(f"at the steady state under the power cap ({mhz:.0f} MHz) the "
+                       f"{best.parsed.precision} cuBLASLt GEMM reaches {pct:.0f} % of the Tensor "
+                       "Core rate at that clock"
+                       + (f", {datasheet:.0f} % of the datasheet's" if datasheet is not None
+                          else "")
+                       + ": busy pipes at a lower clock deliver fewer TFLOP/s")
     if str(rs.context.get("compute_capability", "")).startswith("9."):
         a.caveats.append("on Hopper wgmma, HGMMA and QGMMA in SASS, is counted in its own "
                          "sub-pipe, tensor_hmma_hgmma_qgmma_pct, and FP8 mma.sync is emulated "
@@ -871,11 +891,92 @@ def q5_host(rs: ResultSet) -> Answer:
 
 
 # The rows Q5's GPU verdict rests on: E4M3 against BF16 on TN squares (fast accumulation), and
-# the per-layer selection of the transformer block.
+# the per-layer selection of the transformer block; the accumulator's bit detection.
 Q5_EVIDENCE = {"gemm": Query(FP8, FP8_GEMM, "fp8", {"layout": "tn", "accum": "fast", "layer": None},
                              is_square),
                "block": Query(FP8, "block", schema.MIX_SELECTED,
-                              {"hidden": ANY, "tokens": ANY, "layout": "tn"})}
+                              {"hidden": ANY, "tokens": ANY, "layout": "tn"}),
+               # the bits each FP8 path kept (milliseconds a row): the accumulator half below
+               "accum_bits": Query(FP8, prefix("accum_bits_"), "fp8")}
+
+# Q5's accumulator half (issue 46): the bits the FP8 path kept, and the depths whose errors are
+# read. An accumulator with fewer fraction bits than FP32's 23 is named in a note.
+Q5_ACCUM_KS = (4096, 16384)
+FP32_FRACTION_BITS = 23
+ACCUM_FAST_BITS, ACCUM_ERROR_CUBLASLT = "accum_bits_cublaslt", "accum_error_cublaslt"
+# tcbench's own FP8 instruction rows, one per generation (the others skip on a GPU).
+ACCUM_KERNELS = ("mma_sync", "wgmma", "tcgen05")
+ROUNDINGS = {0: "truncated toward zero", 1: "floored", 2: "rounded to nearest even"}
+
+
+def _bits_text(b: Benchmark) -> str:
+    bits, rounding = b.center(schema.ACCUMULATOR_BITS), b.center(schema.ACCUMULATOR_ROUNDING)
+    at_least = (b.center(schema.ACCUMULATOR_AT_LEAST) or 0) >= 1
+    how = "" if rounding is None else ", " + ROUNDINGS.get(int(rounding), f"rounding {rounding:g}")
+    return f"{'at least ' if at_least else ''}{bits:g} fraction bits{how}"
+
+
+def _q5_accumulator(a: Answer, rs: ResultSet) -> None:
+    """The accumulator rule (docs/concepts/answers.md, Q5): evidence, then a caveat when fast
+    accumulation's own error (rel_error of accum:fast) exceeds the E4M3 rounding
+    (rel_error_unquantized of accum:split) at a depth of Q5_ACCUM_KS; an accumulator below FP32
+    without that loss is a note. Missing or refused rows are a note saying what was not
+    measured (the accumulator half decides no verdict alone)."""
+    bits_rows = (ev.ran(rs, FP8, ACCUM_FAST_BITS, "fp8", accum="fast")
+                 + [b for v in ACCUM_KERNELS for b in ev.ran(rs, FP8, f"accum_bits_{v}", "fp8")])
+    for b in bits_rows:
+        if b.center(schema.ACCUMULATOR_BITS) is not None:
+            a.evidence.append(Evidence(b.name, schema.ACCUMULATOR_BITS,
+                                       b.center(schema.ACCUMULATOR_BITS)))
+    losses, measured = [], []
+    for k in Q5_ACCUM_KS:
+        fast = ev.ran(rs, FP8, ACCUM_ERROR_CUBLASLT, "fp8", k=k, accum="fast")
+        split = ev.ran(rs, FP8, ACCUM_ERROR_CUBLASLT, "fp8", k=k, accum="split")
+        own = ev.center_of(fast[0] if fast else None, schema.REL_ERROR)
+        rounding = ev.center_of(split[0] if split else None, schema.REL_ERROR_UNQUANTIZED)
+        if own is None or rounding is None:
+            continue
+        measured.append(k)
+        a.evidence += [Evidence(fast[0].name, schema.REL_ERROR, own),
+                       Evidence(split[0].name, schema.REL_ERROR_UNQUANTIZED, rounding)]
+        if own > rounding:
+            losses.append(f"at K = {k} its own error against FP64 is {own:.2%}, the E4M3 "
+                          f"rounding {rounding:.2%}")
+        for v in ACCUM_KERNELS:
+            for promote in (0, 128):
+                row = ev.ran(rs, FP8, f"accum_error_{v}", "fp8", k=k, promote=promote)
+                if row and row[0].center(schema.REL_ERROR) is not None:
+                    a.evidence.append(Evidence(row[0].name, schema.REL_ERROR,
+                                               row[0].center(schema.REL_ERROR)))
+    missing = []
+    if not bits_rows:
+        tried = [b for b in rs.find(FP8, ("accum_bits_cublaslt",
+                                          *(f"accum_bits_{v}" for v in ACCUM_KERNELS)), "fp8")
+                 if not b.ok]
+        missing.append(ev.none_ran(f"FP8 bit detection ({FP8} {ACCUM_FAST_BITS} or a kernel's)",
+                                   tried))
+    if not measured:
+        missing.append(f"no K of {', '.join(map(str, Q5_ACCUM_KS))} has both cuBLASLt rows with "
+                       f"their errors ({FP8} {ACCUM_ERROR_CUBLASLT}, fast and split "
+                       "accumulation)")
+    if missing:
+        a.notes.append("the accumulator: not measured: " + "; ".join(missing))
+    if losses:
+        if a.verdict == HOLDS:
+            a.verdict = CAVEAT
+        a.caveats.append("fast accumulation loses more than the FP8 rounding itself: "
+                         + "; ".join(losses) + "; promote partial sums to FP32 (split "
+                         "accumulation) at that depth")
+        return
+    narrow = [b for b in bits_rows if (b.center(schema.ACCUMULATOR_BITS) or 99)
+              < FP32_FRACTION_BITS and (b.center(schema.ACCUMULATOR_AT_LEAST) or 0) < 1]
+    if narrow and measured:
+        paths = "; ".join(
+            "/".join([b.parsed.variant.removeprefix("accum_bits_"), *b.parsed.args.values()])
+            + f": {_bits_text(b)}" for b in narrow)
+        a.notes.append(f"the FP8 accumulator keeps fewer bits than FP32 ({paths}), but fast "
+                       "accumulation loses less than the E4M3 rounding at K = "
+                       + ", ".join(map(str, measured)))
 
 
 def q5_gpu(rs: ResultSet) -> Answer:
@@ -885,7 +986,7 @@ def q5_gpu(rs: ResultSet) -> Answer:
               f"its error against the unquantized operands stays within the selector's budget "
               f"({Q5_BUDGET:.0%}), and the per-layer selection of the transformer block is faster "
               "than all-BF16 within that error budget")
-    head = ev.ran(rs, FP8, FP8_GEMM, "fp8", layout="tn", accum="fast", where=is_square)
+    head = ev.rows(rs, Q5_EVIDENCE["gemm"])
     row = ev.largest(head, ev.volume)
     fell_back = row is None
     if fell_back:
@@ -916,7 +1017,7 @@ def q5_gpu(rs: ResultSet) -> Answer:
     ok = faster and within
     a.verdict = HOLDS if ok else FAILS
     (a.notes if ok else a.caveats).append(said)
-    sel = ev.ran(rs, FP8, "block", schema.MIX_SELECTED, hidden=ANY, tokens=ANY, layout="tn")
+    sel = ev.rows(rs, Q5_EVIDENCE["block"])
     if sel:
         s = sel[0]
         in_budget = s.center(schema.WITHIN_BUDGET)
@@ -942,6 +1043,7 @@ def q5_gpu(rs: ResultSet) -> Answer:
         a.verdict = CAVEAT
         a.caveats.append("no per-layer selection of the transformer block (bench_fp8's block rows) "
                          "ran: the per-layer half of the claim is not tested here")
+    _q5_accumulator(a, rs)
     a.notes.append(NO_TE_SELECTOR)
     return a
 

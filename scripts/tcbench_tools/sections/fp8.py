@@ -40,6 +40,7 @@ from tcbench_tools.schema import (
     TIME_US,
     speedup_vs,
 )
+from tcbench_tools.sections import _fp8_accumulator
 from tcbench_tools.sections._common import label as bench_label
 from tcbench_tools.sections._common import plt, save
 from tcbench_tools.tables import fmt_num
@@ -266,6 +267,7 @@ def render(doc, sets, labels, out_dir: Path) -> list[Path]:
     if plot is not None:
         doc.image(plot, "FP8 speed-up over BF16 per square size")
         images.append(plot)
+    images += _fp8_accumulator.render(doc, sets, labels, out_dir)
     return images
 
 

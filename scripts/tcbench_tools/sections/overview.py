@@ -38,7 +38,8 @@ GPU_COLUMNS = (("compute capability", "compute_capability"), ("SMs", "sm_count")
                ("driver", "driver_version"), ("CUDA runtime", "cuda_runtime"),
                ("cuBLASLt", "cublaslt_version"), ("peaks from", "peak_source"))
 
-BestBy = dict[tuple[str, str, str], Best]  # summary.best_results: (topic, precision, metric)
+# summary.best_results: (topic, precision, metric, regime)
+BestBy = dict[tuple[str, str, str, str], Best]
 
 
 def _pct(value: float | None) -> str:
@@ -263,7 +264,7 @@ def render_peak_vs_achieved(doc, sets: list[ResultSet], labels: list[str], best:
     peak: dict[tuple[str, str], float] = {}
     achieved: dict[tuple[str, str], Best] = {}
     for rs, label, b in zip(sets, labels, best):
-        for (topic, prec, metric), item in b.items():
+        for (topic, prec, metric, _), item in b.items():
             # tensor_peak measures the instructions' ceiling, not an achieved GEMM.
             if metric in _GEMM_METRICS and topic != "tensor_peak":
                 have = achieved.get((label, prec))
@@ -348,17 +349,18 @@ def render_topic_tables(doc, sets: list[ResultSet], labels: list[str], best: lis
               "the card does not support that precision (its peak is 0).")
     ran = [{bench.parsed.topic for bench in rs.benchmarks.values()} for rs in sets]
     for topic in topics:
-        keys = sorted({(k[1], k[2]) for b in best for k in b if k[0] == topic},
-                      key=lambda pm: (precision_order(pm[0]), pm[1]))
+        keys = sorted({(k[1], k[2], k[3]) for b in best for k in b if k[0] == topic},
+                      key=lambda pm: (precision_order(pm[0]), pm[1], pm[2]))
         bases = [fp32_baselines(rs, topic) for rs in sets]
         names = list(dict.fromkeys(n for b in bases for n in b))
         rows = []
-        for prec, metric in keys:
+        for prec, metric, regime in keys:
             for rs, label, b, topics_ran, base in zip(sets, labels, best, ran, bases):
                 if topic not in topics_ran:
                     continue  # the GPU did not run this topic: no row, rather than dashes
-                item = b.get((topic, prec, metric))
-                head = [prec, THROUGHPUT_UNITS[metric], label]
+                item = b.get((topic, prec, metric, regime))
+                head = [f"{prec} ({regime})" if regime else prec, THROUGHPUT_UNITS[metric],
+                        label]
                 if item is None:
                     rows.append(head + ["n/a" if rs.lacks(prec) else "-"] * (3 + len(names)))
                     continue
