@@ -592,7 +592,11 @@ def parse_doc(doc: object, path: str | Path = "<memory>") -> ResultSet:
         raise InputError(f"{path} holds no benchmarks (its 'benchmarks' list is empty).")
     context = _clean_context(path, context)
     file_schema = schema.of_context(context, str(path))
+    # A merged run with binaries cut short (runfile.merge) says so as a file cut short does.
+    cut = context.get(schema.RUN_CUT)
     return ResultSet(str(path), context, _group(path, doc["benchmarks"], file_schema),
+                     partial=cut or None,
+                     never_ran=runfile.context_list(context, schema.RUN_NEVER_RAN) if cut else [],
                      schema=file_schema)
 
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from tcbench_tools import files, schema
+from tcbench_tools import files, partial, schema
 from tcbench_tools.errors import InputError
 
 MERGED = "results.json"  # the merged run file in a run folder
@@ -93,6 +94,8 @@ class Part:
     binary: str
     path: Path
     doc: dict
+    cut: str = ""  # cut short: the sentence that says so (partial.recover)
+    never_ran: list[str] = field(default_factory=list)  # cut short: its planned rows not run
 
 
 def fingerprint(path: Path) -> str:
@@ -114,10 +117,15 @@ def merge(parts: list[Part], failed: list[str], lost: list[str],
         return None
     context = dict(_context(parts[0].doc))
     context[schema.RUN_BINARIES] = ",".join(p.binary for p in parts)
-    context[schema.RUN_SOURCES] = ",".join(f"{p.path.name}:{fingerprint(p.path)}" for p in parts)
-    for key, items in ((schema.RUN_FAILED, failed), (schema.RUN_LOST, lost)):
+    context[schema.RUN_SOURCES] = ",".join(f"{p.path.name}:{fingerprint(p.path)}" for p in parts
+                                           if p.path.is_file())
+    cut = [p for p in parts if p.cut]
+    for key, items in ((schema.RUN_FAILED, failed), (schema.RUN_LOST, lost),
+                       (schema.RUN_NEVER_RAN, [n for p in cut for n in p.never_ran])):
         if items:
             context[key] = ",".join(items)
+    if cut:
+        context[schema.RUN_CUT] = "; ".join(p.cut for p in cut)
     if incomplete:
         context[schema.RUN_INCOMPLETE] = incomplete
     return {"context": context, "benchmarks": rows}
@@ -129,8 +137,20 @@ def _context(doc: dict) -> dict:
 
 
 def write(doc: dict, path: Path) -> Path:
-    path.write_text(json.dumps(doc, indent=2) + "\n")
+    """Written whole or not at all (a temporary file, then a rename): a kill mid-write never
+    leaves a results.json cut short in place of the per-binary files it merges."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    os.replace(tmp, path)
     return path
+
+
+def drop_parts(parts: list[Path]) -> None:
+    """Once results.json holds their rows and reads back: each binary's JSON and row file go,
+    so a run folder stores each row once. Until then they are what survives a kill."""
+    for path in parts:
+        path.unlink(missing_ok=True)
+        partial.row_file(path).unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,29 +182,19 @@ def files_in(path: Path) -> list[Path]:
 
 
 def check_fresh(context: Mapping, file: Path) -> None:
-    """Refuse a merged results.json that an interrupted or failed later run left behind: in a run
-    folder (one with logs/ or bench_*.json), every file it merged must still be there, unchanged.
-    A results.json copied on its own (a stored baseline) has no such folder and is not checked."""
-    binaries = context_list(context, schema.RUN_BINARIES)
-    folder = file.parent
+    """Refuse a merged results.json beside a per-binary file it merged that has changed since: a
+    later run into the folder rewrote it and did not finish. A run drops the files it merged once
+    results.json reads back (``drop_parts``), so a file that is gone is no evidence."""
+    sources = dict(item.rsplit(":", 1) for item in context_list(context, schema.RUN_SOURCES)
+                   if ":" in item)
     try:
-        if not binaries or not ((folder / "logs").is_dir() or any(folder.glob("bench_*.json"))):
-            return
-        sources = dict(item.rsplit(":", 1) for item in context_list(context, schema.RUN_SOURCES)
-                       if ":" in item)
-        for binary in binaries:
-            part = folder / f"{binary}.json"
-            if not part.is_file():
-                raise InputError(f"{file} is stale: {part.name}, which it merged, is gone (a later "
-                                 "run into the same folder did not finish); run again.")
-            want = sources.get(part.name)
-            changed = (fingerprint(part) != want if want is not None
-                       else part.stat().st_mtime > file.stat().st_mtime + 1.0)
-            if changed:
-                raise InputError(f"{file} is stale: {part.name} was rewritten after it was merged "
+        for name, want in sources.items():
+            part = file.parent / name
+            if part.is_file() and fingerprint(part) != want:
+                raise InputError(f"{file} is stale: {name} was rewritten after it was merged "
                                  "(a later run into the same folder did not finish); run again.")
     except OSError as exc:
-        raise InputError(f"cannot read {folder}: {exc.strerror or exc}.") from None
+        raise InputError(f"cannot read {file.parent}: {exc.strerror or exc}.") from None
 
 
 B = TypeVar("B")
