@@ -116,7 +116,7 @@ def merge(parts: list[Part], failed: list[str], lost: list[str],
     if not parts or not rows:
         return None
     context = dict(_context(parts[0].doc))
-    context[schema.RUN_BINARIES] = ",".join(p.binary for p in parts)
+    context[schema.RUN_BINARIES] = ",".join(dict.fromkeys(p.binary for p in parts))
     context[schema.RUN_SOURCES] = ",".join(f"{p.path.name}:{fingerprint(p.path)}" for p in parts
                                            if p.path.is_file())
     cut = [p for p in parts if p.cut]
@@ -179,6 +179,35 @@ def files_in(path: Path) -> list[Path]:
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}.") from None
     return [path]
+
+
+def is_run_folder(folder: Path) -> bool:
+    """A run folder: its results.json, or the per-binary files of a run cut short before its
+    merge (``bench_*.json``)."""
+    return (folder / MERGED).is_file() or any(folder.glob("bench_*.json"))
+
+
+def run_folders(path: Path) -> list[Path]:
+    """The runs a path holds, the one place that knows where every mode puts them: a file or a
+    run folder is one run; any other folder holds the run folders one or two levels down (``tcbench
+    run --device all``'s ``gpu<N>/``, the check's ``results/``, fleet's
+    ``<partition>/<node>-<gpu>/``, a folder of runs), links out of it skipped; else a folder of
+    result files is one run."""
+    path = Path(path)
+    if not path.is_dir() or is_run_folder(path):
+        return [path]
+    found: list[Path] = []
+    try:
+        for pattern in ("*/", "*/*/"):
+            found += sorted(f for f in path.glob(pattern)
+                            if f.is_dir() and files.inside(path, f) and is_run_folder(f)
+                            and not any(run in f.parents for run in found))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}.") from None
+    if not found and not any(path.glob("*.json")):
+        raise InputError(f"{path} holds no run: no results.json or *.json files in it or in its "
+                         "folders two levels down (has the run finished?).")
+    return found or [path]
 
 
 def check_fresh(context: Mapping, file: Path) -> None:
