@@ -1,8 +1,10 @@
-"""A run on disk: the one place that knows how ``tcbench run`` writes its results and how a run
-folder reads back as one run.
+"""A run on disk: the one place that knows how every mode writes its run folder (``tcbench run``,
+its ``--device all``, fleet tasks, the GPU check), where they are (``run_folders``) and how a run
+folder reads back as one run (docs/architecture.md, "The run folder").
 
-A run folder holds one ``<binary>.json`` per benchmark binary (Google Benchmark's output, read
-by results.load_file) and ``results.json``, which ``merge`` makes of them: every binary's rows,
+While a run goes, a run folder holds one ``<binary>.json`` per benchmark binary (Google
+Benchmark's output, read by results.load_file) and its row file; at its end ``results.json``,
+which ``merge`` makes of them, and the merged files go (``drop_parts``): every binary's rows,
 each tagged with the binary that wrote it (``schema.ROW_BINARY``), under the first binary's
 context plus the run keys of schema.py (``schema.RUN_KEYS``: the binaries merged, a hash of each
 file, which failed, which left no usable results, why the run stopped early). Reading a folder

@@ -6,10 +6,14 @@ Exit status of a binary: 0 ran; 77 no CUDA GPU (one line on stderr) or 2 (it rej
 arguments): the whole run stops, since every other binary would say the same; anything else: that
 binary failed, the others still run. A failed binary's JSON is kept whenever it parses (a binary
 exits 1 when one benchmark fails verification: the others' rows and the failure itself are
-results); ``results.json`` records which binaries failed (``tcbench_failed_binaries``), which left
-no usable results (``tcbench_lost_binaries``), a hash of every file it merged
-(``tcbench_sources``) and, when the run stopped early, why (``tcbench_incomplete``), so that
-``compare`` never mistakes a partial run for a pass.
+results), and so are the finished rows of a binary cut short (time limit, signal, interrupt: read
+from its row file, partial.py), marked. ``results.json`` records which binaries failed
+(``tcbench_failed_binaries``), which left no usable results (``tcbench_lost_binaries``), which
+were cut short and what they never ran (``tcbench_cut_short``, ``tcbench_never_ran``), a hash of
+every file it merged (``tcbench_sources``) and, when the run stopped early, why
+(``tcbench_incomplete``), so that ``compare`` never mistakes a partial run for a pass. Once
+``results.json`` reads back, the per-binary files it merged go: a run folder stores each row once
+(docs/architecture.md, "The run folder"); until then they are what survives a kill.
 
 A run first removes every file it owns in its output folder (results.json, bench_*.json and their
 row files bench_*.jsonl, logs/bench_*.log): a rerun that produces nothing leaves nothing stale

@@ -13,7 +13,9 @@ the running step's group, mark it INTERRUPTED and end the check with 128 + the s
 The check writes only what it creates: an OUTDIR that exists, is not empty and holds no
 ``MARKER`` (a folder an earlier check made) is refused, as is an archive that would overwrite
 one of its other outputs or cannot be written; both before any GPU step. ``box.txt`` is written
-first (box.py). Standard library only.
+first (box.py). The bench steps write into ``OUT/results/``, which ends as a run folder of
+``tcbench run``'s layout (``merge_results``: one results.json, a step cut short with its finished
+rows marked). Standard library only.
 """
 
 from __future__ import annotations
