@@ -166,7 +166,8 @@ def context_list(context: Mapping, key: str) -> list[str]:
 
 
 def files_in(path: Path) -> list[Path]:
-    """A file is itself; a folder means its results.json, or else every *.json in it. Anything
+    """A file is itself; a folder means its results.json, or else its bench_*.json (a run cut
+    short before its merge), or else every *.json in it. Anything
     else (a FIFO, a device, a symbolic link loop) is refused when it is read (files.py)."""
     st = files.path_stat(path)
     try:
@@ -174,7 +175,9 @@ def files_in(path: Path) -> list[Path]:
             merged = path / MERGED
             if merged.exists() or merged.is_symlink():
                 return [merged]
-            found = sorted(p for p in path.glob("*.json"))
+            # A run cut short before its merge: its binaries' files, not the answers or host
+            # studies a run writes beside them; any other folder: every result file in it.
+            found = sorted(path.glob("bench_*.json")) or sorted(path.glob("*.json"))
             if not found:
                 raise InputError(f"{path} is a folder with no results.json and no *.json files.")
             return found
