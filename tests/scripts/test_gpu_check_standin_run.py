@@ -109,7 +109,8 @@ def test_a_borrowed_box_run_brings_back_every_finished_row_in_three_files(tmp_pa
     lost = run.context_list("tcbench_lost_binaries")
     assert lost == ["bench_alignment"]  # stopped before its first row: nothing to merge
     assert sorted(p.name for p in (out / "results").iterdir()) == [
-        "bench_alignment.t3.json", "bench_alignment.t3.jsonl", "results.json"]
+        "bench_alignment.t3.json", "bench_alignment.t3.jsonl", "nvidia-smi-after.txt",
+        "nvidia-smi-before.txt", "results.json"]
     assert finished <= set(run.benchmarks)
     assert "bench_tensor_util.t1.json" in run.partial
     assert "tensor_util/cublaslt/fp8/m:2048/n:2048/k:2048/layout:tn" in run.never_ran

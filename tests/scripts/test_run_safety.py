@@ -126,6 +126,8 @@ def test_a_binary_cut_short_keeps_its_finished_rows_marked(cli, tmp_path):
     assert set(rs.never_ran) == set(context["tcbench_never_ran"].split(","))
     code, cmp_out, _ = cli("compare", out, out)
     assert code == 1 and "the candidate was cut short" in cmp_out
+    code, answers, _ = cli("answers", out, "--json")
+    assert code == 0 and json.loads(answers)["incomplete"] is True
 
 
 def test_a_binary_that_rejects_its_arguments_is_a_usage_error(cli, tmp_path):
