@@ -615,7 +615,7 @@ def load(path: str | Path) -> ResultSet:
         try:
             sets.append(load_file(f))
         except InputError as exc:
-            unusable.append(f"{f.name} is unusable ({printable(str(exc).rstrip('.'))})")
+            unusable.append(printable(f"{f.name} is unusable ({str(exc).rstrip('.')})"))
     if not sets:
         raise InputError(f"{path} holds no readable result file: " + "; ".join(unusable) + ".")
     try:
