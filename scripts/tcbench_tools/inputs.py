@@ -4,7 +4,7 @@
 - a run folder (``tcbench run``'s ``results/<stamp>/``): its results.json and its studies.json;
 - a folder of run folders, such as ``results/``: the newest run in it, said on stderr;
 - the archive ``scripts/gpu_check.sh --archive`` writes (``gpu-check.tgz``): its results/ as one
-  GPU run (``gpu_run``, as the check's own answers read it) and its studies/studies.json, read
+  GPU run (read as any run folder is: ``results.load``) and its studies/studies.json, read
   without unpacking anything to its own paths.
 
 The archive is read safely: a file of at most ARCHIVE_LIMIT bytes, read as a stream, at most
@@ -126,31 +126,8 @@ def _copy_members(archive: Path, into: Path) -> bool:
     return found
 
 
-def gpu_run(results_dir: Path) -> results.ResultSet:
-    """Every readable ``*.json`` of the check's results folder merged into one run; the rest are
-    named on stderr. The first file that names a benchmark keeps it."""
-    sets, skipped = [], []
-    for path in sorted(results_dir.glob("*.json")):
-        try:
-            sets.append(results.load_file(path))
-        except InputError as exc:
-            skipped.append(f"{path.name} ({exc})")
-    for note in skipped:
-        print(f"tcbench: left out {note}", file=sys.stderr)
-    if not sets:
-        raise InputError(f"no readable result file in {results_dir}: nothing to answer from.")
-    merged: dict[str, results.Benchmark] = {}
-    for rs in sets:
-        for key, bench in rs.benchmarks.items():
-            merged.setdefault(key, bench)
-    cut = [rs for rs in sets if rs.partial]
-    return results.ResultSet(str(results_dir), sets[0].context, merged,
-                             partial="; ".join(rs.partial for rs in cut) or None,
-                             never_ran=[n for rs in cut for n in rs.never_ran if n not in merged])
-
-
 def read_archive(archive: Path) -> list[results.ResultSet]:
-    """The GPU run (every result file of the check's results/, merged) and the host studies of a
+    """The GPU run (the check's results/, a run folder) and the host studies of a
     ``gpu_check.sh --archive`` file, each with the archive as its path."""
     archive = Path(archive)
     with tempfile.TemporaryDirectory(prefix="tcbench-archive-") as tmp:
@@ -161,7 +138,7 @@ def read_archive(archive: Path) -> list[results.ResultSet]:
         sets = []
         if (into / "results").is_dir():
             try:
-                sets.append(gpu_run(into / "results"))
+                sets.append(results.load(into / "results"))
             except InputError:
                 pass  # no readable result: nothing ran on a GPU; the host half may still answer
         if (into / "studies" / STUDIES_FILE).is_file():

@@ -167,7 +167,8 @@ def recover(path: Path) -> tuple[dict, str, list[str]] | None:
     """(a Google Benchmark document, the sentence that says it is partial, the planned names) for
     a result file cut short, or None when it is not one (its JSON is wrong, not short) or when
     nothing in it or beside it can be read."""
-    text = _text(path)
+    # A binary killed before its JSON's first bytes left only its row file.
+    text = _text(path) if path.exists() else ""
     if text is None or not cut_short(text):
         return None
     repaired = repair(text)

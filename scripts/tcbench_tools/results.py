@@ -124,6 +124,8 @@ class Benchmark:
     error: str | None = None
     # Its name's parts as the row says them (tcbench_args; None in files written before them)
     args: ParsedName | None = None
+    # The binary that wrote it (tcbench run tags every merged row, error rows too)
+    binary: str | None = None
     # The vocabulary its file carries (the shipped one for older files): ranges and units.
     schema: schema.Schema = field(default_factory=schema.shipped, repr=False, compare=False)
     # sample() per metric, computed once: reports ask for the same ones many times.
@@ -150,13 +152,6 @@ class Benchmark:
     @property
     def skip_reason(self) -> str:
         return self.error[len(SKIP_PREFIX):].strip() if self.skipped else ""
-
-    @property
-    def binary(self) -> str | None:
-        """The binary that wrote it (``tcbench run`` tags every merged row)."""
-        rows = self.iterations or list(self.aggregates.values())
-        tag = rows[0].get(schema.ROW_BINARY) if rows else None
-        return tag if isinstance(tag, str) else None
 
     def has(self, metric: str) -> bool:
         rows = self.iterations or list(self.aggregates.values())
@@ -531,6 +526,8 @@ def _group(path: Path, rows: list, file_schema: schema.Schema | None = None
         bench = benchmarks.get(key)
         if bench is None:
             bench = benchmarks[key] = Benchmark(key, str(path), schema=file_schema)
+        if isinstance(row.get(schema.ROW_BINARY), str):
+            bench.binary = row[schema.ROW_BINARY]
         args = _args(path, index, row, key, file_schema)
         if args is not None:
             bench.args = args
@@ -592,7 +589,11 @@ def parse_doc(doc: object, path: str | Path = "<memory>") -> ResultSet:
         raise InputError(f"{path} holds no benchmarks (its 'benchmarks' list is empty).")
     context = _clean_context(path, context)
     file_schema = schema.of_context(context, str(path))
+    # A merged run with binaries cut short (runfile.merge) says so as a file cut short does.
+    cut = context.get(schema.RUN_CUT)
     return ResultSet(str(path), context, _group(path, doc["benchmarks"], file_schema),
+                     partial=cut or None,
+                     never_ran=runfile.context_list(context, schema.RUN_NEVER_RAN) if cut else [],
                      schema=file_schema)
 
 
@@ -601,11 +602,22 @@ def load(path: str | Path) -> ResultSet:
     be fresh, else the union of its files, which must name one GPU)."""
     path = Path(path)
     found = runfile.files_in(path)
-    sets = [load_file(f) for f in found]
-    if len(sets) == 1:
+    if len(found) == 1:
+        rs = load_file(found[0])
         if found[0].name == runfile.MERGED:
-            runfile.check_fresh(sets[0].context, found[0])
-        return sets[0]
+            runfile.check_fresh(rs.context, found[0])
+        return rs
+    # A folder without results.json: a run cut short before its merge (tcbench run or the GPU
+    # check killed), or files put together by hand. A file that cannot be read is left out and
+    # named as the run's cut-short note, so the others still count.
+    sets, unusable = [], []
+    for f in found:
+        try:
+            sets.append(load_file(f))
+        except InputError as exc:
+            unusable.append(printable(f"{f.name} is unusable ({str(exc).rstrip('.')})"))
+    if not sets:
+        raise InputError(f"{path} holds no readable result file: " + "; ".join(unusable) + ".")
     try:
         runfile.check_one_gpu([(Path(rs.path).name, rs.context) for rs in sets])
     except runfile.MixedGpus as mixed:
@@ -613,6 +625,6 @@ def load(path: str | Path) -> ResultSet:
     merged = runfile.union(path, [(rs.path, rs.benchmarks) for rs in sets])
     cut = [rs for rs in sets if rs.partial]
     return ResultSet(str(path), sets[0].context, merged,
-                     partial="; ".join(rs.partial for rs in cut) or None,
+                     partial="; ".join([*(rs.partial for rs in cut), *unusable]) or None,
                      never_ran=[name for rs in cut for name in rs.never_ran],
                      schema=sets[0].schema)

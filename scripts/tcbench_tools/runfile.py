@@ -1,8 +1,10 @@
-"""A run on disk: the one place that knows how ``tcbench run`` writes its results and how a run
-folder reads back as one run.
+"""A run on disk: the one place that knows how every mode writes its run folder (``tcbench run``,
+its ``--device all``, fleet tasks, the GPU check), where they are (``run_folders``) and how a run
+folder reads back as one run (docs/architecture.md, "The run folder").
 
-A run folder holds one ``<binary>.json`` per benchmark binary (Google Benchmark's output, read
-by results.load_file) and ``results.json``, which ``merge`` makes of them: every binary's rows,
+While a run goes, a run folder holds one ``<binary>.json`` per benchmark binary (Google
+Benchmark's output, read by results.load_file) and its row file; at its end ``results.json``,
+which ``merge`` makes of them, and the merged files go (``drop_parts``): every binary's rows,
 each tagged with the binary that wrote it (``schema.ROW_BINARY``), under the first binary's
 context plus the run keys of schema.py (``schema.RUN_KEYS``: the binaries merged, a hash of each
 file, which failed, which left no usable results, why the run stopped early). Reading a folder
@@ -18,13 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from tcbench_tools import files, schema
+from tcbench_tools import files, partial, schema
 from tcbench_tools.errors import InputError
 
 MERGED = "results.json"  # the merged run file in a run folder
@@ -93,6 +96,8 @@ class Part:
     binary: str
     path: Path
     doc: dict
+    cut: str = ""  # cut short: the sentence that says so (partial.recover)
+    never_ran: list[str] = field(default_factory=list)  # cut short: its planned rows not run
 
 
 def fingerprint(path: Path) -> str:
@@ -113,11 +118,16 @@ def merge(parts: list[Part], failed: list[str], lost: list[str],
     if not parts or not rows:
         return None
     context = dict(_context(parts[0].doc))
-    context[schema.RUN_BINARIES] = ",".join(p.binary for p in parts)
-    context[schema.RUN_SOURCES] = ",".join(f"{p.path.name}:{fingerprint(p.path)}" for p in parts)
-    for key, items in ((schema.RUN_FAILED, failed), (schema.RUN_LOST, lost)):
+    context[schema.RUN_BINARIES] = ",".join(dict.fromkeys(p.binary for p in parts))
+    context[schema.RUN_SOURCES] = ",".join(f"{p.path.name}:{fingerprint(p.path)}" for p in parts
+                                           if p.path.is_file())
+    cut = [p for p in parts if p.cut]
+    for key, items in ((schema.RUN_FAILED, failed), (schema.RUN_LOST, lost),
+                       (schema.RUN_NEVER_RAN, [n for p in cut for n in p.never_ran])):
         if items:
             context[key] = ",".join(items)
+    if cut:
+        context[schema.RUN_CUT] = "; ".join(p.cut for p in cut)
     if incomplete:
         context[schema.RUN_INCOMPLETE] = incomplete
     return {"context": context, "benchmarks": rows}
@@ -129,8 +139,20 @@ def _context(doc: dict) -> dict:
 
 
 def write(doc: dict, path: Path) -> Path:
-    path.write_text(json.dumps(doc, indent=2) + "\n")
+    """Written whole or not at all (a temporary file, then a rename): a kill mid-write never
+    leaves a results.json cut short in place of the per-binary files it merges."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    os.replace(tmp, path)
     return path
+
+
+def drop_parts(parts: list[Path]) -> None:
+    """Once results.json holds their rows and reads back: each binary's JSON and row file go,
+    so a run folder stores each row once. Until then they are what survives a kill."""
+    for path in parts:
+        path.unlink(missing_ok=True)
+        partial.row_file(path).unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +166,8 @@ def context_list(context: Mapping, key: str) -> list[str]:
 
 
 def files_in(path: Path) -> list[Path]:
-    """A file is itself; a folder means its results.json, or else every *.json in it. Anything
+    """A file is itself; a folder means its results.json, or else its bench_*.json (a run cut
+    short before its merge), or else every *.json in it. Anything
     else (a FIFO, a device, a symbolic link loop) is refused when it is read (files.py)."""
     st = files.path_stat(path)
     try:
@@ -152,7 +175,9 @@ def files_in(path: Path) -> list[Path]:
             merged = path / MERGED
             if merged.exists() or merged.is_symlink():
                 return [merged]
-            found = sorted(p for p in path.glob("*.json"))
+            # A run cut short before its merge: its binaries' files, not the answers or host
+            # studies a run writes beside them; any other folder: every result file in it.
+            found = sorted(path.glob("bench_*.json")) or sorted(path.glob("*.json"))
             if not found:
                 raise InputError(f"{path} is a folder with no results.json and no *.json files.")
             return found
@@ -161,30 +186,49 @@ def files_in(path: Path) -> list[Path]:
     return [path]
 
 
-def check_fresh(context: Mapping, file: Path) -> None:
-    """Refuse a merged results.json that an interrupted or failed later run left behind: in a run
-    folder (one with logs/ or bench_*.json), every file it merged must still be there, unchanged.
-    A results.json copied on its own (a stored baseline) has no such folder and is not checked."""
-    binaries = context_list(context, schema.RUN_BINARIES)
-    folder = file.parent
+def is_run_folder(folder: Path) -> bool:
+    """A run folder: its results.json, or the per-binary files of a run cut short before its
+    merge (``bench_*.json``)."""
+    return (folder / MERGED).is_file() or any(folder.glob("bench_*.json"))
+
+
+def run_folders(path: Path) -> list[Path]:
+    """The runs a path holds, the one place that knows where every mode puts them: a file or a
+    run folder is one run; any other folder holds the run folders one or two levels down (``tcbench
+    run --device all``'s ``gpu<N>/``, the check's ``results/``, fleet's
+    ``<partition>/<node>-<gpu>/``, a folder of runs), links out of it skipped; else a folder of
+    result files is one run."""
+    path = Path(path)
+    if not path.is_dir() or is_run_folder(path):
+        return [path]
+    found: list[Path] = []
     try:
-        if not binaries or not ((folder / "logs").is_dir() or any(folder.glob("bench_*.json"))):
-            return
-        sources = dict(item.rsplit(":", 1) for item in context_list(context, schema.RUN_SOURCES)
-                       if ":" in item)
-        for binary in binaries:
-            part = folder / f"{binary}.json"
-            if not part.is_file():
-                raise InputError(f"{file} is stale: {part.name}, which it merged, is gone (a later "
-                                 "run into the same folder did not finish); run again.")
-            want = sources.get(part.name)
-            changed = (fingerprint(part) != want if want is not None
-                       else part.stat().st_mtime > file.stat().st_mtime + 1.0)
-            if changed:
-                raise InputError(f"{file} is stale: {part.name} was rewritten after it was merged "
+        for pattern in ("*/", "*/*/"):
+            found += sorted(f for f in path.glob(pattern)
+                            if f.is_dir() and files.inside(path, f) and is_run_folder(f)
+                            and not any(run in f.parents for run in found))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}.") from None
+    if not found and not any(path.glob("*.json")):
+        raise InputError(f"{path} holds no run: no results.json or *.json files in it or in its "
+                         "folders two levels down (has the run finished?).")
+    return found or [path]
+
+
+def check_fresh(context: Mapping, file: Path) -> None:
+    """Refuse a merged results.json beside a per-binary file it merged that has changed since: a
+    later run into the folder rewrote it and did not finish. A run drops the files it merged once
+    results.json reads back (``drop_parts``), so a file that is gone is no evidence."""
+    sources = dict(item.rsplit(":", 1) for item in context_list(context, schema.RUN_SOURCES)
+                   if ":" in item)
+    try:
+        for name, want in sources.items():
+            part = file.parent / name
+            if part.is_file() and fingerprint(part) != want:
+                raise InputError(f"{file} is stale: {name} was rewritten after it was merged "
                                  "(a later run into the same folder did not finish); run again.")
     except OSError as exc:
-        raise InputError(f"cannot read {folder}: {exc.strerror or exc}.") from None
+        raise InputError(f"cannot read {file.parent}: {exc.strerror or exc}.") from None
 
 
 B = TypeVar("B")

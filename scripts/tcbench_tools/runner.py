@@ -6,10 +6,14 @@ Exit status of a binary: 0 ran; 77 no CUDA GPU (one line on stderr) or 2 (it rej
 arguments): the whole run stops, since every other binary would say the same; anything else: that
 binary failed, the others still run. A failed binary's JSON is kept whenever it parses (a binary
 exits 1 when one benchmark fails verification: the others' rows and the failure itself are
-results); ``results.json`` records which binaries failed (``tcbench_failed_binaries``), which left
-no usable results (``tcbench_lost_binaries``), a hash of every file it merged
-(``tcbench_sources``) and, when the run stopped early, why (``tcbench_incomplete``), so that
-``compare`` never mistakes a partial run for a pass.
+results), and so are the finished rows of a binary cut short (time limit, signal, interrupt: read
+from its row file, partial.py), marked. ``results.json`` records which binaries failed
+(``tcbench_failed_binaries``), which left no usable results (``tcbench_lost_binaries``), which
+were cut short and what they never ran (``tcbench_cut_short``, ``tcbench_never_ran``), a hash of
+every file it merged (``tcbench_sources``) and, when the run stopped early, why
+(``tcbench_incomplete``), so that ``compare`` never mistakes a partial run for a pass. Once
+``results.json`` reads back, the per-binary files it merged go: a run folder stores each row once
+(docs/architecture.md, "The run folder"); until then they are what survives a kill.
 
 A run first removes every file it owns in its output folder (results.json, bench_*.json and their
 row files bench_*.jsonl, logs/bench_*.log): a rerun that produces nothing leaves nothing stale
@@ -310,6 +314,17 @@ class Progress:
         self.stream.flush()
 
 
+def _output(json_path: Path) -> Path | None:
+    """The binary's --benchmark_out file when it wrote one (or its row file did), else None.
+    Google Benchmark 1.7 leaves an empty file when the filter matches nothing: removed."""
+    if json_path.is_file() and json_path.stat().st_size > 0:
+        return json_path
+    if partial.row_file(json_path).is_file():
+        return json_path  # killed before the JSON's first bytes: its row file may hold rows
+    json_path.unlink(missing_ok=True)
+    return None
+
+
 def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> Outcome:
     name = binary.name
     logs = opts.out_dir / "logs"
@@ -343,28 +358,22 @@ def run_one(binary: Path, opts: RunOptions, progress: Progress, index: int) -> O
         except OSError as exc:
             return Outcome(name, EXIT_NOT_EXECUTABLE, 0.0, message=f"cannot start: "
                            f"{exc.strerror or exc}", expected=expected)
-        except Interrupted:
-            json_path.unlink(missing_ok=True)  # written by a binary cut short: not a result
-            partial.row_file(json_path).unlink(missing_ok=True)
+        except Interrupted as stop:
+            # Cut short: its finished rows are kept, marked (merge reads them from its row file).
+            stop.outcome = Outcome(name, -stop.signum, 0.0, _output(json_path), expected=expected,
+                                   message=f"interrupted by {signal.Signals(stop.signum).name}")
             raise
     code = TIMEOUT_CODE if done.timed_out else done.code
     outcome = Outcome(name, code, done.seconds, expected=expected)
     last = _last_line(err_log) or _last_line(out_log)
+    # Kept whatever the exit code, cut short too: merge() reads the finished rows of a file cut
+    # short from its row file (partial.py), marks them, and drops a file it cannot read.
+    outcome.json_path = _output(json_path)
     if outcome.killed:
-        # Cut short: what it wrote is not a result, whatever its last line says (the check,
-        # tcbench_tools.gpu_check, keeps such rows from the row file; a run does not).
-        json_path.unlink(missing_ok=True)
-        partial.row_file(json_path).unlink(missing_ok=True)
         what = (f"TIMEOUT: still running after {limit:g} s (--timeout), stopped with its "
                 "process group" if done.timed_out else exit_text(code))
         outcome.message = what + (f"; last output: {last}" if last else "")
         return outcome
-    # Kept whatever the exit code: merge() drops it if it does not parse.
-    if json_path.is_file() and json_path.stat().st_size > 0:
-        outcome.json_path = json_path
-    else:
-        # Google Benchmark 1.7 leaves an empty --benchmark_out file when the filter matches nothing.
-        json_path.unlink(missing_ok=True)
     if code != 0:
         outcome.message = last or f"exit code {code}"
     elif outcome.json_path is None:
@@ -377,35 +386,49 @@ def _lost(o: Outcome) -> bool:
     return o.json_path is None and not (o.code == 0 and o.message == NO_MATCH)
 
 
-def _usable(o: Outcome) -> dict | None:
-    """The binary's JSON document when it is usable Google Benchmark output with at least one
-    row (results.parse_doc, the loader compare uses); else None, with the reason in o.message."""
+def _usable(o: Outcome) -> runfile.Part | None:
+    """The binary's output as a part of the run when it is usable Google Benchmark output with at
+    least one row (results.parse_doc, the loader compare uses); a file cut short gives its
+    finished rows, marked (partial.recover). Else None, with the reason in o.message."""
     try:
-        doc = json.loads(files.read_text(o.json_path, files.RESULTS_LIMIT, "result file"))
-        parse_doc(doc, o.json_path)  # escapes the rows' control characters in place
+        try:
+            doc = json.loads(files.read_text(o.json_path, files.RESULTS_LIMIT, "result file"))
+            cut, planned = "", []
+        except (InputError, ValueError, RecursionError):
+            recovered = partial.recover(o.json_path)
+            if recovered is None:
+                raise
+            doc, cut, planned = recovered
+        rs = parse_doc(doc, o.json_path)  # escapes the rows' control characters in place
     except (InputError, ValueError, RecursionError) as exc:
         why = str(exc).rstrip(".")
         o.message = "; ".join(filter(None, [o.message, f"its JSON output is unusable ({why})"]))
         o.json_path = None
         return None
-    return doc
+    if o.killed and not cut:  # whole JSON, yet stopped: its rows are kept, marked all the same
+        cut = (f"{o.json_path.name} was written by a binary then {o.message.split(';')[0]}; its "
+               f"{len(rs.benchmarks)} benchmark(s) were kept")
+    never_ran = [name for name in planned if name not in rs.benchmarks]
+    return runfile.Part(o.binary, o.json_path, doc, cut, never_ran)
 
 
 def merge(outcomes: list[Outcome], out_path: Path, incomplete: str | None = None) -> Path | None:
     """Write the run's results.json (runfile.merge: the first binary's context, every binary's
     benchmarks, and what the run knows about its own failures); None when no binary left a
     usable row. MixedGpus when two binaries saw different GPUs (nothing is written then)."""
-    parts = []
-    for o in outcomes:
-        if o.json_path is None:
-            continue
-        doc = _usable(o)
-        if doc is not None:
-            parts.append(runfile.Part(o.binary, o.json_path, doc))
+    parts = [part for o in outcomes if o.json_path is not None and (part := _usable(o))]
     failed = [f"{o.binary}:{o.code}" for o in outcomes if o.code != 0]
     lost = [o.binary for o in outcomes if _lost(o)]
     doc = runfile.merge(parts, failed, lost, incomplete)
-    return runfile.write(doc, out_path) if doc is not None else None
+    if doc is None:
+        return None
+    runfile.write(doc, out_path)
+    try:
+        load_file(out_path)
+    except InputError:
+        return out_path  # the caller says it cannot be read back; the parts stay
+    runfile.drop_parts([p.path for p in parts])
+    return out_path
 
 
 def prepare_out_dir(out_dir: Path) -> None:
@@ -442,10 +465,9 @@ def _stopped_early(outcomes: list[Outcome], opts: RunOptions, total: int, why: s
 
 def _failure_detail(o: Outcome) -> str:
     """How a failed binary reads in its progress line."""
-    if o.code == TIMEOUT_CODE or (isinstance(o.code, int) and o.code < 0):
-        return f"FAILED ({o.message})"
-    kept = "; results kept" if o.json_path else ""
-    return f"FAILED (exit {o.code}: {o.message}){kept}"
+    if o.killed:
+        return f"FAILED ({o.message})" + ("; its finished rows are kept" if o.json_path else "")
+    return f"FAILED (exit {o.code}: {o.message})" + ("; results kept" if o.json_path else "")
 
 
 def _lost_benchmarks(o: Outcome) -> str:
@@ -497,6 +519,8 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
                 else:
                     progress.done(index, outcome, _failure_detail(outcome))
         except Interrupted as stop:
+            if getattr(stop, "outcome", None) is not None:
+                outcomes.append(stop.outcome)
             name = signal.Signals(stop.signum).name
             stream.write("\n")
             where = _stopped_early(outcomes, opts, len(binaries),
@@ -535,14 +559,14 @@ def run_suite(binaries: list[Path], opts: RunOptions, stream: TextIO | None = No
             lost_benchmarks += o.expected or 0
             kept = _lost_benchmarks(o)
         else:
-            kept = "its results are kept"
+            kept = ("its finished rows are kept, marked cut short" if o.killed
+                    else "its results are kept")
         why = f": {o.message}" if o.killed else f" ({exit_text(o.code)}): {o.message}"
         stream.write(printable(f"binary {o.binary} FAILED{why}; {kept}; log: "
                                f"{opts.out_dir / 'logs' / (o.binary + '.stderr.log')}") + "\n")
     stream.write("\n")
     if merged is not None:
-        stream.write(f"Results: {merged} (one file per binary beside it, logs in "
-                     f"{opts.out_dir / 'logs'}).\n")
+        stream.write(f"Results: {merged} (logs in {opts.out_dir / 'logs'}).\n")
     else:
         stream.write(f"No results were written; logs in {opts.out_dir / 'logs'}.\n")
     stream.flush()

@@ -67,7 +67,10 @@ RUN_SOURCES = "tcbench_sources"  # <file>:<content hash> of each file merged
 RUN_FAILED = "tcbench_failed_binaries"  # <binary>:<exit code> of each that did not exit 0
 RUN_LOST = "tcbench_lost_binaries"  # the binaries that left no usable results
 RUN_INCOMPLETE = "tcbench_incomplete"  # why the run stopped before every binary ran
-RUN_KEYS = (RUN_BINARIES, RUN_SOURCES, RUN_FAILED, RUN_LOST, RUN_INCOMPLETE)
+RUN_CUT = "tcbench_cut_short"  # the binaries cut short whose finished rows were kept, and how
+RUN_NEVER_RAN = "tcbench_never_ran"  # the rows those binaries had planned and never ran
+RUN_KEYS = (RUN_BINARIES, RUN_SOURCES, RUN_FAILED, RUN_LOST, RUN_INCOMPLETE, RUN_CUT,
+            RUN_NEVER_RAN)
 # ... and to each merged row: the binary that wrote it (not a counter).
 ROW_BINARY = "tcbench_binary"
 

@@ -216,7 +216,8 @@ def check_outputs(out: Path, bundle_dir: Path) -> str:
         assert re.search(rf"^   {re.escape(step)}\s+\S+\s+(\d+|-)\s+(\d+|-)\s+\S", steps,
                          re.MULTILINE), step
     assert re.search(r"^   total\s+\d+\s", steps, re.MULTILINE)
-    assert (out / "nvidia-smi-before.txt").is_file() and (out / "nvidia-smi-after.txt").is_file()
+    assert (out / "results" / "nvidia-smi-before.txt").is_file()
+    assert (out / "results" / "nvidia-smi-after.txt").is_file()
     return summary
 
 

@@ -26,7 +26,7 @@ from gpu_check_standins import (
     verdict_rows,
     write_exec,
 )
-from tcbench_tools.answers import gpu_check as answers_check
+from tcbench_tools import results
 from tcbench_tools.gpu_check import plan
 
 SECONDS_PER_ROW = 0.01  # the stand-ins' time per benchmark (a GPU's would be 0.1-1 s)
@@ -103,8 +103,17 @@ def test_a_borrowed_box_run_brings_back_every_finished_row_in_three_files(tmp_pa
                                                 (out / "logs" / "bench_tensor_util.t1.log")
                                                 .read_text(), re.MULTILINE)}
     assert len(finished) == KILLED_AFTER
-    run = answers_check.gpu_run(out / "results")
+    # results/ is a run folder as tcbench run leaves one: each row once, in results.json, the
+    # killed and crashed binaries' finished rows kept and marked cut short.
+    run = results.load(out / "results")
+    lost = run.context_list("tcbench_lost_binaries")
+    assert lost == ["bench_alignment"]  # stopped before its first row: nothing to merge
+    assert sorted(p.name for p in (out / "results").iterdir()) == [
+        "bench_alignment.t3.json", "bench_alignment.t3.jsonl", "nvidia-smi-after.txt",
+        "nvidia-smi-before.txt", "results.json"]
     assert finished <= set(run.benchmarks)
+    assert "bench_tensor_util.t1.json" in run.partial
+    assert "tensor_util/cublaslt/fp8/m:2048/n:2048/k:2048/layout:tn" in run.never_ran
     for binary, names in lists.items():
         for log in (out / "logs").glob(f"{binary}.t*.log"):
             printed = re.findall(r"^(\S+)/manual_time 1\.0 ms$", log.read_text(), re.MULTILINE)

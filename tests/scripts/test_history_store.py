@@ -230,7 +230,7 @@ def _nan_counter(tmp_path: Path) -> Path:
     (_zero_time, "is 0 ms, outside its physical range (> 0)"),
     (_nan_counter, "tflops of repetition 1 is +Inf"),
     (lambda t: t / "nothing-here", "no such file or folder"),
-    (lambda t: (t / "empty-dir").mkdir() or t / "empty-dir", "no results.json and no *.json"),
+    (lambda t: (t / "empty-dir").mkdir() or t / "empty-dir", "holds no run: no results.json"),
 ])
 def test_bad_input_is_one_sentence_and_writes_nothing(cli, tmp_path, db, bad, needle):
     assert cli("history", "add", fixture("gpu_b.json"), "--db", db)[0] == 0
@@ -423,12 +423,12 @@ def test_a_run_folder_a_gpu_check_folder_and_a_fleet_folder(cli, tmp_path, db):
                if doc["benchmarks"][i]["run_name"] != doc["benchmarks"][i - 1]["run_name"])
     write(run, "bench_one.json", {"context": doc["context"], "benchmarks": doc["benchmarks"][:cut]})
     write(run, "bench_two.json", {"context": doc["context"], "benchmarks": doc["benchmarks"][cut:]})
-    # A gpu_check.sh output folder: results/ and the GPU state it recorded before the suite.
+    # A gpu_check.sh output folder: its run folder results/ with the GPU state before the suite.
     check = tmp_path / "gpu-check"
     (check / "results").mkdir(parents=True)
     shutil.copy(fixture("gpu_b.json"), check / "results" / "results.json")
     uuid = load_doc("gpu_b.json")["context"]["gpu_uuid"]
-    (check / "nvidia-smi-before.txt").write_text(
+    (check / "results" / "nvidia-smi-before.txt").write_text(
         "== 2026-01-01T00:00:00Z\n(nvidia-smi's table)\n"
         "index, name, pci.bus_id, uuid, driver_version, pstate, clocks.current.sm [MHz], "
         "clocks.current.memory [MHz], clocks.max.sm [MHz], clocks.max.memory [MHz], "
@@ -470,7 +470,7 @@ def test_an_empty_fleet_folder_is_one_sentence(cli, tmp_path, db):
     (fleet / "_fleet").mkdir(parents=True)
     (fleet / "_fleet" / "manifest.json").write_text('{"version": 1, "jobs": []}')
     refused(cli, "history", "add", fleet, "--db", db,
-            needles=("is a fleet folder with no finished task",))
+            needles=("holds no run: no results.json or *.json files in it or in its folders",))
     assert not db.exists()
 
 
@@ -546,7 +546,7 @@ def test_a_gpu_check_output_folder_is_one_run(cli, tmp_path, db):
     for sub in ("logs", "plan", "results", "device-tests", "torch", "studies"):
         (out / sub).mkdir(parents=True)
     for name, text in (("summary.txt", "-- PASSED\n"), ("steps.tsv", "step\tstatus\n"),
-                       ("answers.md", "# answers\n"), ("nvidia-smi-before.txt", "")):
+                       ("answers.md", "# answers\n")):
         (out / name).write_text(text)
     (out / "answers.json").write_text(json.dumps({"questions": []}))
     doc = hd.run_doc({n: [1e-4, 1.1e-4] for n in hd.names(6)}, quick=True)

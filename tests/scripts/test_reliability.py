@@ -273,9 +273,10 @@ os.kill(os.getpid(), signal.SIGKILL)
 '''
 
 
-def test_a_sigkilled_binary_is_said_to_be_killed_and_its_benchmarks_are_lost(cli, tmp_path):
+def test_a_sigkilled_binary_is_said_to_be_killed_and_its_rows_are_kept_marked(cli, tmp_path):
     """Before: its last stdout line (a result row) was the reason, and its complete JSON was
-    merged, so the summary counted its benchmarks as ran."""
+    merged as if it had finished. Then its rows were dropped. Now they are kept, marked cut
+    short (one policy for every mode), and the run still fails."""
     bins = tmp_path / "bin"
     make_fake(bins, "bench_fp16_vs_fp32", topic="fp16_vs_fp32")
     script(bins, "bench_int8_gemm", FAKE_KILLED.format(python=sys.executable,
@@ -286,16 +287,17 @@ def test_a_sigkilled_binary_is_said_to_be_killed_and_its_benchmarks_are_lost(cli
     assert "bench_int8_gemm: FAILED (killed by signal 9 (SIGKILL); last output: int8_gemm/" \
         in stdout
     assert "binary bench_int8_gemm FAILED: killed by signal 9 (SIGKILL)" in stdout
-    assert "its 2 benchmarks are lost" in stdout
-    # (the host studies' line may follow it: run adds the answers after its measurements)
-    assert ("tcbench run: failed: 1 of 2 binaries, 0 benchmarks, 2 benchmarks lost."
-            in err.strip().splitlines())
+    assert "its finished rows are kept, marked cut short" in stdout
+    assert "tcbench run: failed: 1 of 2 binaries, 0 benchmarks." in err.strip().splitlines()
     merged = json.loads((out / "results.json").read_text())
-    assert not any(r["name"].startswith("int8_gemm/") for r in merged["benchmarks"])
-    assert merged["context"]["tcbench_lost_binaries"] == "bench_int8_gemm"
+    assert any(r["name"].startswith("int8_gemm/") for r in merged["benchmarks"])
+    assert "tcbench_lost_binaries" not in merged["context"]
     assert merged["context"]["tcbench_failed_binaries"] == "bench_int8_gemm:-9"
+    assert merged["context"]["tcbench_cut_short"].startswith(
+        "bench_int8_gemm.json was written by a binary then killed by signal 9 (SIGKILL)")
     code, cmp_out, _ = cli("compare", fixture("gpu_a.json"), out)
-    assert code == 1 and "(killed by signal 9 (SIGKILL))" in cmp_out
+    assert code == 1 and "the candidate was cut short (bench_int8_gemm.json was written by a " \
+        "binary then killed by signal 9 (SIGKILL)" in cmp_out
 
 
 FAKE_HANGS = '''#!{python}

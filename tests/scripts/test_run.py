@@ -39,8 +39,9 @@ def test_runs_every_binary_merges_and_summarizes(cli, tmp_path, fake_nvidia_smi)
                  "--quick", "--benchmark_min_time=0.05",
                  "--benchmark_enable_random_interleaving=true"):
         assert flag in argv
-    # Files: one per binary plus the merged one.
-    assert (out / "bench_fp16_vs_fp32.json").is_file() and (out / "bench_int8_gemm.json").is_file()
+    # Files: each row once, in results.json; the per-binary files and row files are gone.
+    assert (out / "results.json").is_file()
+    assert list(out.glob("bench_*.json*")) == []
     merged = json.loads((out / "results.json").read_text())
     names = {b["name"] for b in merged["benchmarks"]}
     assert any(n.startswith("fp16_vs_fp32/") for n in names)

@@ -77,27 +77,57 @@ def test_a_rerun_into_the_same_folder_leaves_nothing_stale(cli, tmp_path):
     assert code == 2 and "no results.json and no *.json files" in err
 
 
-def test_a_results_json_whose_files_changed_or_went_is_refused(cli, tmp_path):
+def test_a_results_json_whose_files_changed_is_refused(cli, tmp_path):
     bins = tmp_path / "bin"
     two_binaries(bins)
     out = tmp_path / "out"
     assert cli("run", "--bin-dir", bins, "--out", out)[0] == 0
     baseline = tmp_path / "baseline"
     baseline.mkdir()
-    shutil.copy(out / "results.json", baseline / "results.json")  # a stored baseline: no siblings
+    shutil.copy(out / "results.json", baseline / "results.json")  # a stored baseline
     assert cli("compare", baseline, out)[0] == 0
+    # The per-binary files went once results.json read back: their absence is no evidence.
+    assert list(out.glob("bench_*.json*")) == []
     shutil.copytree(out, tmp_path / "copied")  # a copied run folder (new mtimes) stays valid
     assert cli("compare", baseline, tmp_path / "copied")[0] == 0
-    part = out / "bench_int8_gemm.json"
-    doc = json.loads(part.read_text())
-    doc["benchmarks"] = doc["benchmarks"][:1]
-    part.write_text(json.dumps(doc))  # what a later, interrupted run into the folder leaves
+    # What a later, interrupted run leaves beside it: a file it merged, rewritten.
+    doc = json.loads((out / "results.json").read_text())
+    doc["benchmarks"] = [r for r in doc["benchmarks"] if r["name"].startswith("int8_gemm/")][:1]
+    (out / "bench_int8_gemm.json").write_text(json.dumps(doc))
     code, _, err = cli("compare", baseline, out)
     assert code == 2
     assert "results.json is stale: bench_int8_gemm.json was rewritten after it was merged" in err
-    part.unlink()
-    code, _, err = cli("compare", baseline, out / "results.json")
-    assert code == 2 and "bench_int8_gemm.json, which it merged, is gone" in err
+
+
+def test_a_binary_cut_short_keeps_its_finished_rows_marked(cli, tmp_path):
+    """Before: a binary stopped at --timeout lost every row it had finished (run deleted its
+    files; the GPU check kept them). Now every mode keeps them, marked cut short."""
+    bins = tmp_path / "bin"
+    make_fake(bins, "bench_fp16_vs_fp32", topic="fp16_vs_fp32")
+    make_fake(bins, "bench_int8_gemm", mode="cut", topic="int8_gemm")
+    out = tmp_path / "out"
+    code, stdout, err = cli("run", "--bin-dir", bins, "--out", out, "--timeout", "2")
+    assert code == 1, stdout + err
+    assert "its finished rows are kept" in stdout
+    doc = json.loads((out / "results.json").read_text())
+    kept = [r["name"] for r in doc["benchmarks"] if r["tcbench_binary"] == "bench_int8_gemm"]
+    assert len(kept) == 1
+    context = doc["context"]
+    assert context["tcbench_failed_binaries"] == "bench_int8_gemm:timeout"
+    assert "tcbench_lost_binaries" not in context
+    assert "bench_int8_gemm.json is not complete JSON; its 1 finished row(s) were read from " \
+           "bench_int8_gemm.jsonl" in context["tcbench_cut_short"]
+    assert list(out.glob("bench_*.json*")) == []  # each row once, in results.json
+    from tcbench_tools.results import load
+
+    rs = load(out)
+    assert rs.partial == context["tcbench_cut_short"]
+    assert "int8_gemm/a_case_it_never_reached" in rs.never_ran and kept[0] not in rs.never_ran
+    assert set(rs.never_ran) == set(context["tcbench_never_ran"].split(","))
+    code, cmp_out, _ = cli("compare", out, out)
+    assert code == 1 and "the candidate was cut short" in cmp_out
+    code, answers, _ = cli("answers", out, "--json")
+    assert code == 0 and json.loads(answers)["incomplete"] is True
 
 
 def test_a_binary_that_rejects_its_arguments_is_a_usage_error(cli, tmp_path):

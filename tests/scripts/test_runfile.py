@@ -69,3 +69,18 @@ def test_a_key_a_file_lacks_is_no_evidence_of_another_gpu(tmp_path):
 def test_every_run_key_is_a_tcbench_key_of_the_schema():
     assert all(key.startswith("tcbench_") for key in (*schema.RUN_KEYS, schema.ROW_BINARY))
     assert schema.GPU_IDENTITY[:2] == schema.GPU_MODEL
+
+
+def test_a_run_killed_before_its_merge_reads_its_binaries_files_and_names_a_bad_one(tmp_path):
+    """tcbench run SIGKILLed: no results.json, each finished binary's file. The answers and host
+    studies of an earlier run beside them are not its rows (before: every *.json joined the run),
+    and a binary's file that cannot be read is named as the run's cut-short note, not fatal."""
+    a, b = _split("gpu_a.json")
+    write(tmp_path, "bench_fp16_vs_fp32.json", a)
+    write(tmp_path, "bench_int8_gemm.json", b)
+    (tmp_path / "bench_zz_broken.json").write_text("[1, 2]")
+    write(tmp_path, "answers.json", {"questions": []})
+    rs = load(tmp_path)
+    assert set(rs.benchmarks) == set(parse_doc(load_doc("gpu_a.json")).benchmarks)
+    assert rs.partial.startswith("bench_zz_broken.json is unusable (")
+    assert runfile.run_folders(tmp_path) == [tmp_path]

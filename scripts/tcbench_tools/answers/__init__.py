@@ -32,9 +32,11 @@ __all__ = ["Answer", "CAVEAT", "Evidence", "FAILS", "HOLDS", "NOT_MEASURED", "Qu
 
 
 def _incomplete(rs: results.ResultSet) -> str:
-    """Why the run stopped early (``tcbench run`` after Ctrl-C, a lost binary), else ""."""
+    """Why the run stopped early (``tcbench run`` after Ctrl-C, a lost binary) or which binaries
+    were cut short (their finished rows kept, marked), else ""."""
     why = rs.context.get(schema.RUN_INCOMPLETE)
-    return why.strip() if isinstance(why, str) else ""
+    parts = [why.strip() if isinstance(why, str) else "", rs.partial or ""]
+    return "; ".join(p for p in parts if p)
 
 
 def answer_all(sets: list[results.ResultSet]) -> list[Answer]:

@@ -1,6 +1,7 @@
-"""The five answers at the end of ``scripts/gpu_check.sh``: the check's per-binary result files
-(``OUT/results/<binary>.json``) read as one GPU run, the bundle's tcbench_studies for the host
-half, and ``OUT/answers.{md,html,json}``; the verdicts printed for the check's log.
+"""The five answers at the end of ``scripts/gpu_check.sh``: the check's run folder
+(``OUT/results/``, read as every run folder is: results.load) as one GPU run, the bundle's
+tcbench_studies for the host half, and ``OUT/answers.{md,html,json}``; the verdicts printed for
+the check's log.
 
     python3 -m tcbench_tools.answers.gpu_check OUT BIN_DIR
 
@@ -22,7 +23,6 @@ from tcbench_tools import results, studies
 from tcbench_tools.answers import GPU, answer_all, render
 from tcbench_tools.doc import Code, Doc
 from tcbench_tools.errors import InputError
-from tcbench_tools.inputs import gpu_run
 
 USAGE = "usage: python3 -m tcbench_tools.answers.gpu_check OUT BIN_DIR"
 
@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
     out, bin_dir = Path(argv[0]), Path(argv[1])
     try:
         try:
-            run: results.ResultSet | None = gpu_run(out / "results")
+            run: results.ResultSet | None = results.load(out / "results")
         except InputError as exc:  # nothing measured (no GPU): the host half still answers
             print(f"answers: the GPU halves are not measured: {exc}", file=sys.stderr)
             run = None

@@ -13,7 +13,9 @@ the running step's group, mark it INTERRUPTED and end the check with 128 + the s
 The check writes only what it creates: an OUTDIR that exists, is not empty and holds no
 ``MARKER`` (a folder an earlier check made) is refused, as is an archive that would overwrite
 one of its other outputs or cannot be written; both before any GPU step. ``box.txt`` is written
-first (box.py). Standard library only.
+first (box.py). The bench steps write into ``OUT/results/``, which ends as a run folder of
+``tcbench run``'s layout (``merge_results``: one results.json, a step cut short with its finished
+rows marked). Standard library only.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcbench_tools import process, runner
-from tcbench_tools.errors import InputError
+from tcbench_tools import process, runfile, runner
+from tcbench_tools.errors import TIMEOUT_CODE, InputError
 from tcbench_tools.gpu_check import archive, box, bundle, cost, gpu_state, summary
 from tcbench_tools.gpu_check.plan import (
     TORCH_MIN_TIME,
@@ -75,6 +77,20 @@ class Options:
 
 def now() -> float:
     return time.time()
+
+
+def step_code(status: str) -> int | str:
+    """A bench step's outcome as runner.Outcome's code: 0, the exit status, -N for signal N,
+    runner's TIMEOUT_CODE for a step stopped at its limit or the budget's end."""
+    if status == "ok":
+        return 0
+    if status.startswith(("TIMEOUT", "CUT", "INTERRUPTED")):
+        return TIMEOUT_CODE
+    if status.startswith(("CRASHED", "KILLED")):
+        name = status.split("(", 1)[-1].rstrip(")")
+        return -signal.Signals[name].value if name in signal.Signals.__members__ else -1
+    found = re.search(r"exit (-?[0-9]+)", status)
+    return int(found.group(1)) if found else 1
 
 
 def last_output(log: Path, lines: int = 2) -> str:
@@ -197,7 +213,7 @@ class Check:
             lines += summary.never_ran_lines(self.plan)
         failed_tests = self.failed_tests()
         lines += [f"   {t}" for t in failed_tests[:20]]
-        after = self.out / "nvidia-smi-after.txt"
+        after = self.out / "results" / "nvidia-smi-after.txt"
         if after.is_file():
             csv = [ln for ln in after.read_text(errors="replace").splitlines()
                    if ln.startswith("index,") or re.match(r"^\d+, ", ln)]
@@ -332,7 +348,8 @@ class Check:
         if name == "after":
             self.sampler.stop()
         try:
-            line = gpu_state.record(self.out / f"nvidia-smi-{name}.txt")
+            # In the run folder: the GPU's state belongs with the rows it measured.
+            line = gpu_state.record(self.out / "results" / f"nvidia-smi-{name}.txt")
         except OSError as exc:
             step.status, step.note = "FAILED", f"cannot write the record: {exc}"
             return
@@ -343,7 +360,7 @@ class Check:
         if name == "before":
             self.gpu_line = line
             self.sampler.start()
-        step.status, step.note = "ok", f"nvidia-smi-{name}.txt"
+        step.status, step.note = "ok", f"results/nvidia-smi-{name}.txt"
 
     def run_tests(self, step: Step) -> None:
         code = self.supervised(step, [str(self.repo / "scripts" / "tcbench"), "test",
@@ -396,6 +413,24 @@ class Check:
                               if x)
         if rows and step.seconds:
             self.model.learn(rows, step.seconds, predicted, started.seconds(step.begin))
+
+    def merge_results(self) -> None:
+        """results/ as tcbench run leaves a run folder (runner.merge): the bench steps' files
+        become one results.json, each row once, a step cut short with its finished rows marked.
+        Until then (a check killed midway) the step files are the run, read the same way."""
+        outcomes = []
+        for s in self.plan.steps if self.plan else []:
+            path = self.out / "results" / f"{s.file_stem}.json"
+            if s.kind != "bench" or not (path.is_file() or row_file(path).is_file()):
+                continue
+            outcomes.append(runner.Outcome(s.binary.name, step_code(s.status), s.seconds or 0.0,
+                                           path, s.note))
+        if not outcomes:
+            return
+        try:
+            runner.merge(outcomes, self.out / "results" / runfile.MERGED)
+        except (InputError, OSError) as exc:
+            self.notes.append(f"results/ not merged (its step files are the run): {exc}")
 
     def learn_gpu(self, json_path: Path) -> None:
         """The cost model's GPU from the first result file that names it (its context): later
@@ -544,9 +579,8 @@ class Check:
             self.out.mkdir(parents=True, exist_ok=True)
             (self.out / MARKER).write_text("made by scripts/gpu_check.sh: the check may rewrite "
                                            "this folder\n")
-            for name in ("summary.txt", "steps.tsv", "nvidia-smi-before.txt",
-                         "nvidia-smi-after.txt", "gpu-samples.csv", "answers.md", "answers.html",
-                         "answers.json", "box.txt"):
+            for name in ("summary.txt", "steps.tsv", "gpu-samples.csv", "answers.md",
+                         "answers.html", "answers.json", "box.txt"):
                 (self.out / name).unlink(missing_ok=True)
             for sub in ("logs", "plan", "results", "device-tests", "torch", "studies"):
                 if (self.out / sub).is_dir():
@@ -679,6 +713,7 @@ class Check:
                          f"{self.opts.budget:g} s budget used")
             self.plan.replan()
             self.save()
+        self.merge_results()
         code = self.finish_verdict()
         self.save()
         if self.archive_failed and code == EXIT_PASSED:  # the last rewrite failed: say so

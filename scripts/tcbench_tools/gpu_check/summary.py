@@ -25,7 +25,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from tcbench_tools import partial, power, schema
+from tcbench_tools import partial, power, runfile, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.gpu_check.plan import Plan, Step
 from tcbench_tools.results import Benchmark, load_file
@@ -80,10 +80,18 @@ def never_ran_lines(plan: Plan) -> list[str]:
 
 
 def result_files(out: Path) -> dict[str, list[Path]]:
-    """results/<binary>[.tN].json grouped by binary."""
+    """results/<binary>[.tN].json grouped by binary; once the check merged them, results.json
+    under each binary it holds (topic_table keeps each binary's rows)."""
     found: dict[str, list[Path]] = {}
     for path in sorted((out / "results").glob("bench_*.json")):
         found.setdefault(path.name.split(".")[0], []).append(path)
+    merged = out / "results" / runfile.MERGED
+    try:
+        binaries = runfile.context_list(load_file(merged).context, schema.RUN_BINARIES)
+    except (InputError, OSError):
+        binaries = []
+    for binary in binaries:
+        found.setdefault(binary, []).insert(0, merged)
     return found
 
 
@@ -105,7 +113,7 @@ def topic_table(out: Path) -> list[str]:
                     why = str(exc).replace(str(path), path.name)
                     notes.append(f"{path.name} is unusable ({why[:100]})")
                 continue
-            benches.update(rs.benchmarks)
+            benches.update({k: b for k, b in rs.benchmarks.items() if b.binary in (None, binary)})
             if rs.partial:
                 notes.append(f"{path.name}: cut short, {len(rs.benchmarks)} rows kept")
         if not benches:
@@ -253,10 +261,8 @@ def headline_table(out: Path, plan: Plan | None) -> list[str]:
     if not names:
         return []
     found: dict[str, tuple[Benchmark, dict]] = {}
-    for paths in result_files(out).values():
-        for path in paths:
-            if ".t1." not in path.name:
-                continue
+    for path in dict.fromkeys(p for paths in result_files(out).values() for p in paths):
+        if ".t1." in path.name or path.name == runfile.MERGED:
             try:
                 rs = load_file(path)
             except InputError:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tcbench_tools.arguments import whole_number
 from tcbench_tools.errors import EXIT_FAIL, EXIT_OK
+from tcbench_tools.printable import printable
 
 WHERE = ("The database is --db, else $TCBENCH_HISTORY_DB, else results/history.sqlite. See "
          "docs/history.md.")
@@ -103,10 +104,10 @@ def _add(args: argparse.Namespace) -> int:
     print(f"tcbench history: {len(added)} run(s) added ({benchmarks} benchmark results), "
           f"{len(present)} already there, in {db.where}.")
     for run in present:
-        print(f"tcbench history: already there: {run.run_id[:12]} from {run.source}.")
+        print(printable(f"tcbench history: already there: {run.run_id[:12]} from {run.source}."))
     for run in added:
         if run.incomplete:
-            print(f"tcbench history: {text.incomplete_note(run)}")
+            print(printable(f"tcbench history: {text.incomplete_note(run)}"))
     note = text.synthetic_note(added + present)
     if note:
         print(f"tcbench history: {note}")

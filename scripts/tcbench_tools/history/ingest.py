@@ -1,11 +1,9 @@
 """``history add``: results -> one run each, with its provenance, stored in one transaction.
 
-What a path may be (each resolves to one or more runs, read by ``tcbench_tools.results``):
-  - a result file, or a ``tcbench run`` folder (its results.json, else its per-binary JSON);
-  - a ``fleet submit`` folder (it has ``_fleet/manifest.json``), as ``fleet collect`` gathers it:
-    every task folder ``<partition>/<node>-<gpu>/`` that holds a results.json is one run;
-  - a ``gpu_check.sh`` output folder: its ``results/`` is the run, and the GPU state it
-    recorded before the suite (``nvidia-smi-before.txt``) adds the clocks and power draw.
+A path is a result file, a run folder, or a folder of run folders: ``tcbench run``'s, each
+``gpu<N>/`` of ``--device all``, a GPU check's ``results/``, each ``<partition>/<node>-<gpu>/``
+of a fleet (runfile.run_folders finds them all). Each run folder is one run; the GPU state the
+check recorded in it before the suite (``nvidia-smi-before.txt``) adds the clocks and power.
 
 Every input is read and checked before the database is opened, so bad input changes nothing.
 A run's id is the sha256 of its canonical content (context and rows, keys sorted), so adding
@@ -23,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tcbench_tools import files, schema
+from tcbench_tools import files, runfile, schema
 from tcbench_tools.errors import InputError
 from tcbench_tools.history import arrays, forked, store
 from tcbench_tools.names import short_path
@@ -38,7 +36,6 @@ _TEXT_COLUMNS = {"git_sha": "git_sha", "tcbench_version": "tcbench_version",
                  "gpu_uuid": "gpu_uuid", "compute_capability": "compute_capability",
                  "driver_version": "driver_version", "cuda_runtime": "cuda_runtime",
                  "cublaslt_version": "cublaslt_version", "host_name": "host"}
-_FLEET_MANIFEST = Path("_fleet") / "manifest.json"
 _GPU_STATE = "nvidia-smi-before.txt"
 
 
@@ -117,39 +114,19 @@ def _smi_values(row: dict[str, str]) -> dict[str, float]:
     return out
 
 
-# Files gpu_check.sh writes in its output folder beside results/ (gpu_check/run.py): any one of
-# them tells such a folder from a run folder, which holds its results beside them.
-_GPU_CHECK_FILES = ("summary.txt", "steps.tsv", _GPU_STATE)
-
-
-def _gpu_check_folder(path: Path) -> bool:
-    """A gpu_check.sh output folder: results/ (the run) beside the check's own files (its
-    answers.json among them), and no results.json of a tcbench run folder."""
-    return (path.is_dir() and (path / "results").is_dir()
-            and not (path / "results.json").exists()
-            and (any((path / name).is_file() for name in _GPU_CHECK_FILES)
-                 or not any(path.glob("*.json"))))
-
-
 def result_sets(path: Path) -> list[tuple[ResultSet, dict[str, float]]]:
-    """The runs a path holds, each with the extra numeric values its folder recorded."""
-    if path.is_dir() and (path / _FLEET_MANIFEST).is_file():
-        # Task folders inside the fleet folder only: a link out of it is not this fleet's run.
-        folders = sorted({f.parent for f in path.glob("*/*/results.json")
-                          if f.parent.parent.name != "_fleet" and files.inside(path, f)})
-        if not folders:
-            raise InputError(f"{path} is a fleet folder with no finished task: no "
-                             "<partition>/<node>-<gpu>/results.json in it yet.")
-        return [(load(f), {}) for f in folders]
-    if _gpu_check_folder(path):
-        rs = load(path / "results")
-        state = _gpu_state(path)
+    """The runs a path holds (runfile.run_folders, as every reader finds them), each with the GPU
+    state its run folder recorded before the run."""
+    out = []
+    for run in runfile.run_folders(path):
+        rs = load(run)
+        state = _gpu_state(run) if run.is_dir() else {}
         uuid = rs.context.get("gpu_uuid")
         row = state.get(uuid) if isinstance(uuid, str) else None
         if row is None and len(state) == 1:
             row = next(iter(state.values()))
-        return [(rs, _smi_values(row) if row else {})]
-    return [(load(path), {})]
+        out.append((rs, _smi_values(row) if row else {}))
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from tcbench_tools import synthetic
 from tcbench_tools.names import short_path
+from tcbench_tools.printable import printable
 from tcbench_tools.tables import fmt_time, text_table
 
 if TYPE_CHECKING:  # history add imports this module too, and needs neither numpy nor detect
@@ -24,7 +25,7 @@ def synthetic_note(runs: list) -> str | None:
     fake = [r for r in runs if synthetic.is_synthetic(r.context)]
     if not fake:
         return None
-    listed = ", ".join(short_path(r.source) for r in fake[:5])
+    listed = ", ".join(printable(short_path(r.source)) for r in fake[:5])  # a path's controls
     listed += f" and {len(fake) - 5} more" if len(fake) > 5 else ""
     return (f"{synthetic.MARK}: {len(fake)} of the {len(runs)} run(s) ({listed}) carry the "
             f"context key {synthetic.KEY}: test fixtures, not measurements; the history keeps "
