@@ -256,13 +256,6 @@ def build_report(scored: list[Scored]) -> Report:
     return rep
 
 
-def markdown_table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
-    """One table as Markdown (doc.py writes it: every cell escaped)."""
-    doc = Doc()
-    doc.table(headers, rows, right)
-    return doc.markdown()
-
-
 def _cells(s: dict) -> list[str]:
     if not s["rows"]:
         return ["0", "-", "-", "-"]

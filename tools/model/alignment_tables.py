@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
 from tcbench_tools import model_cmd, published, schema  # noqa: E402
-from tcbench_tools.model_cmd import markdown_table  # noqa: E402
+from tcbench_tools.doc import Doc  # noqa: E402
 
 # The predict CSV's column is the counter the benchmarks write: one name.
 PREDICTED = schema.PREDICTED_TFLOPS
@@ -37,6 +37,13 @@ HEADER = ["gpu", "precision", "m", "n", "k", "batch", "layout_a", "layout_b"]
 # The precisions tcbench runs TN (A K-contiguous; the precision table's a_k_major), the rest NN.
 TN = tuple(row["name"] for row in csv.DictReader(io.StringIO(
     published.VOCABULARY.read_text(encoding="utf-8"))) if row.get("a_k_major") == "1")
+
+
+def markdown_table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    """One table as Markdown (doc.py writes it: every cell escaped)."""
+    doc = Doc()
+    doc.table(headers, rows, right)
+    return doc.markdown()
 
 
 def as_run(precision: str, m: int, n: int, k: int, batch: int = 1, nt: bool = False) -> dict:
