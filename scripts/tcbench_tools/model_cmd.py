@@ -45,10 +45,7 @@ def find_or_build_tool(tool: Path | None = None) -> Path:
         return tool
     repo = build.repo_root()
     if studies.is_source_tree(repo):
-        built = studies.ensure_tools(repo, who="tcbench model", quiet_stdout=True) / TOOL
-        if not built.is_file():
-            raise InputError(f"the studies build finished without {built}.")
-        return built
+        return studies.build_tool(repo, TOOL, who="tcbench model", quiet_stdout=True)
     found = studies.find_tool(repo, [repo / "bin"], elsewhere=False, name=TOOL)
     if found is None:
         raise InputError(f"no {TOOL} in {repo / 'bin'} and no sources to build it from: give "
