@@ -45,10 +45,7 @@ def find_or_build_tool(tool: Path | None = None) -> Path:
         return tool
     repo = build.repo_root()
     if studies.is_source_tree(repo):
-        built = studies.ensure_tools(repo, who="tcbench model", quiet_stdout=True) / TOOL
-        if not built.is_file():
-            raise InputError(f"the studies build finished without {built}.")
-        return built
+        return studies.build_tool(repo, TOOL, who="tcbench model", quiet_stdout=True)
     found = studies.find_tool(repo, [repo / "bin"], elsewhere=False, name=TOOL)
     if found is None:
         raise InputError(f"no {TOOL} in {repo / 'bin'} and no sources to build it from: give "
@@ -254,13 +251,6 @@ def build_report(scored: list[Scored]) -> Report:
     rep.gate = {"data": "held_out", "rows": len(gate_rows), "median": sm.median if sm else None,
                 "range": list(GATE), "pass": bool(sm) and GATE[0] <= sm.median <= GATE[1]}
     return rep
-
-
-def markdown_table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
-    """One table as Markdown (doc.py writes it: every cell escaped)."""
-    doc = Doc()
-    doc.table(headers, rows, right)
-    return doc.markdown()
 
 
 def _cells(s: dict) -> list[str]:

@@ -21,6 +21,7 @@ that ``compare`` can say a baseline was renamed instead of calling it missing.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -251,19 +252,15 @@ def prefix(start: str) -> Callable[[str], bool]:
     return lambda text: text.startswith(start)
 
 
-def count_label(text: str) -> str:
-    """An element count as a reader takes it in: 10000000 -> 10M, 268435456 -> 2^28."""
-    value = _number(text)
-    if value is None or value < 100_000 or not value.is_integer():
-        return text
-    whole = int(value)
-    exponent = whole.bit_length() - 1 if whole & (whole - 1) == 0 else None
-    if exponent is not None:
-        return f"2^{exponent}"
-    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= scale:
-            return f"{value / scale:.4g}{suffix}"
-    return text
+def size_label(x: float, digits: int = 3) -> str:
+    """A size as a reader takes it in: 4096, 2^28 (powers of two from 2^17), 10M, 1.5G (decimal,
+    ``digits`` significant); a plot's tick and a name's element count alike."""
+    if not math.isfinite(x) or x < 100_000:
+        return f"{x:g}"
+    if math.log2(x).is_integer():
+        return f"2^{int(math.log2(x))}"
+    scale, suffix = next(s for s in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if x >= s[0])
+    return f"{x / scale:.{digits}g}{suffix}"
 
 
 def short_path(path: str) -> str:
@@ -292,7 +289,9 @@ def short(name: str) -> str:
         elif key == "layout":
             words.append(value)
         elif key == "elements":
-            words.append(f"{count_label(value)} elements")
+            count = _number(value)
+            whole = count is not None and count.is_integer() and count >= 100_000
+            words.append(f"{size_label(count, 4) if whole else value} elements")
         else:
             words.append(f"{key}:{value}")
     return " ".join(words) or name

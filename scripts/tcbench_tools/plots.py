@@ -36,6 +36,7 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from tcbench_tools import plot_style
+from tcbench_tools.names import size_label
 from tcbench_tools.plot_style import SeriesStyle
 from tcbench_tools.sections._common import plt, save
 
@@ -63,21 +64,6 @@ def _points(raw: list) -> list[Point]:
     """Points from ``Point`` objects or plain ``(x, y)`` / ``(x, y, low, high)`` tuples."""
     out = [p if isinstance(p, Point) else Point(*p) for p in raw]
     return sorted(out, key=lambda p: p.x)
-
-
-def size_label(x: float) -> str:
-    """A size as a tick reads: 4096, 2^24 (powers of two from 2^17), 10M, 1G (decimal)."""
-    if x <= 0 or not math.isfinite(x):
-        return f"{x:g}"
-    if x < 100_000:
-        return f"{x:g}"
-    exponent = math.log2(x)
-    if exponent.is_integer():
-        return f"2^{int(exponent)}"
-    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if x >= scale:
-            return f"{x / scale:.3g}{suffix}"
-    return f"{x:g}"
 
 
 def value_label(x: float) -> str:

@@ -20,20 +20,15 @@ common/bench/src/name_filter.cpp, and never hand it to Google Benchmark's backtr
 
 from __future__ import annotations
 
-try:  # Python >= 3.11: the parser of the re module
-    from re import _constants as _c
-    from re import _parser as _sre_parse
-except ImportError:  # pragma: no cover - Python 3.10 and older (the tools need 3.11)
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+from re import _constants as _c  # the re module's own parser (Python 3.11, which the tools need)
+from re import _parser as _sre_parse
 
 MAX_LENGTH = 1000
 MAX_UNBOUNDED = 2
 MAX_QUANTIFIERS = 10
 MAX_COUNT = 255
 
-_REPEATS = {_c.MAX_REPEAT, _c.MIN_REPEAT} | ({_c.POSSESSIVE_REPEAT}
-                                             if hasattr(_c, "POSSESSIVE_REPEAT") else set())
+_REPEATS = {_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT}
 _UNBOUNDED_LIMIT = _c.MAXREPEAT
 
 

@@ -354,13 +354,9 @@ def __getattr__(attr: str) -> str:
 
 
 SCHEMA_VERSION = shipped().version
-GRAMMAR = shipped().grammar
 KEYS = shipped().key_names
-GEMM_KEYS = shipped().gemm_keys
 LAYOUTS = shipped().layouts
-PRECISION_TABLE = shipped().precisions
 PRECISIONS = shipped().precision_names
-COUNTERS = shipped().counters
 counter = shipped().counter
 unit = shipped().unit
 out_of_range = shipped().out_of_range
@@ -419,29 +415,3 @@ def time_share(phase: str) -> str:
     """A phase's share of the step's time (``time_pct_forward`` ..., ``time_pct_gaps``)."""
     return _TIME_PCT.member(phase)
 
-
-# ---------------------------------------------------------------------------------------------
-# The counter tables of the docs (README.md, docs/methodology.md): generated from the schema
-# between markers, <!-- schema:counters [name ...] --> and <!-- /schema:counters -->, and checked
-# by tests/scripts/test_schema.py (which rewrites them with TCBENCH_UPDATE_SCHEMA=1)
-
-TABLE_MARKER = re.compile(r"(<!-- schema:counters(?P<names>(?: [a-z0-9_<>]+)*) -->\n)"
-                          r"(?P<body>.*?)(<!-- /schema:counters -->)", re.S)
-
-
-def counter_table(names: tuple[str, ...] = (), of: Schema | None = None) -> str:
-    """A Markdown table of the named counters (every counter when ``names`` is empty): name,
-    unit, which way is better, the physically possible values and the C++ definition's doc."""
-    found = of or shipped()
-    rows = [found._by_name[n] for n in names] if names else list(found.counters)
-    lines = ["| Counter | Unit | Better | Possible values | Meaning |", "|---|---|---|---|---|"]
-    for c in rows:
-        lines.append(f"| `{c.name}` | {c.unit or '-'} | {c.better} | {c.range_text()} | "
-                     f"{c.doc.replace('|', '/')} |")
-    return "\n".join(lines) + "\n"
-
-
-def with_counter_tables(text: str, of: Schema | None = None) -> str:
-    """``text`` with every marked counter table regenerated."""
-    return TABLE_MARKER.sub(lambda m: m.group(1) + counter_table(
-        tuple(m.group("names").split()), of) + m.group(4), text)

@@ -57,11 +57,6 @@ def find_tool(repo: Path, bin_dirs: list[Path], elsewhere: bool = True,
     return None
 
 
-def configure_args() -> list[str]:
-    """The studies preset needs no Python package, no nvml.h and no cuobjdump: host code only."""
-    return ["cmake", "--preset", PRESET]
-
-
 def is_source_tree(repo: Path) -> bool:
     return (repo / "CMakeLists.txt").is_file()
 
@@ -83,7 +78,8 @@ def ensure_tools(repo: Path, who: str = "tcbench run", quiet_stdout: bool = Fals
     steps = [("build", ["cmake", "--build", "--preset", PRESET, "--parallel",
                         str(os.cpu_count() or 1), *(["--target", target] if target else [])])]
     if not _configured(build_dir):
-        steps.insert(0, ("configure", configure_args()))
+        # Host code only: no Python package, no nvml.h and no cuobjdump to pass.
+        steps.insert(0, ("configure", ["cmake", "--preset", PRESET]))
     with process.forward_signals():
         for title, cmd in steps:
             print(f"{who}: {title} ({PRESET} preset: the host studies only"
@@ -100,9 +96,9 @@ def ensure_tools(repo: Path, who: str = "tcbench run", quiet_stdout: bool = Fals
     return build_dir / "bin"
 
 
-def build_tool(repo: Path, configure_args: list[str] | None = None) -> Path:
-    """tcbench_studies of the studies preset, built now (``ensure_tools``)."""
-    tool = ensure_tools(repo, target=TOOL_TARGET) / TOOL
+def build_tool(repo: Path, name: str = TOOL, **build) -> Path:
+    """A host tool of the studies preset, built now (``ensure_tools(repo, **build)``)."""
+    tool = ensure_tools(repo, **build) / name
     if not tool.is_file():
         raise InputError(f"the studies build finished without {tool}.")
     return tool
@@ -243,7 +239,7 @@ def host_only(repo: Path, out_dir: Path, build: bool, bin_dirs: list[Path]) -> N
     answers from the studies that finished, then raises process.Interrupted."""
     tool = None if build else find_tool(repo, bin_dirs)
     if tool is None and build:
-        tool = build_tool(repo)
+        tool = build_tool(repo, target=TOOL_TARGET)
     if tool is None:
         print(f"tcbench run: no {TOOL} here and building is off: no host studies either.",
               file=sys.stderr)

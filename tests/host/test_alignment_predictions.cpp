@@ -2,8 +2,8 @@
 // tcbench's reference GPUs (H100 SXM and A100 SXM 80GB): the GEMM time model (predict_time)
 // through the layout tcbench runs (query_of), and the quantization bound the benchmark evaluates
 // with cuBLASLt's tile (quantization_bound). The page's tables themselves are written by
-// `tcbench model` (scripts/tcbench_tools/model_docs.py) and checked by
-// tests/scripts/test_model_docs.py.
+// tools/model/alignment_tables.py (through `tcbench_model`) and checked by
+// tests/scripts/test_alignment_tables.py.
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -66,7 +66,7 @@ def _at_rev(rev: str, argv: list[str]) -> int:
 
 def points(y: np.ndarray) -> list:
     s = Series("b", "G", False, np.arange(len(y)), 1e-4 * np.exp(y), y * np.nan, y * np.nan)
-    return detect.series_change_points(s, RUNS, detect.DEFAULT_WINDOW, detect.DEFAULT_THRESHOLD)
+    return detect.series_points(s, RUNS, detect.DEFAULT_WINDOW, detect.DEFAULT_THRESHOLD)[0]
 
 
 def noise_rates(rng, n: int) -> None:

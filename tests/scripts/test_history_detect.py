@@ -283,7 +283,7 @@ def test_a_regression_after_a_six_run_level_fails_on_its_third_night():
     y = rng.normal(0, 0.01, 49)
     y[40:] += np.log(0.92)
     y[46:] += np.log(1.10)
-    listed = detect.series_change_points(_series(y), _runs(49), 5, 5.0)
+    listed = detect.series_points(_series(y), _runs(49), 5, 5.0)[0]
     new = [c for c in listed if c.index == 46]
     assert new and new[0].gates and new[0].confirming == 3
 
@@ -310,10 +310,10 @@ def test_runs_at_the_new_level_are_counted_through_later_boundaries():
     y = rng.normal(0, 0.003, 60)
     y[20:] += np.log(1.093)
     y[24:] += np.log(1.01)
-    (c,) = detect.series_change_points(_series(y), _runs(60), 5, 5.0)
+    (c,) = detect.series_points(_series(y), _runs(60), 5, 5.0)[0]
     assert c.index == 20 and c.confirming == 40
     y[50:] -= np.log(1.093 * 1.01)  # back to the old level for the last 10 runs
-    c = detect.series_change_points(_series(y), _runs(60), 5, 5.0)[0]
+    c = detect.series_points(_series(y), _runs(60), 5, 5.0)[0][0]
     assert c.index == 20 and c.confirming == 30
 
 
@@ -325,7 +325,7 @@ def test_a_bimodal_series_without_a_change_never_fails_the_gate():
     y = rng.normal(0, 0.01, 100) + np.where(slow, np.log(1.25), 0.0)
     runs = _runs(100)
     assert not [k for k in range(20, 101)
-                if any(c.gates for c in detect.series_change_points(_series(y[:k]), runs, 5, 5.0))]
+                if any(c.gates for c in detect.series_points(_series(y[:k]), runs, 5, 5.0)[0])]
 
 
 def test_the_rank_test_is_scipys():
@@ -349,7 +349,7 @@ def test_a_long_series_is_searched_in_windows():
     rng = np.random.default_rng(41)
     y = rng.normal(0, 0.01, 10000)
     y[5000:5010] += np.log(1.10)
-    listed = detect.series_change_points(_series(y), _runs(10000), 5, 5.0)
+    listed = detect.series_points(_series(y), _runs(10000), 5, 5.0)[0]
     assert [(c.index, c.direction) for c in listed] == [(5000, "regression"),
                                                        (5010, "improvement")]
 
@@ -429,7 +429,7 @@ def test_a_p_value_below_the_smallest_double_is_not_shown_as_zero():
 
     y = np.random.default_rng(45).normal(0, 0.005, 6000)
     y[3000:] += np.log(1.08)
-    (c,) = detect.series_change_points(_series(y), _runs(6000), 5, 5.0)
+    (c,) = detect.series_points(_series(y), _runs(6000), 5, 5.0)[0]
     assert c.p_value == 0.0 and p_text(c.p_value) == "<1e-300"
     assert p_text(1.2e-5) == "1.2e-05"
 
@@ -465,8 +465,8 @@ def test_a_small_drift_just_before_a_very_large_step_is_not_a_change_of_its_own(
     extra = []
     for seed in range(200):
         times, at = hd.drift_before_step(np.random.default_rng(seed))
-        listed = detect.series_change_points(_series(np.log(times / 1e-4)), _runs(len(times)),
-                                             5, 5.0)
+        listed = detect.series_points(_series(np.log(times / 1e-4)), _runs(len(times)),
+                                      5, 5.0)[0]
         assert any(abs(c.index - at) <= 1 for c in listed), (seed, at, listed)
         extra += [(seed, c.index, round(c.change_pct, 1)) for c in listed
                   if abs(c.index - at) > 1]
@@ -481,12 +481,12 @@ def test_a_genuine_change_beside_a_very_large_one_is_still_found():
     y = rng.normal(0, 0.003, 100)
     y[40:] += np.log(0.96)
     y[60:] += np.log(0.2)
-    assert [c.index for c in detect.series_change_points(_series(y), _runs(100), 5, 5.0)] == \
+    assert [c.index for c in detect.series_points(_series(y), _runs(100), 5, 5.0)[0]] == \
         [40, 60]
     y = rng.normal(0, 0.003, 100)
     y[54:] += np.log(1.04)
     y[60:] += np.log(0.2)
-    assert [c.index for c in detect.series_change_points(_series(y), _runs(100), 5, 5.0)] == \
+    assert [c.index for c in detect.series_points(_series(y), _runs(100), 5, 5.0)[0]] == \
         [54, 60]
 
 
@@ -496,8 +496,8 @@ def test_a_runner_pool_that_turns_bimodal_is_no_level_change():
     change point (before: 12 %, a few consecutive draws of the other runner, or the median of
     the mixed runs, taken for a new level)."""
     alarms = [seed for seed in range(200)
-              if detect.series_change_points(_series(np.log(hd.turned_bimodal(
-                  np.random.default_rng(seed)) / 1e-4)), _runs(200), 5, 5.0)]
+              if detect.series_points(_series(np.log(hd.turned_bimodal(
+                  np.random.default_rng(seed)) / 1e-4)), _runs(200), 5, 5.0)[0]]
     assert len(alarms) <= 2, alarms
 
 
@@ -507,14 +507,14 @@ def test_a_bimodal_pool_is_told_from_a_level_that_single_outliers_visited():
     both changes; three consecutive draws of the other runner among single ones do not."""
     y = np.log(np.array([50, 50, 100] + [50] * 12 + [100] * 15 + [50, 50, 100] + [50] * 12,
                         dtype=float) / 50)
-    assert [c.index for c in detect.series_change_points(_series(y), _runs(45), 5, 5.0)] == \
+    assert [c.index for c in detect.series_points(_series(y), _runs(45), 5, 5.0)[0]] == \
         [15, 30]
     rng = np.random.default_rng(45)
     y = rng.normal(0, 0.003, 60)
     for at in (30, 36, 41, 47, 54):  # single points of the other runner ...
         y[at] += np.log(0.6)
     y[43:46] += np.log(0.6)  # ... and three in a row
-    assert detect.series_change_points(_series(y), _runs(60), 5, 5.0) == []
+    assert detect.series_points(_series(y), _runs(60), 5, 5.0)[0] == []
 
 
 def test_a_new_regression_fails_the_gate_though_slow_nights_once_visited_its_level():
@@ -527,6 +527,6 @@ def test_a_new_regression_fails_the_gate_though_slow_nights_once_visited_its_lev
         y = rng.normal(0, 0.005, 1004)
         y[:1000][rng.random(1000) < 0.01] += np.log(1.10)  # slow nights, at the new level
         y[1000:] += np.log(1.10)
-        failed += any(c.gates for c in detect.series_change_points(_series(y), _runs(1004),
-                                                                    5, 5.0))
+        failed += any(c.gates for c in detect.series_points(_series(y), _runs(1004),
+                                                             5, 5.0)[0])
     assert failed == 20

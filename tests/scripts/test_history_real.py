@@ -27,8 +27,7 @@ RUNS = [RunInfo(i, f"{i:064x}", hd.START.replace(tzinfo=None) + timedelta(days=i
 def found(values: list[float]) -> list[detect.ChangePoint]:
     s = Series("b", "G", False, np.arange(len(values)), np.asarray(values, dtype=float), None,
                None)
-    return detect.series_change_points(s, RUNS, detect.DEFAULT_WINDOW,
-                                       detect.DEFAULT_THRESHOLD)
+    return detect.series_points(s, RUNS, detect.DEFAULT_WINDOW, detect.DEFAULT_THRESHOLD)[0]
 
 
 def test_the_real_data_are_there():

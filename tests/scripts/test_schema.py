@@ -167,7 +167,7 @@ def test_the_module_names_counters_from_the_shipped_schema():
         _ = schema.TFLOP_S  # a counter the schema lacks is no attribute
     with pytest.raises(AttributeError):
         _ = schema.SPEEDUP_VS_FP16  # families are named through their functions
-    assert [p.name for p in schema.PRECISION_TABLE] == list(schema.PRECISIONS)
+    assert [p.name for p in schema.shipped().precisions] == list(schema.PRECISIONS)
     assert schema.shipped().precision("fp4").input_bytes == 0.5
     assert schema.shipped().precision("int8").output_bytes == 4
     assert schema.shipped().precision("fp8").layout == "tn"
@@ -253,7 +253,7 @@ def test_the_tools_name_counters_only_through_schema_py():
     """No counter name as a string literal outside schema.py (docstrings and comments aside):
     a literal would not follow a rename that the tests above make schema.py follow."""
     tools = REPO / "scripts" / "tcbench_tools"
-    counter_names = {c.name for c in schema.COUNTERS if "<" not in c.name}
+    counter_names = {c.name for c in schema.shipped().counters if "<" not in c.name}
     families = ("speedup_vs_", "accuracy_", "agreement_", "loss_at_", "scale_at_",
                 "tensor_active_pct_", "time_pct_")
     found = []
@@ -282,6 +282,27 @@ def test_the_tools_name_counters_only_through_schema_py():
 
 
 DOCS_WITH_TABLES = [REPO / "README.md", REPO / "docs" / "methodology.md"]
+# The docs' counter tables: generated from the schema between <!-- schema:counters [name ...] -->
+# and <!-- /schema:counters --> markers, by this test alone (TCBENCH_UPDATE_SCHEMA=1 rewrites them).
+TABLE_MARKER = re.compile(r"(<!-- schema:counters(?P<names>(?: [a-z0-9_<>]+)*) -->\n)"
+                          r"(?P<body>.*?)(<!-- /schema:counters -->)", re.S)
+
+
+def counter_table(names: tuple[str, ...], of: schema.Schema) -> str:
+    """A Markdown table of the named counters (every counter when ``names`` is empty): name,
+    unit, which way is better, the physically possible values and the C++ definition's doc."""
+    rows = [of.family(n) if "<" in n else of.counter(n) for n in names] or list(of.counters)
+    lines = ["| Counter | Unit | Better | Possible values | Meaning |", "|---|---|---|---|---|"]
+    for c in rows:
+        lines.append(f"| `{c.name}` | {c.unit or '-'} | {c.better} | {c.range_text()} | "
+                     f"{c.doc.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def with_counter_tables(text: str, of: schema.Schema | None = None) -> str:
+    """``text`` with every marked counter table regenerated."""
+    return TABLE_MARKER.sub(lambda m: m.group(1) + counter_table(
+        tuple(m.group("names").split()), of or schema.shipped()) + m.group(4), text)
 
 
 def test_the_docs_counter_tables_are_the_schemas():
@@ -291,14 +312,14 @@ def test_the_docs_counter_tables_are_the_schemas():
     for path in DOCS_WITH_TABLES:
         text = path.read_text()
         if os.environ.get("TCBENCH_UPDATE_SCHEMA") == "1":
-            path.write_text(schema.with_counter_tables(text))
+            path.write_text(with_counter_tables(text))
             text = path.read_text()
-        assert schema.TABLE_MARKER.search(text), path.name
-        assert schema.with_counter_tables(text) == text, (
+        assert TABLE_MARKER.search(text), path.name
+        assert with_counter_tables(text) == text, (
             f"{path.name}'s counter table differs from the schema: regenerate it with "
             "TCBENCH_UPDATE_SCHEMA=1")
     every = (REPO / "docs" / "methodology.md").read_text()
-    assert all(f"| `{c.name}` |" in every for c in schema.COUNTERS)
+    assert all(f"| `{c.name}` |" in every for c in schema.shipped().counters)
 
 
 def test_a_counter_the_cpp_adds_reaches_the_table_without_an_edit():
@@ -307,6 +328,6 @@ def test_a_counter_the_cpp_adds_reaches_the_table_without_an_edit():
                             "better": "higher", "low": 0, "low_inclusive": True, "high": 100,
                             "doc": "a counter added after these tools"})
     text = (REPO / "docs" / "methodology.md").read_text()
-    table = schema.with_counter_tables(text, schema.Schema(raw))
+    table = with_counter_tables(text, schema.Schema(raw))
     assert ("| `new_share` | % | higher | >= 0 and <= 100 | a counter added after these tools |"
             in table)

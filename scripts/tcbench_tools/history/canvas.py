@@ -1,24 +1,9 @@
 """One small plot of the dashboard: a benchmark's median time over the runs of its GPU and mode.
 
-What a plot shows (the page's legend says the same):
-  - the median time of each run (a line with dots while they are more than a pixel apart), one
-    colour and marker per environment identity when the runs had several (series.py); a one-off
-    outlier (search.cleaned: beyond 4 sigma of its 5-run running median) is an open circle off
-    the line, on the axis' edge (a triangle) when it lies beyond the range;
-  - the p10-p90 band of each run's repetitions (blue);
-  - the median of each level (dashed) and the level's noise band: +-BAND sigma of the series'
-    own run-to-run noise (grey), the band a run must leave to count as at a new level;
-  - each listed change point as a vertical line labelled with the git sha of the first run of
-    the new level and the change (red: regression, green: improvement); labels never overlap
-    (they stack in up to three rows; a label that finds no room is left to the caption);
-  - a change below the reporting floor as a thin grey dashed line, unlabelled;
-  - where a new environment identity first appears in the section, a dotted grey line and its
-    tag (E1, E2, ...: the section lists what changed);
-  - "SYNTHETIC DATA" across the plot when a run of it carries tcbench_synthetic.
-
-The y range follows the runs without their outliers and spans at least +-``min_span`` percent
-of the series' median (pure +-1 % noise fills a fifth of it instead of all of it); a series
-whose values span more than a decade gets a log axis, which its label says. Everything the
+What a plot shows is written once, in the page's legend (page.legend). Beyond it: "SYNTHETIC DATA"
+across the plot when a run of it carries tcbench_synthetic, and change-point labels that never
+overlap (up to three rows; a label that finds no room is left to the caption). The y range
+leaves the outliers out (pure +-1 % noise fills a fifth of it, not all of it). Everything the
 plots of a section share (frame, x axis, the environment lines) is drawn once and copied back for
 each plot (Agg's restore_region).
 """

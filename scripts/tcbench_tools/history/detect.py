@@ -108,12 +108,6 @@ def _refined(y: np.ndarray, e: Edge, sigma: float) -> Edge | None:
     return moved if moved.holds else None
 
 
-def series_change_points(s: Series, runs: list[RunInfo], window: int, threshold: float,
-                         floor: float | None = None) -> list[ChangePoint]:
-    """The change points of one series at or above the floor (see ``series_points``)."""
-    return series_points(s, runs, window, threshold, floor)[0]
-
-
 def series_points(s: Series, runs: list[RunInfo], window: int, threshold: float,
                   floor: float | None = None, current: bool = True,
                   ) -> tuple[list[ChangePoint], list[ChangePoint]]:

@@ -18,7 +18,6 @@ KEYS = (("sm_count", "SMs"), ("gpu_mig_mode", "MIG"), ("power_limit_w", "power l
         ("clock_policy", "clocks"), ("locked_sm_clock_mhz", "locked SM MHz"),
         ("ecc_mode", "ECC"), ("driver_version", "driver"), ("cuda_runtime", "CUDA"),
         ("cublaslt_version", "cuBLASLt"), ("num_cpus", "host CPUs"))
-LABELS = dict(KEYS)
 NUMBERS = frozenset({"sm_count", "power_limit_w", "locked_sm_clock_mhz", "num_cpus"})
 MISSING = "-"  # a key the run's context does not record
 

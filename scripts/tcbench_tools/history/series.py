@@ -67,10 +67,6 @@ class History:
     series: list[Series]
 
     @property
-    def synthetic_runs(self) -> list[RunInfo]:
-        return [r for r in self.runs if r.synthetic]
-
-    @property
     def incomplete_runs(self) -> list[RunInfo]:
         return [r for r in self.runs if r.incomplete]
 

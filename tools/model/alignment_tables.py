@@ -1,12 +1,13 @@
 """The "what you should see" tables of docs/concepts/alignment.md, written from the GEMM time model
 (through tcbench_model) and its accuracy on the published measurements (``tcbench model check``).
 
-    python -m tcbench_tools.model_docs [--tool PATH] [--write]
+    .venv/bin/python tools/model/alignment_tables.py [--tool PATH] [--write]
 
 prints every table between its ``<!-- predicted:NAME -->`` markers, or (``--write``) puts them into
-the page; tests/scripts/test_model_docs.py fails when the page and the model disagree. Every number
-is labelled as what it is: model (a prediction, with the spread model check measured), bound, or
-published (with its source). Standard library only.
+the page; tests/scripts/test_alignment_tables.py fails when the page and the model disagree. Every
+number is labelled as what it is: model (a prediction, with the spread model check measured),
+bound, or published (with its source). Standard library only. A developers' tool beside fit.py,
+not part of the product: only who changes the model or the page runs it.
 """
 
 from __future__ import annotations
@@ -19,21 +20,30 @@ import re
 import sys
 from pathlib import Path
 
-from tcbench_tools import model_cmd, published, schema
-from tcbench_tools.model_cmd import markdown_table
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+from tcbench_tools import model_cmd, published, schema  # noqa: E402
+from tcbench_tools.doc import Doc  # noqa: E402
 
 # The predict CSV's column is the counter the benchmarks write: one name.
 PREDICTED = schema.PREDICTED_TFLOPS
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "concepts" / "alignment.md"
-# The fit's leave-one-GPU-out scores (tools/model/fit.py --write); test_model_docs.py checks that
-# it was made from the data as they are.
-FIT_REPORT = PAGE.parents[2] / "data" / "model" / "fit_report.json"
+PAGE = REPO / "docs" / "concepts" / "alignment.md"
+# The fit's leave-one-GPU-out scores (fit.py --write); test_alignment_tables.py checks that it was
+# made from the data as they are.
+FIT_REPORT = REPO / "data" / "model" / "fit_report.json"
 GPUS = (("H100 SXM", "NVIDIA H100 80GB HBM3"), ("A100 SXM 80GB", "NVIDIA A100-SXM4-80GB"))
 HEADER = ["gpu", "precision", "m", "n", "k", "batch", "layout_a", "layout_b"]
 # The precisions tcbench runs TN (A K-contiguous; the precision table's a_k_major), the rest NN.
 TN = tuple(row["name"] for row in csv.DictReader(io.StringIO(
     published.VOCABULARY.read_text(encoding="utf-8"))) if row.get("a_k_major") == "1")
+
+
+def markdown_table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    """One table as Markdown (doc.py writes it: every cell escaped)."""
+    doc = Doc()
+    doc.table(headers, rows, right)
+    return doc.markdown()
 
 
 def as_run(precision: str, m: int, n: int, k: int, batch: int = 1, nt: bool = False) -> dict:
