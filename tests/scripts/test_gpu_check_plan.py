@@ -475,7 +475,7 @@ def test_tier_3_runs_the_bf16_burst_and_sustained_pair_without_quick_within_30_s
     # the burst, and the sustained load up to the limit with its 2 s window.
     limit = plan.REGIME_LIMIT_S
     idle = min(10, limit) + 0.1
-    assert step.predicted == pytest.approx(2.0 + (1 + idle + 0.1) + (1 + idle + limit + 2.3))
+    assert step.predicted == pytest.approx(2.0 + (1 + idle + 0.1) + (1 + idle + limit + 2.2))
     slow = cost.Model(process_start=2 * cost.Model().process_start)
     assert plan.predict(slow, step) <= 30
     check = Check(Options(out=Path(".")), REPO)

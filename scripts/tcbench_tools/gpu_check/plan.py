@@ -50,8 +50,8 @@ LIST_TIMEOUT = 30.0
 MAX_NAMED = 5  # unpriced names the plan shows
 # Burst and sustained rows (issue 47): --quick skips them; tier 3 runs the cuBLASLt BF16 pair
 # without --quick, in at most REGIME_BUDGET seconds (its step's limit). The sustained search
-# limit bounds both idles (min(10 s, it)) and the load: 2 s start-up + 8.2 s burst + 17.4 s
-# sustained = 27.6 s worst case (cost.regime_row_seconds).
+# limit bounds both idles (min(10 s, it)) and the load: 2 s start-up + 8.2 s burst + 17.3 s
+# sustained = 27.5 s worst case (cost.regime_row_seconds).
 REGIME_ROWS = Query(args={"regime": one_of("burst", "sustained")})
 REGIME_CHECKED = Query(variant="cublaslt", precision="bf16", args={"regime": ANY})
 REGIME_BUDGET = 30.0
