@@ -27,7 +27,9 @@ result file names the GPU (its context: SMs, compute capability, peaks, bandwidt
 prediction uses that GPU's own row (``gpu_from_context``, ``with_gpu``). Per-process start-up is
 learned from the steps too: the time until a binary's row file gets its first line (the context,
 written once the CUDA context and NVML are up). A listed name the model cannot price (``n:0``,
-``m:1e400``) costs ``UNPRICED_SECONDS`` and is named, never fatal. Standard library only.
+``m:1e400``) costs ``UNPRICED_SECONDS`` and is named, never fatal. Burst and sustained rows are
+priced at their bound (``regime_row_seconds``): their idle and load are limits, not work. Standard
+library only.
 """
 
 from __future__ import annotations
