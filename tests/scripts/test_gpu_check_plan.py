@@ -469,12 +469,13 @@ def test_tier_3_runs_the_bf16_burst_and_sustained_pair_without_quick_within_30_s
     assert [n.rsplit("/", 1)[1] for n in bf16] == ["regime:burst", "regime:sustained"]
     assert step.rows == bf16
     assert [n for n in listed if plan.matches(step.filter, n)] == bf16
-    assert step.env == {"TCBENCH_SUSTAINED_LIMIT_S": str(plan.REGIME_LIMIT_S)}
+    assert step.env == {"TCBENCH_SUSTAINED_LIMIT_S": str(plan.REGIME_LIMIT_S),
+                        "TCBENCH_IDLE_LIMIT_S": str(plan.REGIME_IDLE_S)}
     assert step.predicted <= step.cap == plan.REGIME_BUDGET == 30
-    # The worst case by hand: start-up, then each row's setup and idle (min(10 s, the limit)),
-    # the burst, and the sustained load up to the limit with its 2 s window.
+    # The worst case by hand: start-up, then each row's setup and idle (its cap, at most the
+    # limit), the burst, and the sustained load up to the limit with its 2 s window.
     limit = plan.REGIME_LIMIT_S
-    idle = min(10, limit) + 0.1
+    idle = min(plan.REGIME_IDLE_S, limit) + 0.1
     assert step.predicted == pytest.approx(2.0 + (1 + idle + 0.1) + (1 + idle + limit + 2.2))
     slow = cost.Model(process_start=2 * cost.Model().process_start)
     assert plan.predict(slow, step) <= 30

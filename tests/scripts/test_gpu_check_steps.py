@@ -496,7 +496,8 @@ def test_the_burst_and_sustained_pair_runs_without_quick_or_is_not_started_in_on
             for r in ("burst", "sustained")]
     names = pair + [n.replace("/bf16/", "/fp16/") for n in pair]
     bundle = make_bundle(tmp_path)
-    add_bench(bundle, "bench_sustained", names, echo_env=["TCBENCH_SUSTAINED_LIMIT_S"])
+    add_bench(bundle, "bench_sustained", names,
+              echo_env=["TCBENCH_SUSTAINED_LIMIT_S", "TCBENCH_IDLE_LIMIT_S"])
     out = tmp_path / "check"
     proc = run_check(bundle, out, environment(tmp_path))
     summary = (out / "summary.txt").read_text()
@@ -505,7 +506,8 @@ def test_the_burst_and_sustained_pair_runs_without_quick_or_is_not_started_in_on
     [argv] = [json.loads(line) for line in (tmp_path / "argv.log").read_text().splitlines()
               if "--benchmark_list_tests" not in line]
     assert "--quick" not in argv and not any(a.startswith("--benchmark_min_time") for a in argv)
-    assert "TCBENCH_SUSTAINED_LIMIT_S=7" in (out / "logs" / "bench_sustained.t3.log").read_text()
+    log = (out / "logs" / "bench_sustained.t3.log").read_text()
+    assert "TCBENCH_SUSTAINED_LIMIT_S=13\nTCBENCH_IDLE_LIMIT_S=4\n" in log, log
     merged = json.loads((out / "results" / "results.json").read_text())
     assert sorted(b["run_name"] for b in merged["benchmarks"]) == [n + "/manual_time"
                                                                    for n in pair]

@@ -49,13 +49,14 @@ TORCH_MIN_TIME = "0.2"  # seconds of samples per cuBLASLt row beside torch's 20 
 LIST_TIMEOUT = 30.0
 MAX_NAMED = 5  # unpriced names the plan shows
 # Burst and sustained rows (issue 47): --quick skips them; tier 3 runs the cuBLASLt BF16 pair
-# without --quick, in at most REGIME_BUDGET seconds (its step's limit). The sustained search
-# limit bounds both idles (min(10 s, it)) and the load: 2 s start-up + 8.2 s burst + 17.3 s
-# sustained = 27.5 s worst case (cost.regime_row_seconds).
+# without --quick, in at most REGIME_BUDGET seconds (its step's limit). Each idle is capped at
+# 4 s (the idle rule needs 2 s), the sustained search at 13 s: 2 s start-up + 5.2 s burst + 20.3 s
+# sustained = 27.5 s worst case (cost.regime_row_seconds), 29.5 s if start-up takes twice as long.
 REGIME_ROWS = Query(args={"regime": one_of("burst", "sustained")})
 REGIME_CHECKED = Query(variant="cublaslt", precision="bf16", args={"regime": ANY})
 REGIME_BUDGET = 30.0
-REGIME_LIMIT_S = 7  # TCBENCH_SUSTAINED_LIMIT_S for that step
+REGIME_LIMIT_S = 13  # TCBENCH_SUSTAINED_LIMIT_S for that step
+REGIME_IDLE_S = 4  # TCBENCH_IDLE_LIMIT_S for that step
 NAME_LINE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+/-]*$")
 
 # Seconds the model gives what is not a benchmark row (the rest is cost.py's).
@@ -241,7 +242,7 @@ def predict(model: cost.Model, s: Step) -> float:
             return model.process_start if s.binary is not None else 0.0
         return cost.step_seconds(model, s.rows, unpriced=s.unpriced)
     if s.kind == "regime":
-        return cost.regime_step_seconds(model, s.rows, REGIME_LIMIT_S)
+        return cost.regime_step_seconds(model, s.rows, REGIME_LIMIT_S, REGIME_IDLE_S)
     if s.kind == "device":
         return model.process_start + DEVICE_TEST_SECONDS * (s.tests if s.tests else 10)
     if s.kind == "torch":
@@ -343,13 +344,14 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
 
 def regime_steps(binary: Path, names: list[str]) -> list[Step]:
     """The burst and sustained step of a binary whose listing has `names` of them: the cuBLASLt
-    BF16 ones, without --quick, TCBENCH_SUSTAINED_LIMIT_S=REGIME_LIMIT_S, REGIME_BUDGET at most."""
+    BF16 ones, without --quick, their idle and sustained search limited, REGIME_BUDGET at most."""
     rows = [n for n in names if REGIME_CHECKED.matches(parse(n))]
     if not rows:
         return []
     return [Step(f"{binary.name} [t3]", "regime", 3, binary, name_filter(rows), rows,
                  why="burst and sustained, cuBLASLt BF16",
-                 env={"TCBENCH_SUSTAINED_LIMIT_S": str(REGIME_LIMIT_S)}, cap=REGIME_BUDGET)]
+                 env={"TCBENCH_SUSTAINED_LIMIT_S": str(REGIME_LIMIT_S),
+                      "TCBENCH_IDLE_LIMIT_S": str(REGIME_IDLE_S)}, cap=REGIME_BUDGET)]
 
 
 def torch_steps(bin_dir: Path, recorded: dict[str, list[str]] | None = None) -> list[Step]:
