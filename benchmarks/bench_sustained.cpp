@@ -99,7 +99,7 @@ TopicHelp topic_help() {
       "TCBENCH_SUSTAINED_LIMIT_S=60  the longest a sustained row loads the GPU looking for its "
       "steady state (4 to 3600 s)\n"
       "TCBENCH_IDLE_LIMIT_S=10  the longest each row waits for the GPU to idle first (2 to 600 s; "
-      "the sustained limit, if shorter)"};
+      "never longer than the sustained limit)"};
 }
 
 void register_topic(const Env& env) {

@@ -103,7 +103,7 @@ def test_the_real_binaries_take_each_tier_1_filter_and_list_exactly_its_rows():
     except pytest.skip.Exception:
         pytest.skip("no build with the benchmark binaries")
     for step in plan.make_plan(bin_dir, cost.Model(), device_tests=False).steps:
-        if step.kind == "bench" and step.filter and step.binary is not None:
+        if step.kind in ("bench", "regime") and step.filter and step.binary is not None:
             out = subprocess.run([str(step.binary), "--quick", "--benchmark_list_tests",
                                   f"--benchmark_filter={step.filter}"], capture_output=True,
                                  text=True, timeout=60, check=True).stdout.split()
