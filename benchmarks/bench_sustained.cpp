@@ -97,7 +97,9 @@ TopicHelp topic_help() {
       "clock, power, temperature, throttle reasons and energy NVML saw. --quick skips them.",
       "docs/concepts/sustained.md",
       "TCBENCH_SUSTAINED_LIMIT_S=60  the longest a sustained row loads the GPU looking for its "
-      "steady state (4 to 3600 s)"};
+      "steady state (4 to 3600 s)\n"
+      "TCBENCH_IDLE_LIMIT_S=10  the longest each row waits for the GPU to idle first (2 to 600 s; "
+      "never longer than the sustained limit)"};
 }
 
 void register_topic(const Env& env) {

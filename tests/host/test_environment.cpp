@@ -28,6 +28,7 @@ TEST_F(Environment, NothingSetIsFine) {
   EXPECT_TRUE(counters_enabled());
   EXPECT_FALSE(nvml_library());
   EXPECT_DOUBLE_EQ(sustained_limit_s(), kDefaultSustainedLimitS);
+  EXPECT_DOUBLE_EQ(idle_limit_s(), kDefaultIdleLimitS);
 }
 
 TEST_F(Environment, GoodValuesAreRead) {
@@ -43,6 +44,9 @@ TEST_F(Environment, GoodValuesAreRead) {
   ::setenv("TCBENCH_SUSTAINED_LIMIT_S", "12.5", 1);
   EXPECT_FALSE(problem()) << *problem();
   EXPECT_DOUBLE_EQ(sustained_limit_s(), 12.5);
+  ::setenv("TCBENCH_IDLE_LIMIT_S", "4", 1);
+  EXPECT_FALSE(problem()) << *problem();
+  EXPECT_DOUBLE_EQ(idle_limit_s(), 4);
 }
 
 TEST_F(Environment, BadValuesAreOneSentence) {
@@ -67,6 +71,10 @@ TEST_F(Environment, BadValuesAreOneSentence) {
       {{"TCBENCH_SUSTAINED_LIMIT_S", "60s"}, "'60s' is not a number of seconds"},
       {{"TCBENCH_SUSTAINED_LIMIT_S", "nan"}, "'nan' is not a number of seconds"},
       {{"TCBENCH_SUSTAINED_LIMIT_S", "1e9"}, "'1e9' is not a number of seconds"},
+      {{"TCBENCH_IDLE_LIMIT_S", "1.5"},
+       "TCBENCH_IDLE_LIMIT_S='1.5': '1.5' is not a number of seconds from 2 to 600 "
+       "(TCBENCH_IDLE_LIMIT_S takes a number of seconds from 2 to 600 such as 10)"},
+      {{"TCBENCH_IDLE_LIMIT_S", "601"}, "'601' is not a number of seconds from 2 to 600"},
   };
   for (const auto& [setting, words] : cases) {
     SetUp();
@@ -80,6 +88,8 @@ TEST_F(Environment, BadValuesAreOneSentence) {
   EXPECT_THROW(alignment_n(), InvalidArgument);
   ::setenv("TCBENCH_SUSTAINED_LIMIT_S", "", 1);
   EXPECT_THROW(sustained_limit_s(), InvalidArgument);
+  ::setenv("TCBENCH_IDLE_LIMIT_S", "x", 1);
+  EXPECT_THROW(idle_limit_s(), InvalidArgument);
 }
 
 // Issue 34: the value was echoed as it was, so an escape sequence in it reached the terminal.

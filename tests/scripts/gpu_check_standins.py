@@ -82,6 +82,8 @@ if os.environ.get("TCBENCH_TEST_ENV_LOG"):
     with open(os.environ["TCBENCH_TEST_ENV_LOG"], "a") as fh:
         fh.write(os.path.basename(sys.argv[0]) + " " + os.environ.get("LD_LIBRARY_PATH", "") + "\n")
 names = SPEC["names"] + ([] if "--quick" in args else SPEC.get("full_only", []))
+for key in SPEC.get("echo_env", []):
+    print(f"{{key}}={{os.environ.get(key)}}", flush=True)
 if any(a.startswith("--benchmark_list_tests") for a in args):
     if SPEC.get("crash_list"):
         os.kill(os.getpid(), signal.SIGSEGV)

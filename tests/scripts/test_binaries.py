@@ -78,6 +78,8 @@ def test_each_topic_names_its_own_variables():
     for topic in ("tensor_util", "tensor_peak"):
         assert "TCBENCH_COUNTERS=off" in run(f"bench_{topic}", "--help").stdout
     assert "TCBENCH_COUNTERS" not in run("bench_fp16_vs_fp32", "--help").stdout
+    sustained = run("bench_sustained", "--help").stdout
+    assert "TCBENCH_SUSTAINED_LIMIT_S=60" in sustained and "TCBENCH_IDLE_LIMIT_S=10" in sustained
     # Each topic says something of its own.
     paragraphs = {t: run(f"bench_{t}", "--help").stdout.split("Concept page:")[0] for t in TOPICS}
     assert len(set(paragraphs.values())) == len(TOPICS)

@@ -103,7 +103,7 @@ def test_the_real_binaries_take_each_tier_1_filter_and_list_exactly_its_rows():
     except pytest.skip.Exception:
         pytest.skip("no build with the benchmark binaries")
     for step in plan.make_plan(bin_dir, cost.Model(), device_tests=False).steps:
-        if step.kind == "bench" and step.filter and step.binary is not None:
+        if step.kind in ("bench", "regime") and step.filter and step.binary is not None:
             out = subprocess.run([str(step.binary), "--quick", "--benchmark_list_tests",
                                   f"--benchmark_filter={step.filter}"], capture_output=True,
                                  text=True, timeout=60, check=True).stdout.split()
@@ -453,3 +453,51 @@ def test_every_sampled_baseline_is_cached_per_configuration():
             if not defined and not any(a < at < b for a, b in spans):
                 offenders.append(f"{path.name}:{text.count(chr(10), 0, at) + 1}")
     assert not offenders, offenders
+
+
+def test_tier_3_runs_the_bf16_burst_and_sustained_pair_without_quick_within_30_s():
+    """--quick skips every burst and sustained row: tier 3 runs them in a step of their own,
+    without --quick, its filter naming exactly the cuBLASLt BF16 pair of the recorded listing,
+    its sustained search limited, priced at its worst case (<= 30 s, even when the binary starts
+    twice as slowly) and capped there."""
+    from tcbench_tools.gpu_check.run import Check, Options
+
+    made = recorded_plan()
+    listed = quick_lists()["bench_sustained"]
+    [step] = [s for s in made.steps if s.binary is not None and s.binary.name == "bench_sustained"]
+    assert (step.tier, step.kind, step.name) == (3, "regime", "bench_sustained [t3]")
+    bf16 = [n for n in listed if n.startswith("sustained/cublaslt/bf16/")]
+    assert [n.rsplit("/", 1)[1] for n in bf16] == ["regime:burst", "regime:sustained"]
+    assert step.rows == bf16
+    assert [n for n in listed if plan.matches(step.filter, n)] == bf16
+    assert step.env == {"TCBENCH_SUSTAINED_LIMIT_S": str(plan.REGIME_LIMIT_S),
+                        "TCBENCH_IDLE_LIMIT_S": str(plan.REGIME_IDLE_S)}
+    assert step.predicted <= step.cap == plan.REGIME_BUDGET == 30
+    # The worst case by hand: start-up, then each row's setup and idle (its cap, at most the
+    # limit), the burst, and the sustained load up to the limit with its 2 s window.
+    limit = plan.REGIME_LIMIT_S
+    idle = min(plan.REGIME_IDLE_S, limit) + 0.1
+    assert step.predicted == pytest.approx(2.0 + (1 + idle + 0.1) + (1 + idle + limit + 2.2))
+    slow = cost.Model(process_start=2 * cost.Model().process_start)
+    assert plan.predict(slow, step) <= 30
+    check = Check(Options(out=Path(".")), REPO)
+    assert check.own_limit(step) == 30
+    cmd = check.bench_command(step, Path("x.json"), quick=False)
+    assert not any(a.startswith(("--quick", "--benchmark_min_time")) for a in cmd), cmd
+    # Where it is listed, the tier-3 steps run no other regime row (they would only skip).
+    for s in made.tier(3):
+        if s.kind == "bench":
+            assert not any("/regime:" in n for n in s.rows), s.name
+
+
+def test_a_binary_with_other_rows_beside_its_regime_rows_runs_them_quick_without_those():
+    names = ["x/cublaslt/bf16/m:8192/n:8192/k:8192/layout:nn/regime:burst",
+             "x/cublaslt/bf16/m:8192/n:8192/k:8192/layout:nn/regime:sustained",
+             "x/cublaslt/fp16/m:8192/n:8192/k:8192/layout:nn/regime:sustained",
+             "x/cublaslt/fp16/m:256/n:256/k:256/layout:nn"]
+    made = plan.make_plan(REPO / "build" / "no-binaries", cost.Model(), device_tests=False,
+                          recorded={"bench_x": names})
+    quick, regime = [s for s in made.tier(3) if s.binary is not None]
+    assert (quick.kind, quick.rows, regime.kind, regime.rows) == ("bench", names[3:], "regime",
+                                                                  names[:2])
+    assert [n for n in names if plan.matches(quick.filter, n)] == names[3:]

@@ -486,3 +486,35 @@ def test_an_archive_that_cannot_be_rewritten_mid_check_fails_it_and_leaves_no_te
     assert last == f"-- FAILED: the archive {archive} could not be written (exit 1)", last
     assert sorted(p.name for p in archive.parent.iterdir()) == ["box.txt", "gpu-check.tgz",
                                                                 "summary.txt"]
+
+
+def test_the_burst_and_sustained_pair_runs_without_quick_or_is_not_started_in_one_sentence(
+        tmp_path: Path):
+    """Tier 3 runs the cuBLASLt BF16 burst and sustained rows without --quick, its sustained
+    search limited; where the budget left cannot hold the step's 30 s, it is not started."""
+    pair = [f"sustained/cublaslt/bf16/m:8192/n:8192/k:8192/layout:nn/regime:{r}"
+            for r in ("burst", "sustained")]
+    names = pair + [n.replace("/bf16/", "/fp16/") for n in pair]
+    bundle = make_bundle(tmp_path)
+    add_bench(bundle, "bench_sustained", names,
+              echo_env=["TCBENCH_SUSTAINED_LIMIT_S", "TCBENCH_IDLE_LIMIT_S"])
+    out = tmp_path / "check"
+    proc = run_check(bundle, out, environment(tmp_path))
+    summary = (out / "summary.txt").read_text()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r" ok .*2 of 2 benchmarks", step_line(summary, "bench_sustained [t3]"))
+    [argv] = [json.loads(line) for line in (tmp_path / "argv.log").read_text().splitlines()
+              if "--benchmark_list_tests" not in line]
+    assert "--quick" not in argv and not any(a.startswith("--benchmark_min_time") for a in argv)
+    log = (out / "logs" / "bench_sustained.t3.log").read_text()
+    assert "TCBENCH_SUSTAINED_LIMIT_S=13\nTCBENCH_IDLE_LIMIT_S=4\n" in log, log
+    merged = json.loads((out / "results" / "results.json").read_text())
+    assert sorted(b["run_name"] for b in merged["benchmarks"]) == [n + "/manual_time"
+                                                                   for n in pair]
+    # 40 s of budget leaves 40 - 9.5 (the closing) - 5 s: the 30 s step does not start.
+    out = tmp_path / "check-short"
+    proc = run_check(bundle, out, environment(tmp_path, TCBENCH_CHECK_BUDGET_S="40"))
+    line = step_line((out / "summary.txt").read_text(), "bench_sustained [t3]")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert re.search(r"NOT STARTED\s+budget: needs about 35 s, 2\d s of the 40 s budget left$",
+                     line), line

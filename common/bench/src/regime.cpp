@@ -218,7 +218,8 @@ RegimeWindow take_regime_window(const Env& env, const std::function<void(cudaStr
   r.regime = regime;
   PowerSampler sampler(nvml);
   sampler.start();
-  r.idle = wait_for_idle(sampler, kIdleWindowSeconds, std::min(kIdleLimitSeconds, limit_s));
+  r.idle =
+      wait_for_idle(sampler, kIdleWindowSeconds, std::min(environment::idle_limit_s(), limit_s));
 
   std::vector<double> times;
   double window_from = 0, window_to = 0;  // sampler seconds

@@ -60,14 +60,18 @@ std::optional<std::string> check_library(std::string_view value) {
   return std::nullopt;
 }
 
-// Seconds for the sustained rows' limit: a plain decimal number from 4 (two of the steady-state
-// rule's 2 s windows) to 3600.
-std::optional<double> parse_limit(std::string_view text) {
+// Seconds for a limit: a plain decimal number from `low` to `high`.
+std::optional<double> parse_seconds(std::string_view text, double low, double high) {
   double v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || !(v >= 4 && v <= 3600))
+  if (ec != std::errc() || end != text.data() + text.size() || !(v >= low && v <= high))
     return std::nullopt;
   return v;
+}
+
+// The sustained rows' limit: from 4 s (two of the steady-state rule's 2 s windows) to 3600 s.
+std::optional<double> parse_limit(std::string_view text) {
+  return parse_seconds(text, 4, 3600);
 }
 
 std::optional<std::string> check_limit(std::string_view value) {
@@ -75,10 +79,21 @@ std::optional<std::string> check_limit(std::string_view value) {
   return "'" + std::string(value) + "' is not a number of seconds from 4 to 3600";
 }
 
+// The idle wait's limit: from 2 s (the idle rule's two 1 s windows) to 600 s.
+std::optional<double> parse_idle(std::string_view text) {
+  return parse_seconds(text, 2, 600);
+}
+
+std::optional<std::string> check_idle(std::string_view value) {
+  if (parse_idle(value)) return std::nullopt;
+  return "'" + std::string(value) + "' is not a number of seconds from 2 to 600";
+}
+
 constexpr Variable kVariables[] = {
     {kAlignmentN, "a comma-separated list of positive dimensions such as 33,100,1000",
      check_dimensions},
     {kCounters, "on, off, 1, 0, yes or no", check_switch},
+    {kIdleLimit, "a number of seconds from 2 to 600 such as 10", check_idle},
     {kNvmlLibrary, "the path of an NVML shared library, or a library name for dlopen",
      check_library},
     {kSustainedLimit, "a number of seconds from 4 to 3600 such as 60", check_limit},
@@ -141,6 +156,14 @@ double sustained_limit_s() {
   if (!set) return kDefaultSustainedLimitS;
   const auto v = parse_limit(*set);
   if (!v) throw InvalidArgument(sentence(variable(kSustainedLimit), *set, *check_limit(*set)));
+  return *v;
+}
+
+double idle_limit_s() {
+  const auto set = value(kIdleLimit);
+  if (!set) return kDefaultIdleLimitS;
+  const auto v = parse_idle(*set);
+  if (!v) throw InvalidArgument(sentence(variable(kIdleLimit), *set, *check_idle(*set)));
   return *v;
 }
 

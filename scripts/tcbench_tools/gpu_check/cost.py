@@ -27,7 +27,9 @@ result file names the GPU (its context: SMs, compute capability, peaks, bandwidt
 prediction uses that GPU's own row (``gpu_from_context``, ``with_gpu``). Per-process start-up is
 learned from the steps too: the time until a binary's row file gets its first line (the context,
 written once the CUDA context and NVML are up). A listed name the model cannot price (``n:0``,
-``m:1e400``) costs ``UNPRICED_SECONDS`` and is named, never fatal. Standard library only.
+``m:1e400``) costs ``UNPRICED_SECONDS`` and is named, never fatal. Burst and sustained rows are
+priced at their bound (``regime_row_seconds``): their idle and load are limits, not work. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -440,6 +442,33 @@ def step_seconds(model: Model, names: list[str], invocations: int = 1,
         total += cost.own
         shared.update(cost.shared)
     return total + sum(shared.values())
+
+
+# A burst or sustained row's worst case (common/bench/include/tcbench/bench/regime.hpp): the idle
+# wait, at most min(TCBENCH_IDLE_LIMIT_S, TCBENCH_SUSTAINED_LIMIT_S), then a burst's launches, or
+# a sustained row's load up to its limit (judged every kCheckEverySeconds) and its timed window.
+CHECK_EVERY_S = 0.1  # kCheckEverySeconds: the idle's and the load's judging step
+STEADY_WINDOW_S = 2.0  # the steady-state rule's window, and the sustained row's timed window
+BURST_S = 0.1  # a burst: the wake-up launch and >= 10 launches or 20 ms (kBurst*)
+REGIME_SETUP_S = 1.0  # assumed: an 8192^3 case's operands, its verification, 3 probe launches
+
+
+def regime_row_seconds(name: str, limit_s: float, idle_s: float) -> float:
+    """The longest a burst or sustained row (``regime:burst``, ``regime:sustained``) takes when
+    TCBENCH_SUSTAINED_LIMIT_S is `limit_s` and TCBENCH_IDLE_LIMIT_S `idle_s` (a bound, not a
+    prediction); ValueError for a name without one of those regimes."""
+    regime = parse(name).args.get("regime")
+    idle = min(idle_s, limit_s) + CHECK_EVERY_S
+    if regime == "burst":
+        return REGIME_SETUP_S + idle + BURST_S
+    if regime == "sustained":
+        return REGIME_SETUP_S + idle + limit_s + CHECK_EVERY_S + STEADY_WINDOW_S + BURST_S
+    raise ValueError(f"{name} is no burst or sustained row")
+
+
+def regime_step_seconds(model: Model, names: list[str], limit_s: float, idle_s: float) -> float:
+    """A step of burst and sustained rows at its worst case: one start-up, every row's bound."""
+    return model.process_start + sum(regime_row_seconds(n, limit_s, idle_s) for n in names)
 
 
 def with_gpu(model: Model, gpu: Gpu) -> Model:

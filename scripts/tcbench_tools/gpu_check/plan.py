@@ -6,7 +6,9 @@
             then the answers, written at once
     tier 2  the device tests, one step per binary
     tier 3  the rest of the quick suite (each tier-1 binary again with the negated filter), most
-            valuable first, then cuBLASLt at 8192^3 beside torch.matmul
+            valuable first, then cuBLASLt at 8192^3 beside torch.matmul; a binary's burst and
+            sustained rows (--quick skips them) are one step without --quick: the cuBLASLt BF16
+            pair only, its sustained search limited so that the step takes at most 30 s
     closing the GPU's state after the run and the answers from everything
 
 A binary is listed once (``--quick --benchmark_list_tests``, ``--gtest_list_tests``; no GPU
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from tcbench_tools import process
 from tcbench_tools.gpu_check import cost
-from tcbench_tools.names import BenchName, Query, parse
+from tcbench_tools.names import ANY, BenchName, Query, one_of, parse
 from tcbench_tools.printable import printable
 
 PEAKS_WHY = "the measured Tensor Core peaks"
@@ -46,6 +48,15 @@ TORCH_SIZE = 8192
 TORCH_MIN_TIME = "0.2"  # seconds of samples per cuBLASLt row beside torch's 20 samples
 LIST_TIMEOUT = 30.0
 MAX_NAMED = 5  # unpriced names the plan shows
+# Burst and sustained rows (issue 47): --quick skips them; tier 3 runs the cuBLASLt BF16 pair
+# without --quick, in at most REGIME_BUDGET seconds (its step's limit). Each idle is capped at
+# 4 s (the idle rule needs 2 s), the sustained search at 13 s: 2 s start-up + 5.2 s burst + 20.3 s
+# sustained = 27.5 s worst case (cost.regime_row_seconds), 29.5 s if start-up takes twice as long.
+REGIME_ROWS = Query(args={"regime": one_of("burst", "sustained")})
+REGIME_CHECKED = Query(variant="cublaslt", precision="bf16", args={"regime": ANY})
+REGIME_BUDGET = 30.0
+REGIME_LIMIT_S = 13  # TCBENCH_SUSTAINED_LIMIT_S for that step
+REGIME_IDLE_S = 4  # TCBENCH_IDLE_LIMIT_S for that step
 NAME_LINE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+/-]*$")
 
 # Seconds the model gives what is not a benchmark row (the rest is cost.py's).
@@ -58,7 +69,7 @@ ANSWERS_SECONDS = 8.0  # the host studies (tcbench_studies) and the five answers
 @dataclass
 class Step:
     name: str  # unique: what the summary shows and the log file is named after
-    kind: str  # state | tests | listing | bench | device | cublaslt | torch | answers
+    kind: str  # state | tests | listing | bench | regime | device | cublaslt | torch | answers
     tier: int  # 0 before the tiers, 1-3, 4 closing
     binary: Path | None = None
     filter: str | None = None
@@ -75,6 +86,8 @@ class Step:
     finished_rows: list[str] = field(default_factory=list)
     never_ran: list[str] = field(default_factory=list)
     unpriced: list[str] = field(default_factory=list)  # rows the cost model could not price
+    env: dict[str, str] = field(default_factory=dict)  # what its process gets beside the check's
+    cap: float | None = None  # its own time limit, when the plan fixes one (the regime step)
 
     @property
     def file_stem(self) -> str:
@@ -228,6 +241,8 @@ def predict(model: cost.Model, s: Step) -> float:
         if not s.rows:
             return model.process_start if s.binary is not None else 0.0
         return cost.step_seconds(model, s.rows, unpriced=s.unpriced)
+    if s.kind == "regime":
+        return cost.regime_step_seconds(model, s.rows, REGIME_LIMIT_S, REGIME_IDLE_S)
     if s.kind == "device":
         return model.process_start + DEVICE_TEST_SECONDS * (s.tests if s.tests else 10)
     if s.kind == "torch":
@@ -311,8 +326,13 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
             rows = [n for n in listing.names if matches(pattern, n)]
             if rows:
                 steps.append(Step(f"{b.name} [t3]", "bench", 3, b, pattern, rows))
-        elif listing.names:
-            steps.append(Step(f"{b.name} [t3]", "bench", 3, b, None, listing.names))
+        else:
+            regime = [n for n in listing.names if REGIME_ROWS.matches(parse(n))]
+            rest = [n for n in listing.names if n not in regime]
+            if rest:
+                steps.append(Step(f"{b.name} [t3]", "bench", 3, b,
+                                  "-" + name_filter(regime) if regime else None, rest))
+            steps += regime_steps(b, regime)
     steps.append(Step("GPU state after", "state", 4))
     steps.append(Step("answers", "answers", 4, why="the five answers from every step"))
     for s in steps:
@@ -320,6 +340,18 @@ def make_plan(bin_dir: Path, model: cost.Model, *, device_tests: bool, stop_afte
             s.status, s.note = "NOT STARTED", f"--tier {stop_after}"
         s.predicted = predict(model, s)
     return Plan(steps, model, listings, unmatched)
+
+
+def regime_steps(binary: Path, names: list[str]) -> list[Step]:
+    """The burst and sustained step of a binary whose listing has `names` of them: the cuBLASLt
+    BF16 ones, without --quick, their idle and sustained search limited, REGIME_BUDGET at most."""
+    rows = [n for n in names if REGIME_CHECKED.matches(parse(n))]
+    if not rows:
+        return []
+    return [Step(f"{binary.name} [t3]", "regime", 3, binary, name_filter(rows), rows,
+                 why="burst and sustained, cuBLASLt BF16",
+                 env={"TCBENCH_SUSTAINED_LIMIT_S": str(REGIME_LIMIT_S),
+                      "TCBENCH_IDLE_LIMIT_S": str(REGIME_IDLE_S)}, cap=REGIME_BUDGET)]
 
 
 def torch_steps(bin_dir: Path, recorded: dict[str, list[str]] | None = None) -> list[Step]:

@@ -270,12 +270,15 @@ class Check:
         return self.opts.budget - (now() - self.budget_from) - closing - START_MARGIN
 
     def own_limit(self, step: Step) -> float:
+        if step.cap is not None:
+            return min(self.opts.step_cap, step.cap)
         return min(self.opts.step_cap, max(30.0, 3.0 * step.predicted + 20.0))
 
     def fits(self, step: Step) -> tuple[bool, float, bool]:
         """(may start, its limit, whether the budget cut that limit)."""
         left = self.left()
-        need = SAFETY * step.predicted + START_MARGIN
+        # A step with its own cap is priced at its worst case: the cap, not a margin, bounds it.
+        need = (step.cap if step.cap is not None else SAFETY * step.predicted) + START_MARGIN
         if need > left:
             step.status = "NOT STARTED"
             step.note = (f"budget: needs about {need:.0f} s, {max(0, left):.0f} s of the "
@@ -375,8 +378,10 @@ class Check:
 
     def bench_command(self, step: Step, json_path: Path, quick: bool = True) -> list[str]:
         cmd = [str(step.binary)]
-        cmd += (["--quick", f"--benchmark_min_time={QUICK_MIN_TIME}"] if quick
-                else [f"--benchmark_min_time={TORCH_MIN_TIME}"])
+        if quick:
+            cmd += ["--quick", f"--benchmark_min_time={QUICK_MIN_TIME}"]
+        elif step.kind == "cublaslt":
+            cmd.append(f"--benchmark_min_time={TORCH_MIN_TIME}")
         if step.filter:
             cmd.append(f"--benchmark_filter={step.filter}")
         return cmd + [f"--benchmark_out={json_path}", "--benchmark_out_format=json",
@@ -390,6 +395,7 @@ class Check:
         predicted = step.predicted
         started = StartWatch(row_file(json_path))
         code = self.supervised(step, self.bench_command(step, json_path, quick), limit, cut,
+                               env=dict(self.env, **step.env) if step.env else None,
                                on_tick=started.tick)
         rows = self.read_rows(step, json_path)
         self.learn_gpu(json_path)
@@ -411,8 +417,13 @@ class Check:
             rows_note += f" ({len(step.never_ran)} never ran)"
         step.note = "; ".join(x for x in (rows_note, step.note if step.status != "ok" else "")
                               if x)
-        if rows and step.seconds:
+        if rows and step.seconds and step.kind != "regime":  # a regime step is priced as a bound
             self.model.learn(rows, step.seconds, predicted, started.seconds(step.begin))
+
+    def run_regime(self, step: Step) -> None:
+        """The burst and sustained rows: without --quick (which skips them), under the step's
+        environment (its sustained limit) and cap."""
+        self.run_bench(step, quick=False)
 
     def merge_results(self) -> None:
         """results/ as tcbench run leaves a run folder (runner.merge): the bench steps' files
@@ -421,7 +432,8 @@ class Check:
         outcomes = []
         for s in self.plan.steps if self.plan else []:
             path = self.out / "results" / f"{s.file_stem}.json"
-            if s.kind != "bench" or not (path.is_file() or row_file(path).is_file()):
+            ran = path.is_file() or row_file(path).is_file()
+            if s.kind not in ("bench", "regime") or not ran:
                 continue
             outcomes.append(runner.Outcome(s.binary.name, step_code(s.status), s.seconds or 0.0,
                                            path, s.note))
@@ -605,11 +617,11 @@ class Check:
         steps = [s for s in self.all_steps() if s.kind != "answers"]
         failed = [s for s in steps if s.status.startswith(FAILED_WORDS)]
         tests_failed = any(s.kind in ("device", "tests") for s in failed)
-        bench_failed = [s for s in failed if s.kind in ("bench", "cublaslt", "torch")]
+        bench_failed = [s for s in failed if s.kind in ("bench", "regime", "cublaslt", "torch")]
         timeouts = [s for s in failed if s.status == "TIMEOUT"]
         crashed = [s for s in failed if s.status.startswith("CRASHED")]
         killed = [s for s in failed if s.status.startswith("KILLED")]
-        ran_gpu = any(s.kind == "bench" and s.status == "ok" for s in steps)
+        ran_gpu = any(s.kind in ("bench", "regime") and s.status == "ok" for s in steps)
         # What a tier asked for did not run: cut at the budget's end, not started (the budget, or
         # the GPU gone after steps had measured), or the step that found the GPU gone. Only
         # --tier leaves steps out on purpose.

@@ -23,6 +23,7 @@ struct Variable {
 
 inline constexpr std::string_view kAlignmentN = "TCBENCH_ALIGNMENT_N";
 inline constexpr std::string_view kCounters = "TCBENCH_COUNTERS";
+inline constexpr std::string_view kIdleLimit = "TCBENCH_IDLE_LIMIT_S";
 inline constexpr std::string_view kNvmlLibrary = "TCBENCH_NVML_LIBRARY";
 inline constexpr std::string_view kSustainedLimit = "TCBENCH_SUSTAINED_LIMIT_S";
 
@@ -52,5 +53,11 @@ std::optional<std::string> nvml_library();
 // problem()'s sentence on a bad value (main has refused it already).
 inline constexpr double kDefaultSustainedLimitS = 60;
 double sustained_limit_s();
+
+// TCBENCH_IDLE_LIMIT_S: the longest a burst or sustained row waits for the GPU to idle before
+// its load, in seconds (2, the idle rule's two 1 s windows, to 600; the default, 10, when unset).
+// Throws InvalidArgument with problem()'s sentence on a bad value.
+inline constexpr double kDefaultIdleLimitS = 10;
+double idle_limit_s();
 
 }  // namespace tcbench::environment

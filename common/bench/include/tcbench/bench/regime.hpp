@@ -5,7 +5,8 @@
 //
 // Both start the same way: NVML is read every 10 ms while the GPU idles, until its SM clock and
 // board power are flat (the steady-state rule of tcbench/numerics/steady_state.hpp on 1 s
-// windows, no limit on the power), or 10 s have passed. Then
+// windows, no limit on the power), or TCBENCH_IDLE_LIMIT_S (10 s) or the sustained limit, the
+// shorter, has passed. Then
 //   burst      the first launches after that idle, back to back: one wake-up launch, then at
 //              least 10 timed ones and at least 20 ms of them;
 //   sustained  launches back to back (the GPU never waits for the host) until the rule holds on
@@ -40,7 +41,6 @@ std::string_view name(Regime r);  // "standard", "burst", "sustained"
 
 // The idle and the load of a burst or sustained window.
 inline constexpr double kIdleWindowSeconds = 1.0;  // the idle rule's windows
-inline constexpr double kIdleLimitSeconds = 10.0;  // the longest wait for idle
 inline constexpr int kBurstLaunches = 10;          // timed launches in a burst, at least
 inline constexpr double kBurstSeconds = 0.020;     // ... and at least this much of them
 inline constexpr double kQueueSeconds = 0.030;     // work kept queued ahead of the GPU
