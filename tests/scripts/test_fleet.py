@@ -6,9 +6,13 @@ The end-to-end tests against a real Slurm are in test_fleet_slurm.py.
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
 
+from conftest import load_doc, script, tcbench, write
 from tcbench_tools.fleet import slurm
 from tcbench_tools.fleet.state import (
     CANCELLED,
@@ -188,3 +192,99 @@ def test_manifest_round_trip(tmp_path):
                           {"quick": True})
     doc = json.loads(path.read_text())
     assert doc["jobs"][1] == {"partition": "h100", "job_id": "8", "tasks": 2}
+
+
+@pytest.fixture
+def empty_queue(tmp_path, monkeypatch):
+    """An squeue on PATH that lists no task (every task of the tests recorded its exit)."""
+    tools = tmp_path / "slurm_bin"
+    tools.mkdir()
+    (tools / "squeue").write_text("#!/bin/sh\nexit 0\n")
+    (tools / "squeue").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+
+
+def fleet_with_task(root: Path, folder: str) -> None:
+    (root / "_fleet" / "tasks").mkdir(parents=True)
+    (root / "_fleet" / "logs").mkdir()
+    write_manifest(root, [PartitionJob("a100", "41", 1)], {"submitted": "2026-01-01"})
+    (root / "_fleet" / "tasks" / "41_0").write_text(
+        f"partition=a100\nnode=gpu-a-01\ngpu=0\ngpu_name=\nfolder={folder}\nexit=0\n")
+
+
+@pytest.mark.parametrize("folder", ["../outside", "/ABS", "a100/link-out", ""])
+def test_collect_reads_no_task_folder_outside_the_fleet_folder(cli, tmp_path, empty_queue,
+                                                              folder):
+    """Before: folder=../outside (or an absolute path) was followed, and any results.json on the
+    machine was reported under that task's GPU."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    doc = load_doc("gpu_b.json")
+    write(outside, "results.json", doc)
+    root = tmp_path / "fleet"
+    if folder == "/ABS":
+        folder = str(outside)
+    if folder == "a100/link-out":
+        (root / "a100").mkdir(parents=True)
+        (root / "a100" / "link-out").symlink_to(outside)
+    fleet_with_task(root, folder)
+    code, out, err = cli("fleet", "collect", root)
+    assert code == 1, out + err
+    assert "task 41_0 (partition a100, node gpu-a-01) failed: its record names the results " \
+           f"folder {folder!r}" in err
+    assert "no file outside it is read" in err
+    assert not (root / "report" / "report.md").exists() or \
+        doc["context"]["gpu_name"] not in (root / "report" / "report.md").read_text()
+
+
+def test_collect_refuses_a_results_file_that_links_out_of_the_fleet_folder(cli, tmp_path,
+                                                                           empty_queue):
+    secret = tmp_path / "elsewhere.json"
+    write(tmp_path, "elsewhere.json", load_doc("gpu_b.json"))
+    root = tmp_path / "fleet"
+    (root / "a100" / "gpu-a-01-0").mkdir(parents=True)
+    (root / "a100" / "gpu-a-01-0" / "results.json").symlink_to(secret)
+    fleet_with_task(root, "a100/gpu-a-01-0")
+    code, _, err = cli("fleet", "collect", root)
+    assert code == 1 and "leads outside the fleet folder" in err
+
+
+@pytest.mark.parametrize("edit,words", [
+    (lambda d: d.update(settings=["quick"]), 'settings is ["quick"], not an object'),
+    (lambda d: d["jobs"][0].update(tasks=-3), "tasks -3 must be a whole number from 1 to 1000"),
+    (lambda d: d["jobs"][0].update(tasks=10 ** 12), "tasks 1000000000000 must be a whole number"),
+    (lambda d: d["jobs"][0].update(tasks=True), "tasks true must be a whole number"),
+    (lambda d: d["jobs"][0].update(job_id="../41"), 'job_id "../41" is not a Slurm job id'),
+    (lambda d: d["jobs"][0].update(partition="a b"), 'partition "a b" is not a Slurm partition'),
+    (lambda d: d.update(jobs={"a": 1}), "jobs must be a list of 1 to 100 partition jobs"),
+    (lambda d: d["settings"].update(quick="yes"), 'settings.quick is "yes", which must be bool'),
+    (lambda d: d.update(version="1"), 'version "1"; this tcbench reads version 1'),
+])
+def test_every_manifest_field_is_checked_in_one_sentence(tmp_path, edit, words):
+    """Before: a list of settings ended in an internal error (exit 70), tasks: -3 read as 0
+    tasks and tasks: 10^12 stalled status."""
+    root = tmp_path / "fleet"
+    (root / "_fleet").mkdir(parents=True)
+    write_manifest(root, [PartitionJob("a100", "41", 2)], {"quick": True})
+    path = root / "_fleet" / "manifest.json"
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    for action in ("status", "collect"):
+        proc = tcbench("fleet", action, str(root))
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
+
+
+def test_a_binary_message_and_a_fleet_record_are_printed_escaped(cli, tmp_path, empty_queue):
+    bins = tmp_path / "bin"
+    script(bins, "bench_int8_gemm", f"#!{sys.executable}\nimport sys\n"
+           "print('tcbench: failed\\x1b[2K\\rPASS', file=sys.stderr)\nsys.exit(1)\n")
+    code, out, err = cli("run", "--bin-dir", bins, "--out", tmp_path / "o")
+    assert code == 1 and "\x1b" not in out + err and "failed\\x1b[2K\\rPASS" in out
+    root = tmp_path / "fleet"
+    fleet_with_task(root, "a100/gpu-a-01-0")
+    marker = root / "_fleet" / "tasks" / "41_0"
+    marker.write_text(marker.read_text().replace("node=gpu-a-01", "node=gpu\x1b[31m-a-01"))
+    code, out, err = cli("fleet", "status", root)
+    assert "\x1b" not in out + err and "gpu\\x1b[31m-a-01" in out

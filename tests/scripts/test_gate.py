@@ -1,15 +1,17 @@
-"""tcbench compare as a CI gate: every way a comparison could pass without comparing anything
-(issue 13, section 1) fails, is an input error, or passes only by an explicit opt-out."""
+"""tcbench compare (compare.py) as a CI gate: every way a comparison could pass without comparing
+anything fails, is an input error, or passes only by an explicit opt-out. Its inputs too:
+impossible rows, and threshold configs (not regular files, patterns that could backtrack)."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 
 import pytest
 
-from conftest import fixture, load_doc, scaled, with_times, write
+from conftest import bounded, fixture, load_doc, scaled, tcbench, with_fields, with_times, write
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 
@@ -129,8 +131,7 @@ def test_normalize_peak_without_pct_of_peak_fails(cli, tmp_path):
     assert code == 0 and "1 not comparable (allowed)" in summary(out)
 
 
-# A zero or negative real_time is no longer NOT COMPARABLE but INVALID INPUT (issue 24:
-# test_reliability.py).
+# A zero or negative real_time is no longer NOT COMPARABLE but INVALID INPUT (below).
 @pytest.mark.parametrize("fields,reason", [
     ({"time_unit": "fs"}, 'candidate: its time unit "fs" is not one of ns, us, ms, s'),
 ])
@@ -426,3 +427,100 @@ def test_a_renamed_benchmark_that_fails_now_is_a_failure_not_a_rename(tmp_path):
     row = next(r for r in comp.rows if r.name == INT8.removesuffix("/layout:tn"))
     assert row.status == compare.FAILED and row.failing
     assert row.note == f"candidate: cublasLtMatmul failed; renamed: {INT8} in the candidate"
+
+
+def row_line(out: str, name: str) -> str:
+    return next(ln for ln in out.splitlines() if ln.startswith(name))
+
+
+def test_a_zero_or_negative_baseline_repetition_no_longer_hides_a_regression(cli, tmp_path):
+    """Before: the one bad repetition inflated the noise band to 173 % (357 % for a negative
+    time), so a +52 % candidate passed as noise, on every later run of that baseline."""
+    template = load_doc("gpu_a.json")
+    cand = write(tmp_path, "c.json", with_times(template, {FP16: [1.52e-3] * 5}))
+    for bad, shown in ((0.0, "0 ms"), (-1.0e-3, "-1 ms")):  # the fixture is in ms
+        base = write(tmp_path, "b.json",
+                     with_times(template, {FP16: [1e-3, 1e-3, bad, 1e-3, 1e-3]}))
+        code, out, err = cli("compare", base, cand)
+        assert code == 2, out
+        assert (f"INVALID INPUT (baseline: real_time of repetition 2 is {shown}, outside its "
+                "physical range (> 0))") in row_line(out, FP16)
+        assert summary(out).startswith("tcbench compare: INPUT ERROR: 1 INVALID INPUT")
+        assert "no measurement gives" in err and FP16 in err
+    # The candidate side too.
+    base = write(tmp_path, "b.json", with_times(template, {FP16: [1e-3] * 5}))
+    cand = write(tmp_path, "c.json", with_times(template, {FP16: [1e-3, -2e-3, 1e-3, 1e-3, 1e-3]}))
+    code, out, _ = cli("compare", base, cand)
+    assert code == 2 and "candidate: real_time of repetition 1 is -2 ms" in row_line(out, FP16)
+
+
+@pytest.mark.parametrize("field,value,why", [
+    ("pct_of_peak", 500.0, "pct_of_peak of repetition 3 is 500, outside its physical range "
+                           "(> 0 and <= 200)"),
+    ("rel_error", -0.25, "rel_error of repetition 3 is -0.25, outside its physical range (>= 0)"),
+    ("tflops", -159.8, "tflops of repetition 3 is -159.8, outside its physical range (> 0)"),
+    ("tflops", 0.0, "tflops of repetition 3 is 0, outside its physical range (> 0)"),
+    ("temp_c_max", 400.0, "temp_c_max of repetition 3 is 400"),
+])
+def test_any_counter_outside_its_range_is_invalid_input_when_time_is_compared(cli, tmp_path,
+                                                                              field, value,
+                                                                              why):
+    """Before: only the compared metric (time) was checked; the impossible counter passed."""
+    doc = with_fields(load_doc("gpu_a.json"), FP16, 3, **{field: value})
+    bad = write(tmp_path, "bad.json", doc)
+    code, out, _ = cli("compare", fixture("gpu_a.json"), bad)
+    assert code == 2, out
+    assert f"INVALID INPUT (candidate: {why}" in row_line(out, FP16)
+
+
+def test_a_config_that_is_not_a_regular_file_or_too_big_is_refused(tmp_path):
+    good = str(fixture("gpu_a.json"))
+    fifo = tmp_path / "gate.toml"
+    os.mkfifo(fifo)
+    proc = bounded("compare", good, good, "--config", str(fifo))
+    assert proc.returncode == 2 and \
+        "is a FIFO (named pipe), not a regular config file" in proc.stderr
+    proc = bounded("compare", good, good, "--config", "/dev/zero")
+    assert proc.returncode == 2 and "character device" in proc.stderr
+
+
+@pytest.mark.parametrize("regex,words", [
+    ("(a+)+$", "applies a quantifier to a group that holds a quantifier or an alternation"),
+    ("(.|x)*z", "applies a quantifier to a group"),
+    (".*.*.*x", "holds 3 unbounded quantifiers"),
+    ("(a)\\1", "backreference"),
+])
+def test_a_threshold_regex_that_could_backtrack_for_ever_is_refused(tmp_path, regex, words):
+    """A neighbour of the --benchmark_filter class: compare searches every benchmark name with
+    each threshold pattern (Python's re backtracks too: ".*.*.*.*x" took 93 s over 2000 names)."""
+    config = write(tmp_path, "gate.json", {"thresholds": {regex: 5}})
+    proc = bounded("compare", str(fixture("gpu_a.json")), str(fixture("gpu_a.json")), "--config",
+                   str(config))
+    assert proc.returncode == 2 and words in proc.stderr and "is refused" in proc.stderr
+    ok = write(tmp_path, "ok.json", {"thresholds": {"^alignment/.*k:4095": 5,
+                                                   "cublaslt/(fp16|bf16)/m:4096": 8}})
+    assert bounded("compare", str(fixture("gpu_a.json")), str(fixture("gpu_a.json")),
+                   "--config", str(ok)).returncode == 0
+
+
+def test_a_config_named_toml_in_capitals_is_read_as_toml(tmp_path):
+    config = tmp_path / "THRESHOLDS.TOML"
+    config.write_text("default = 7\n")
+    proc = tcbench("compare", str(fixture("gpu_a.json")), str(fixture("gpu_a.json")), "--config",
+                   str(config))
+    assert proc.returncode == 0, proc.stderr
+    assert "7.0%" in proc.stdout
+
+
+def test_a_regression_stays_exit_1_when_the_markdown_cannot_be_written(cli, tmp_path):
+    template = load_doc("gpu_a.json")
+    base = write(tmp_path, "b.json", with_times(template, {FP16: [1.0e-3] * 5}))
+    slow = write(tmp_path, "c.json", with_times(template, {FP16: [1.5e-3] * 5}))
+    unwritable = tmp_path / "no-such-folder" / "summary.md"
+    code, out, err = cli("compare", base, slow, "--markdown", unwritable)
+    assert code == 1, err  # before: 2, the regression hidden behind the write failure
+    assert "REGRESSED" in out
+    assert f"cannot write the Markdown summary {unwritable}: No such file or directory; the " \
+           "verdict stands: FAIL (exit 1)." in err
+    code, _, err = cli("compare", base, base, "--markdown", unwritable)
+    assert code == 2 and "the comparison passed, but its summary is lost" in err

@@ -1,0 +1,165 @@
+"""Result files as results.load reads them: impossible values, wrong JSON types, files that are not
+regular or too big, link loops, and hostile text that must reach no terminal or Markdown raw."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, bounded, fixture, load_doc, tcbench, with_fields, write
+
+FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
+
+
+def test_the_report_leaves_out_and_lists_a_benchmark_with_an_impossible_value(cli, tmp_path):
+    """Before: a benchmark whose rel_error was negative stayed in every table (and a negative
+    tflops in the aggregates of a file without repetitions became a card's best)."""
+    doc = with_fields(load_doc("gpu_a.json"), FP16, 1, rel_error=-0.5)
+    code, _, err = cli("report", write(tmp_path, "bad.json", doc), "--out", tmp_path / "rep")
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert (f"| Fixture GPU A | INVALID | {FP16} | rel_error of repetition 1 is -0.5, outside "
+            "its physical range (>= 0) (left out) |") in md
+    body = md.split("## Skipped and failed")[0]
+    assert FP16 not in body  # in no table, no plot, no best-of
+    # An aggregates-only file: the median row is checked like a repetition.
+    agg = load_doc("gpu_a_aggregates.json")
+    for row in agg["benchmarks"]:
+        if row["run_name"].startswith("fp16_vs_fp32/cublaslt/fp16/") and row.get(
+                "aggregate_name") in ("median", "mean"):
+            row["tflops"] = -159.8
+    code, _, err = cli("report", write(tmp_path, "agg.json", agg), "--out", tmp_path / "rep2")
+    assert code == 0, err
+    md = (tmp_path / "rep2" / "report.md").read_text()
+    assert "-159.8" not in md.split("## Skipped and failed")[0]
+    assert "tflops of the median aggregate is -159.8" in md
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("error_occurred", "false", 'has error_occurred "false", which must be true or false'),
+    ("error_occurred", 0, "has error_occurred 0, which must be true or false"),
+    ("skipped", "yes", 'has skipped "yes", which must be true or false'),
+    ("repetition_index", "2", 'has repetition_index "2", which must be a whole number'),
+    ("run_type", "iter", 'has run_type "iter", which must be "iteration" or "aggregate"'),
+    ("error_message", 5, "has error_message 5, which must be a string"),
+])
+def test_a_field_of_the_wrong_json_type_is_an_input_error(tmp_path, field, value, words):
+    """Before: "error_occurred": "false" read as a failure (exit 1), 0 as a success."""
+    doc = load_doc("gpu_a.json")
+    doc["benchmarks"][0][field] = value
+    proc = tcbench("compare", str(fixture("gpu_a.json")), str(write(tmp_path, "t.json", doc)))
+    assert proc.returncode == 2, proc.stdout
+    line = proc.stderr.strip()
+    assert line.startswith("tcbench: ") and words in line and "entry 0 of 'benchmarks'" in line
+
+
+def test_a_context_key_of_tcbench_with_the_wrong_type_is_an_input_error(tmp_path):
+    """A tcbench_lost_binaries that is not a string read as "no binary lost"."""
+    doc = load_doc("gpu_a.json")
+    doc["context"]["tcbench_lost_binaries"] = ["bench_int8_gemm"]
+    proc = tcbench("compare", str(fixture("gpu_a.json")), str(write(tmp_path, "t.json", doc)))
+    assert proc.returncode == 2
+    assert "the context's tcbench_lost_binaries is [\"bench_int8_gemm\"], which must be a string" \
+        in proc.stderr
+
+
+def host_studies_file(tmp_path: Path) -> Path:
+    """A result file of tcbench_studies (the host studies: context tcbench_kind host-studies,
+    real_time = the study's wall time per row), from the build when there is one."""
+    build = os.environ.get("TCBENCH_BUILD_DIR")
+    tools = [Path(build) / "bin" / "tcbench_studies"] if build else \
+        sorted(REPO.glob("build/*/bin/tcbench_studies"), key=lambda p: p.stat().st_mtime)[-1:]
+    if not tools or not tools[0].is_file():
+        pytest.skip("no build with tcbench_studies (scripts/tcbench test builds one)")
+    out = tmp_path / "studies.json"
+    subprocess.run([str(tools[0]), "--study", "alignment", "--study", "fp8", "--out", str(out)],
+                   check=True, capture_output=True, timeout=300)
+    assert json.loads(out.read_text())["context"]["tcbench_kind"] == "host-studies"
+    return out
+
+
+def test_the_host_studies_load_compare_and_report_without_a_single_invalid_row(cli, tmp_path):
+    studies = host_studies_file(tmp_path)
+    code, out, err = cli("compare", studies, studies)
+    assert code == 0, out + err
+    assert "INVALID" not in out
+    code, _, err = cli("report", studies, "--out", tmp_path / "rep")
+    assert code == 0, err
+    assert "INVALID" not in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_a_device_a_fifo_or_a_huge_file_is_refused_at_once(tmp_path):
+    good = str(fixture("gpu_a.json"))
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as fh:
+        fh.truncate(300 << 20)  # sparse: no disk used
+    for bad, words in (("/dev/zero", "/dev/zero is a character device, not a regular result "
+                                     "file"),
+                       (str(fifo), "is a FIFO (named pipe), not a regular result file"),
+                       (str(huge), "is 300.0 MiB, more than the 256 MiB a result file may be")):
+        for args in (("compare", good, bad), ("report", bad, "--out", str(tmp_path / "r"))):
+            begin = time.monotonic()
+            proc = bounded(*args)
+            assert time.monotonic() - begin < 30
+            assert proc.returncode == 2, (args, proc.stderr)
+            assert words in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+FAKE_PASS = "\x1b[2K\r\x1b[32mtcbench compare: PASS: 18 unchanged.\x1b[0m"
+
+
+def test_no_control_character_of_a_results_file_reaches_a_terminal_or_markdown(cli, tmp_path):
+    """Before: the escape sequences were printed raw, erasing the line and painting a PASS."""
+    doc = load_doc("gpu_a.json")
+    evil = f"{FP16}{FAKE_PASS}\n## PASS"
+    for row in doc["benchmarks"]:
+        if row["run_name"].startswith(FP16):
+            row["run_name"] = row["run_name"].replace(FP16, evil)
+            row["name"] = row["name"].replace(FP16, evil)
+            row.pop("tcbench_args", None)  # a name BenchName cannot build: an older file's row
+    doc["context"]["gpu_name"] = "GPU\x1b]0;owned\x07\u202eA"
+    doc["benchmarks"][-1].update(error_occurred=True, error_message="verification failed\r"
+                                                                    "\x1b[32mPASS")
+    bad = write(tmp_path, "evil.json", doc)
+    md = tmp_path / "summary.md"
+    code, out, err = cli("compare", fixture("gpu_a.json"), bad, "--markdown", md)
+    assert code == 1
+    for text in (out, err, md.read_text()):
+        assert "\x1b" not in text and "\r" not in text and "\u202e" not in text
+        assert not any(line.startswith(("tcbench compare: PASS", "## PASS"))
+                       for line in text.splitlines())
+    assert "\\x1b[2K\\r\\x1b[32mtcbench compare: PASS" in out  # visible, escaped
+    code, _, err = cli("report", bad, "--out", tmp_path / "rep")
+    assert code == 0, err
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / "rep" / name).read_text()
+        assert "\x1b" not in text and "\r" not in text and "\u202e" not in text
+        assert "\n## PASS" not in text
+
+
+def test_an_error_message_naming_a_hostile_name_is_escaped(tmp_path):
+    doc = load_doc("gpu_a.json")
+    doc["benchmarks"][1]["name"] = "x\x1b[2K\rtcbench compare: PASS"
+    doc["benchmarks"][1]["repetition_index"] = "1"
+    proc = tcbench("compare", str(fixture("gpu_a.json")), str(write(tmp_path, "e.json", doc)))
+    assert proc.returncode == 2
+    assert "\x1b" not in proc.stderr and "\r" not in proc.stderr and "\\x1b[2K" in proc.stderr
+
+
+def test_a_symbolic_link_loop_is_called_one(tmp_path):
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(loop)
+    proc = tcbench("compare", str(fixture("gpu_a.json")), str(loop))
+    assert proc.returncode == 2
+    assert "is a symbolic link loop" in proc.stderr and "no such file" not in proc.stderr
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "gone.json")
+    proc = tcbench("compare", str(fixture("gpu_a.json")), str(dangling))
+    assert proc.returncode == 2 and "is a dangling symbolic link" in proc.stderr
