@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import load_doc, script, tcbench, write
+from tcbench_tools.errors import exit_text
 from tcbench_tools.fleet import slurm
 from tcbench_tools.fleet.state import (
     CANCELLED,
@@ -288,3 +289,72 @@ def test_a_binary_message_and_a_fleet_record_are_printed_escaped(cli, tmp_path, 
     marker.write_text(marker.read_text().replace("node=gpu-a-01", "node=gpu\x1b[31m-a-01"))
     code, out, err = cli("fleet", "status", root)
     assert "\x1b" not in out + err and "gpu\\x1b[31m-a-01" in out
+
+
+# Numbers in manifests, task records and Slurm's output are ASCII digits: "²" passed
+# str.isdigit() and int("٣") is 3, so such a task was reported lost or read as another number.
+@pytest.mark.parametrize("job_id", ["²", "٣", "0", " 41", "41\n", "4_1", -41, 0, "", "x"])
+def test_a_manifest_job_id_that_is_not_a_slurm_job_id_is_refused(cli, tmp_path, job_id):
+    root = tmp_path / "fleet"
+    (root / "_fleet").mkdir(parents=True)
+    write_manifest(root, [PartitionJob("a100", "41", 1)], {})
+    path = root / "_fleet" / "manifest.json"
+    doc = json.loads(path.read_text())
+    doc["jobs"][0]["job_id"] = job_id
+    path.write_text(json.dumps(doc))
+    for action in ("status", "collect"):
+        code, out, err = cli("fleet", action, root)
+        assert code == 2 and err.count("\n") == 1, (job_id, err)
+        assert "is not a Slurm job id (a whole number from 1, in digits 0-9)" in err
+
+
+@pytest.mark.parametrize("partition", ["a100\n", "a100\nx", "a 100"])
+def test_a_partition_name_with_a_newline_is_refused(cli, tmp_path, partition):
+    """"$" matches before a final newline: "a100\\n" passed the partition pattern."""
+    if partition.strip() != "a100":  # submit strips the names it is given
+        code, out, err = cli("fleet", "submit", "--partition", partition, "--out",
+                             tmp_path / "f")
+        assert code == 2 and "is not a Slurm partition name" in err and "\n" not in err.strip()
+    root = tmp_path / "fleet"
+    (root / "_fleet").mkdir(parents=True)
+    write_manifest(root, [PartitionJob(partition, "41", 1)], {})
+    code, out, err = cli("fleet", "status", root)
+    assert code == 2 and "is not a Slurm partition name" in err
+
+
+def test_slurm_output_with_numbers_that_are_not_ascii_is_not_a_task():
+    assert slurm.parse_sacct("٤١_٠|COMPLETED|0:0|n1\n41_²|FAILED|1:0|n1\n41_0|FAILED|٣:0|n1\n") \
+        == {("41", 0): slurm.FinalRecord("FAILED", None, None, "n1", "sacct")}
+    text = "JobId=1 ArrayJobId=41 ArrayTaskId=² JobState=FAILED ExitCode=1:0 NodeList=n1\n"
+    assert slurm.parse_scontrol(text) == {}
+
+
+def test_squeue_lines_with_numbers_that_are_not_ascii_are_skipped(cli, tmp_path, monkeypatch):
+    """Before: int("²") in the queue reader, exit 70."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "squeue").write_text("#!/bin/sh\necho '41|²|RUNNING|n1|None'\n"
+                                  "echo '41|٣|RUNNING|n1|None'\necho '41|0|PENDING||Priority'\n")
+    (tools / "squeue").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
+    root = tmp_path / "fleet"
+    (root / "_fleet").mkdir(parents=True)
+    write_manifest(root, [PartitionJob("a100", "41", 1)], {})
+    code, out, err = cli("fleet", "status", root)
+    assert code == 0, err
+    assert "1 task(s): 1 pending." in out
+
+
+def test_a_recorded_exit_in_other_digits_is_not_a_number():
+    assert exit_text("٣") == "exit ٣" and exit_text("-9") == "killed by signal 9 (SIGKILL)"
+    assert exit_text("3") == "exit 3"
+
+
+def test_a_task_record_whose_exit_is_not_ascii_is_a_failure_not_done(tmp_path):
+    from tcbench_tools.fleet.state import FAILED, Manifest, resolve
+
+    job = PartitionJob("a100", "41", 1)
+    (tmp_path / "_fleet" / "logs").mkdir(parents=True)
+    m = Manifest(tmp_path, [job])
+    t = resolve(m, job, 0, {"partition": "a100", "folder": "a100/n-0", "exit": "٠"}, None, None)
+    assert t.state == FAILED and t.exit_code is None  # "٠" read as 0 before: "done"

@@ -163,3 +163,17 @@ def test_a_symbolic_link_loop_is_called_one(tmp_path):
     dangling.symlink_to(tmp_path / "gone.json")
     proc = tcbench("compare", str(fixture("gpu_a.json")), str(dangling))
     assert proc.returncode == 2 and "is a dangling symbolic link" in proc.stderr
+
+
+@pytest.mark.parametrize("field", ["iterations", "repetitions", "threads"])
+def test_a_count_of_zero_in_a_results_row_is_refused(cli, tmp_path, field):
+    """Before: a measured row with 0 iterations (or 0 repetitions, 0 threads) was compared as
+    any other; an error or skip row may still say 0 iterations, as Google Benchmark writes it."""
+    doc = load_doc("gpu_a_single.json")
+    doc["benchmarks"][0][field] = 0
+    code, out, err = cli("compare", write(tmp_path, "z.json", doc), write(tmp_path, "z.json", doc))
+    assert code == 2 and f"has {field} 0, which no run of a benchmark gives" in err, err
+    assert err.count("\n") == 1
+    ok = load_doc("gpu_a_single.json")
+    assert any(r.get("error_occurred") and r["iterations"] == 0 for r in ok["benchmarks"])
+    assert cli("compare", write(tmp_path, "ok.json", ok), write(tmp_path, "ok.json", ok))[0] == 0

@@ -525,3 +525,9 @@ def test_the_progress_count_reads_a_bounded_part_of_a_flooding_binarys_log(tmp_p
     log = tmp_path / "bench_x.stdout.log"
     log.write_text(f"{FP16}/manual_time 1.0 ms\n" + "x" * 8192 + f"\n{INT8}/manual_time 1.0 ms\n")
     assert runner.finished_benchmarks(log, {FP16, INT8}) == 1
+
+
+def test_a_device_index_in_other_digits_is_refused(cli, tmp_path):
+    code, out, err = cli("run", "--no-build", "--bin-dir", tmp_path, "--device", "٣",
+                         "--out", tmp_path / "o")
+    assert code == 2 and "is neither a GPU index (0, 1, ...) nor a UUID" in err

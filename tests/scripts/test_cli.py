@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, assert_one_line_error, fixture, tcbench
+from tcbench_tools.fleet.state import recorded_exit
 
 GOOD = str(fixture("gpu_a.json"))
 
@@ -154,3 +155,33 @@ def test_an_option_nothing_resembles_gets_no_guess(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--zzzz"])
     assert capsys.readouterr().err.endswith("tcbench run: error: unrecognized arguments: --zzzz\n")
+
+
+# Integers the tools read are ASCII digits (the command line took "٣" for 3), and counts that
+# cannot be zero are refused (--gres gpu:0: test_fleet_slurm.py).
+NOT_ASCII = ["²", "٣", "３", "1_000", " 7", "+7", "-1", "7\n", "", "1" * 19]
+
+
+@pytest.mark.parametrize("text", NOT_ASCII)
+def test_integers_are_ascii_digits(text):
+    from tcbench_tools.arguments import ascii_int
+
+    assert ascii_int(text) is None
+    assert recorded_exit({"exit": text}) is None or text.strip() != text
+    assert ascii_int("0") == 0 and ascii_int("41") == 41 and ascii_int("1" * 18) == int("1" * 18)
+
+
+@pytest.mark.parametrize("args", [
+    ["fleet", "submit", "--partition", "a", "--nodes-per-partition", "٣"],
+    ["fleet", "submit", "--partition", "a", "--nodes-per-partition", "0"],
+    ["history", "check", "--window", "３"],
+    ["history", "check", "--window", "0"],
+    ["run", "--repetitions", "٣"],
+    ["profile", "x", "--launch-count", "²"],
+])
+def test_counts_on_the_command_line_are_ascii_and_not_zero(cli, capsys, args):
+    with pytest.raises(SystemExit) as exc:
+        cli(*args)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a whole number (digits 0-9)" in err or "must be" in err
