@@ -11,7 +11,17 @@ import re
 
 import pytest
 
-from conftest import bounded, fixture, load_doc, scaled, tcbench, with_fields, with_times, write
+from conftest import (
+    assert_one_line_error,
+    bounded,
+    fixture,
+    load_doc,
+    scaled,
+    tcbench,
+    with_fields,
+    with_times,
+    write,
+)
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 
@@ -19,6 +29,7 @@ FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
 INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
 WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024/layout:nn"
 BASE = fixture("gpu_a.json")
+GOOD = str(fixture("gpu_a.json"))
 
 
 def key(row: dict) -> str:
@@ -524,3 +535,40 @@ def test_a_regression_stays_exit_1_when_the_markdown_cannot_be_written(cli, tmp_
            "verdict stands: FAIL (exit 1)." in err
     code, _, err = cli("compare", base, base, "--markdown", unwritable)
     assert code == 2 and "the comparison passed, but its summary is lost" in err
+
+
+@pytest.mark.parametrize("name,text,needle", [
+    ("bad_regex.json", json.dumps({"thresholds": {"fp16[": 5}}),
+     "is not a valid regular expression"),
+    ("bad_value.json", json.dumps({"thresholds": {"fp16": "fast"}}), "is not a percentage"),
+    ("negative.json", json.dumps({"thresholds": {"fp16": -3}}), "must be a percentage above 0"),
+    ("bad.json", "{nope", "is not valid JSON"),
+    ("bad.toml", "[thresholds\n", "is not valid TOML"),
+    ("unknown.json", json.dumps({"thresholds": {}, "limit": 3}), "unknown key(s) 'limit'"),
+    ("alpha.json", json.dumps({"thresholds": {}, "alpha": 2}), "alpha must be a number"),
+])
+def test_bad_config_files(tmp_path, name, text, needle):
+    config = tmp_path / name
+    config.write_text(text)
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(config)), needle)
+
+
+def test_missing_config_and_bad_threshold(tmp_path):
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(tmp_path / "x.json")),
+                          "cannot read the config file")
+    proc = tcbench("compare", GOOD, GOOD, "--threshold", "abc")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "argument --threshold: 'abc' is not a percentage" in proc.stderr
+    assert "usage: tcbench compare" in proc.stderr
+
+
+def test_markdown_to_unwritable_place(tmp_path):
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--markdown",
+                                  str(tmp_path / "no" / "such" / "dir.md")), "cannot write")
+
+
+def test_a_regex_too_deep_to_compile(tmp_path):
+    config = tmp_path / "gate.json"
+    config.write_text(json.dumps({"thresholds": {"(" * 5000 + ")" * 5000: 5}}))
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(config)),
+                          "is not a usable regular expression (RecursionError")

@@ -3,17 +3,30 @@ regular or too big, link loops, and hostile text that must reach no terminal or 
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import random
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, bounded, fixture, load_doc, tcbench, with_fields, write
+from conftest import (
+    FIXTURES,
+    REPO,
+    assert_one_line_error,
+    bounded,
+    fixture,
+    load_doc,
+    tcbench,
+    with_fields,
+    write,
+)
 
 FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
+GOOD = str(fixture("gpu_a.json"))
 
 
 def test_the_report_leaves_out_and_lists_a_benchmark_with_an_impossible_value(cli, tmp_path):
@@ -177,3 +190,129 @@ def test_a_count_of_zero_in_a_results_row_is_refused(cli, tmp_path, field):
     ok = load_doc("gpu_a_single.json")
     assert any(r.get("error_occurred") and r["iterations"] == 0 for r in ok["benchmarks"])
     assert cli("compare", write(tmp_path, "ok.json", ok), write(tmp_path, "ok.json", ok))[0] == 0
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("bad")
+    files = {
+        "not_json": FIXTURES / "bad" / "not_json.json",
+        "not_gbench": FIXTURES / "bad" / "not_gbench.json",
+        "empty": FIXTURES / "bad" / "empty.json",
+        "list": d / "list.json",
+        "no_name": d / "no_name.json",
+        "binary": d / "binary.json",
+        "empty_dir": d / "empty_dir",
+    }
+    files["list"].write_text("[1, 2]")
+    files["no_name"].write_text(json.dumps({"context": {}, "benchmarks": [{"real_time": 1}]}))
+    files["binary"].write_bytes(b"\xff\xfe\x00garbage")
+    files["empty_dir"].mkdir()
+    return files
+
+
+@pytest.mark.parametrize("command", ["compare-baseline", "compare-candidate", "report"])
+@pytest.mark.parametrize("case,needle", [
+    ("missing", "no such file or folder"),
+    ("not_json", "is not JSON (Expecting value at line 2"),
+    ("not_gbench", "is not Google Benchmark output (no 'benchmarks' list)"),
+    ("empty", "holds no benchmarks"),
+    ("list", "is not Google Benchmark output"),
+    ("no_name", "has no name"),
+    ("binary", "is not JSON (it is not UTF-8 text)"),
+    ("empty_dir", "no results.json and no *.json files"),
+])
+def test_bad_input_files(bad_files, tmp_path, command, case, needle):
+    path = str(tmp_path / "absent.json") if case == "missing" else str(bad_files[case])
+    if command == "compare-baseline":
+        proc = tcbench("compare", path, GOOD)
+    elif command == "compare-candidate":
+        proc = tcbench("compare", GOOD, path)
+    else:
+        proc = tcbench("report", GOOD, path, "--out", str(tmp_path / "r"))
+    assert_one_line_error(proc, needle)
+
+
+def test_duplicate_benchmarks_in_a_folder(tmp_path):
+    (tmp_path / "a.json").write_text(fixture("gpu_a.json").read_text())
+    (tmp_path / "b.json").write_text(fixture("gpu_a.json").read_text())
+    assert_one_line_error(tcbench("compare", str(tmp_path), GOOD), "appears in both")
+
+
+def test_integers_beyond_float_range(tmp_path):
+    text = fixture("gpu_a.json").read_text()
+    doc = json.loads(text)
+    first = next(r for r in doc["benchmarks"] if r["run_name"].startswith(FP16))
+    marker = "123456.789"
+    first["real_time"] = float(marker)
+    huge = write(tmp_path, "huge.json", doc)
+    huge.write_text(huge.read_text().replace(marker, "1" + "0" * 400, 1))  # 1e400, as an integer
+    proc = tcbench("compare", GOOD, str(huge))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{FP16}: INVALID INPUT (candidate: real_time of repetition 0 is an integer beyond " \
+           "float range)" in proc.stdout
+    # Longer than Python's integer-parsing limit (4300 digits): not JSON Python can read.
+    longer = tmp_path / "longer.json"
+    longer.write_text(huge.read_text().replace("1" + "0" * 400, "1" + "0" * 5000, 1))
+    assert_one_line_error(tcbench("compare", GOOD, str(longer)), "is not usable JSON")
+
+
+def test_deeply_nested_json(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"context": {}, "benchmarks": ' + "[" * 100000 + "]" * 100000 + "}")
+    assert_one_line_error(tcbench("compare", GOOD, str(deep)), "nested too deeply")
+    config = tmp_path / "deep_config.json"
+    config.write_text("[" * 100000 + "]" * 100000)
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(config)),
+                          "cannot be read as a config")
+
+
+ODD_VALUES = [None, "abc", "", True, 10 ** 400, -1, 0, float("nan"), float("inf"), [], {}, [1],
+              {"a": 1}, "nan", 1e308, -1e308]
+
+
+ROW_KEYS = ["name", "run_name", "run_type", "repetitions", "repetition_index", "real_time",
+            "cpu_time", "time_unit", "iterations", "aggregate_name", "error_occurred",
+            "error_message", "skipped", "skip_message", "tflops", "tops", "gbps", "pct_of_peak",
+            "spread_pct", "tcbench_binary"]
+
+
+CONTEXT_KEYS = ["gpu_name", "compute_capability", "peak_fp16", "peak_source", "peak_gbps",
+                "tcbench_binaries", "tcbench_sources", "tcbench_lost_binaries",
+                "tcbench_failed_binaries", "tcbench_incomplete", "date"]
+
+
+def corrupted(rng: random.Random, doc: dict) -> dict:
+    out = copy.deepcopy(doc)
+    for _ in range(rng.randint(2, 10)):
+        if rng.random() < 0.2:
+            target, key = out["context"], rng.choice(CONTEXT_KEYS)
+        else:
+            target, key = rng.choice(out["benchmarks"]), rng.choice(ROW_KEYS)
+        if rng.random() < 0.15:
+            target.pop(key, None)
+        else:
+            target[key] = copy.deepcopy(rng.choice(ODD_VALUES))
+    return out
+
+
+def test_random_corruption_never_ends_in_a_traceback(cli, tmp_path):
+    rng = random.Random(13)
+    base = load_doc("gpu_a.json")
+    seen = set()
+    for trial in range(60):
+        bad = write(tmp_path, f"bad{trial}.json", corrupted(rng, base))
+        for pair in ((GOOD, bad), (bad, GOOD), (bad, bad)):
+            code, _, err = cli("compare", *pair)
+            assert code in (0, 1, 2) and "internal error" not in err, (trial, err)
+            seen.add(code)
+        if trial % 20 == 0:
+            code, _, err = cli("report", bad, GOOD, "--out", tmp_path / "rep")
+            assert code in (0, 2) and "internal error" not in err, (trial, err)
+    # Since issue 24 a wrong JSON type or an impossible value is an input error (2) wherever it
+    # lands, so random corruption ends in 0 or 2; a corruption the loader accepts still reaches
+    # the gate's verdict (1), as a failed repetition does:
+    assert {0, 2} <= seen
+    failed = load_doc("gpu_a.json")
+    failed["benchmarks"][0]["error_occurred"] = True
+    assert cli("compare", GOOD, write(tmp_path, "failed.json", failed))[0] == 1
