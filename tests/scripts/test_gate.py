@@ -10,7 +10,10 @@ import os
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import properties as p
 from conftest import (
     assert_one_line_error,
     bounded,
@@ -30,6 +33,7 @@ INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
 WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024/layout:nn"
 BASE = fixture("gpu_a.json")
 GOOD = str(fixture("gpu_a.json"))
+SINGLE = fixture("gpu_a_single.json")
 
 
 def key(row: dict) -> str:
@@ -572,3 +576,67 @@ def test_a_regex_too_deep_to_compile(tmp_path):
     config.write_text(json.dumps({"thresholds": {"(" * 5000 + ")" * 5000: 5}}))
     assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(config)),
                           "is not a usable regular expression (RecursionError")
+
+
+# ---------------------------------------------------------------------------------------------
+# compare --config
+
+PATTERNS = ["^fp16_vs_fp32/", "(a+)+$", "(.|x)*z", ".*.*.*x", "(a)\\1", "(?=x)", "[", "(",
+            "\\", "a{1000000}", "(a{0,255}){255}", "x" * 1001, "(?P<n>a)(?P=n)", "\x00",
+            "cublaslt/(fp16|bf16)/m:4096", "/m:[0-9]+/n:[0-9]+", "(" * 200 + ")" * 200,
+            "[\\d]{1,3}", "(?i)FP16", "$^", "\\b\\B"]
+KEYS = ["default", "alpha", "thresholds", "allow_missing", "allow_skipped",
+        "allow_not_comparable", "allow_throttled"]
+
+
+def toml_value(value) -> str:
+    """A TOML literal for value (strings as basic strings, escaped as JSON does)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if value == value and abs(value) != float("inf") else "nan"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))
+
+
+threshold_value = st.one_of(st.integers(-5, 2000), st.floats(allow_nan=True), st.sampled_from(
+    ["5%", "5", "-1%", "0%", "1e999", "abc", "", "%"]) | p.hostile_text, st.booleans(),
+    st.lists(st.integers(), max_size=2))
+
+
+@st.composite
+def config(draw):
+    doc = {}
+    for key in draw(st.lists(st.sampled_from(KEYS) | p.hostile_text, max_size=4)):
+        if key == "thresholds":
+            doc[key] = draw(st.dictionaries(st.sampled_from(PATTERNS) | p.hostile_text,
+                                            threshold_value, max_size=4))
+        else:
+            doc[key] = draw(threshold_value | p.json_leaf)
+    how = draw(st.sampled_from(["toml", "toml", "json", "text"]))
+    if how == "text":
+        return "gate.toml", draw(st.text(max_size=80)).encode("utf-8", "surrogatepass")
+    if how == "json":
+        return "gate.json", json.dumps(doc).encode()
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            lines.append(f"[{json.dumps(str(key))}]")
+            lines += [f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()]
+        else:
+            lines.insert(0, f"{json.dumps(str(key))} = {toml_value(value)}")
+    return "gate.toml", "\n".join(lines).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=p.examples(40))
+@given(generated=config())
+def test_compare_config(tmp_path, generated):
+    name, data = generated
+    path = p.workdir(tmp_path) / name
+    path.write_bytes(data)
+    o = p.run_cli("compare", SINGLE, SINGLE, "--config", path, seconds=20)
+    p.check(o, {0, 1, 2}, data[:200])

@@ -1,4 +1,4 @@
-"""Property-based tests of the fleet readers (issue 34 section 5): fleet manifests and task
+"""Property-based tests of the fleet readers: fleet manifests and task
 records written at random (any JSON in any field, hostile names, folders that lead outside,
 exit codes in other digits), Slurm's own output (squeue, sacct, scontrol lines at random), and
 ``fleet status`` / ``fleet collect`` on a generated fleet folder against the real single-node

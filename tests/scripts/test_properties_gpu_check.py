@@ -1,4 +1,4 @@
-"""Property-based tests of gpu_check's readers of outside input (issue 34 section 6): its
+"""Property-based tests of gpu_check's readers of outside input: its
 variables (TCBENCH_CHECK_BUDGET_S, TCBENCH_STEP_TIMEOUT_S, TCBENCH_BUILD_TIMEOUT_S) and --tier,
 read before any step, and a bundle's MANIFEST.txt. The check itself is not run (a stand-in
 takes its place once the values are read). Before, a value of "²" passed str.isdigit() and

@@ -1,4 +1,4 @@
-"""Property-based tests of `tcbench model` (issue 34 section 6): the published-measurement data
+"""Property-based tests of `tcbench model`: the published-measurement data
 folder's reader (published.py) on generated CSV files, `model check` on them, and `model
 predict` (the C++ host tool's CSV reader) on generated rows. The property is properties.check's:
 bad rows and files are one sentence and exit 2, nothing above a physical limit passes (a rate

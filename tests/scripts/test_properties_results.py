@@ -1,4 +1,4 @@
-"""Property-based tests of the result-file readers (issue 34 section 5): a real result file
+"""Property-based tests of the result-file readers: a real result file
 changed at random (any JSON value in any field, rows dropped, doubled or renamed, hostile names,
 dates that cannot be, bytes that are not UTF-8, a byte order mark, a file cut short, random
 bytes), and folders of such files (with links out, FIFOs, subfolders and stray files), read by
