@@ -17,6 +17,7 @@ import fcntl
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -411,3 +412,31 @@ def pg_url(postgres) -> str:
     import uuid
 
     return postgres.create_database(f"t_{uuid.uuid4().hex[:12]}")
+
+
+def with_fields(doc: dict, name: str, repetition: int | None = None, **fields) -> dict:
+    """``doc`` with ``fields`` set on the rows of benchmark ``name`` (one repetition, or all)."""
+    for row in doc["benchmarks"]:
+        if row["run_name"].removesuffix("/manual_time") == name and (
+                repetition is None or row.get("repetition_index") == repetition):
+            row.update(fields)
+    return doc
+
+
+def script(bins: Path, name: str, text: str) -> Path:
+    bins.mkdir(parents=True, exist_ok=True)
+    path = bins / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def bounded(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The tools as a process that may use at most 2 GiB and ``timeout`` seconds (the unbounded
+    reads this guards against grew 2.6 GB in 5 s, or blocked for ever)."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"))
+    return subprocess.run([sys.executable, "-m", "tcbench_tools", *args], capture_output=True,
+                          text=True, env=env, timeout=timeout, preexec_fn=limit)

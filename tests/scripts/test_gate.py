@@ -1,15 +1,30 @@
-"""tcbench compare as a CI gate: every way a comparison could pass without comparing anything
-(issue 13, section 1) fails, is an input error, or passes only by an explicit opt-out."""
+"""tcbench compare (compare.py) as a CI gate: every way a comparison could pass without comparing
+anything fails, is an input error, or passes only by an explicit opt-out. Its inputs too:
+impossible rows, and threshold configs (not regular files, patterns that could backtrack)."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from conftest import fixture, load_doc, scaled, with_times, write
+import properties as p
+from conftest import (
+    assert_one_line_error,
+    bounded,
+    fixture,
+    load_doc,
+    scaled,
+    tcbench,
+    with_fields,
+    with_times,
+    write,
+)
 from tcbench_tools import compare
 from tcbench_tools.results import parse_doc
 
@@ -17,6 +32,8 @@ FP16 = "fp16_vs_fp32/cublaslt/fp16/m:4096/n:4096/k:4096/layout:nn"
 INT8 = "int8_gemm/cublaslt/int8/m:4096/n:4096/k:4096/layout:tn"
 WMMA = "fp16_vs_fp32/wmma/fp16/m:1024/n:1024/k:1024/layout:nn"
 BASE = fixture("gpu_a.json")
+GOOD = str(fixture("gpu_a.json"))
+SINGLE = fixture("gpu_a_single.json")
 
 
 def key(row: dict) -> str:
@@ -129,8 +146,7 @@ def test_normalize_peak_without_pct_of_peak_fails(cli, tmp_path):
     assert code == 0 and "1 not comparable (allowed)" in summary(out)
 
 
-# A zero or negative real_time is no longer NOT COMPARABLE but INVALID INPUT (issue 24:
-# test_reliability.py).
+# A zero or negative real_time is no longer NOT COMPARABLE but INVALID INPUT (below).
 @pytest.mark.parametrize("fields,reason", [
     ({"time_unit": "fs"}, 'candidate: its time unit "fs" is not one of ns, us, ms, s'),
 ])
@@ -426,3 +442,201 @@ def test_a_renamed_benchmark_that_fails_now_is_a_failure_not_a_rename(tmp_path):
     row = next(r for r in comp.rows if r.name == INT8.removesuffix("/layout:tn"))
     assert row.status == compare.FAILED and row.failing
     assert row.note == f"candidate: cublasLtMatmul failed; renamed: {INT8} in the candidate"
+
+
+def row_line(out: str, name: str) -> str:
+    return next(ln for ln in out.splitlines() if ln.startswith(name))
+
+
+def test_a_zero_or_negative_baseline_repetition_no_longer_hides_a_regression(cli, tmp_path):
+    """Before: the one bad repetition inflated the noise band to 173 % (357 % for a negative
+    time), so a +52 % candidate passed as noise, on every later run of that baseline."""
+    template = load_doc("gpu_a.json")
+    cand = write(tmp_path, "c.json", with_times(template, {FP16: [1.52e-3] * 5}))
+    for bad, shown in ((0.0, "0 ms"), (-1.0e-3, "-1 ms")):  # the fixture is in ms
+        base = write(tmp_path, "b.json",
+                     with_times(template, {FP16: [1e-3, 1e-3, bad, 1e-3, 1e-3]}))
+        code, out, err = cli("compare", base, cand)
+        assert code == 2, out
+        assert (f"INVALID INPUT (baseline: real_time of repetition 2 is {shown}, outside its "
+                "physical range (> 0))") in row_line(out, FP16)
+        assert summary(out).startswith("tcbench compare: INPUT ERROR: 1 INVALID INPUT")
+        assert "no measurement gives" in err and FP16 in err
+    # The candidate side too.
+    base = write(tmp_path, "b.json", with_times(template, {FP16: [1e-3] * 5}))
+    cand = write(tmp_path, "c.json", with_times(template, {FP16: [1e-3, -2e-3, 1e-3, 1e-3, 1e-3]}))
+    code, out, _ = cli("compare", base, cand)
+    assert code == 2 and "candidate: real_time of repetition 1 is -2 ms" in row_line(out, FP16)
+
+
+@pytest.mark.parametrize("field,value,why", [
+    ("pct_of_peak", 500.0, "pct_of_peak of repetition 3 is 500, outside its physical range "
+                           "(> 0 and <= 200)"),
+    ("rel_error", -0.25, "rel_error of repetition 3 is -0.25, outside its physical range (>= 0)"),
+    ("tflops", -159.8, "tflops of repetition 3 is -159.8, outside its physical range (> 0)"),
+    ("tflops", 0.0, "tflops of repetition 3 is 0, outside its physical range (> 0)"),
+    ("temp_c_max", 400.0, "temp_c_max of repetition 3 is 400"),
+])
+def test_any_counter_outside_its_range_is_invalid_input_when_time_is_compared(cli, tmp_path,
+                                                                              field, value,
+                                                                              why):
+    """Before: only the compared metric (time) was checked; the impossible counter passed."""
+    doc = with_fields(load_doc("gpu_a.json"), FP16, 3, **{field: value})
+    bad = write(tmp_path, "bad.json", doc)
+    code, out, _ = cli("compare", fixture("gpu_a.json"), bad)
+    assert code == 2, out
+    assert f"INVALID INPUT (candidate: {why}" in row_line(out, FP16)
+
+
+def test_a_config_that_is_not_a_regular_file_or_too_big_is_refused(tmp_path):
+    good = str(fixture("gpu_a.json"))
+    fifo = tmp_path / "gate.toml"
+    os.mkfifo(fifo)
+    proc = bounded("compare", good, good, "--config", str(fifo))
+    assert proc.returncode == 2 and \
+        "is a FIFO (named pipe), not a regular config file" in proc.stderr
+    proc = bounded("compare", good, good, "--config", "/dev/zero")
+    assert proc.returncode == 2 and "character device" in proc.stderr
+
+
+@pytest.mark.parametrize("regex,words", [
+    ("(a+)+$", "applies a quantifier to a group that holds a quantifier or an alternation"),
+    ("(.|x)*z", "applies a quantifier to a group"),
+    (".*.*.*x", "holds 3 unbounded quantifiers"),
+    ("(a)\\1", "backreference"),
+])
+def test_a_threshold_regex_that_could_backtrack_for_ever_is_refused(tmp_path, regex, words):
+    """A neighbour of the --benchmark_filter class: compare searches every benchmark name with
+    each threshold pattern (Python's re backtracks too: ".*.*.*.*x" took 93 s over 2000 names)."""
+    config = write(tmp_path, "gate.json", {"thresholds": {regex: 5}})
+    proc = bounded("compare", str(fixture("gpu_a.json")), str(fixture("gpu_a.json")), "--config",
+                   str(config))
+    assert proc.returncode == 2 and words in proc.stderr and "is refused" in proc.stderr
+    ok = write(tmp_path, "ok.json", {"thresholds": {"^alignment/.*k:4095": 5,
+                                                   "cublaslt/(fp16|bf16)/m:4096": 8}})
+    assert bounded("compare", str(fixture("gpu_a.json")), str(fixture("gpu_a.json")),
+                   "--config", str(ok)).returncode == 0
+
+
+def test_a_config_named_toml_in_capitals_is_read_as_toml(tmp_path):
+    config = tmp_path / "THRESHOLDS.TOML"
+    config.write_text("default = 7\n")
+    proc = tcbench("compare", str(fixture("gpu_a.json")), str(fixture("gpu_a.json")), "--config",
+                   str(config))
+    assert proc.returncode == 0, proc.stderr
+    assert "7.0%" in proc.stdout
+
+
+def test_a_regression_stays_exit_1_when_the_markdown_cannot_be_written(cli, tmp_path):
+    template = load_doc("gpu_a.json")
+    base = write(tmp_path, "b.json", with_times(template, {FP16: [1.0e-3] * 5}))
+    slow = write(tmp_path, "c.json", with_times(template, {FP16: [1.5e-3] * 5}))
+    unwritable = tmp_path / "no-such-folder" / "summary.md"
+    code, out, err = cli("compare", base, slow, "--markdown", unwritable)
+    assert code == 1, err  # before: 2, the regression hidden behind the write failure
+    assert "REGRESSED" in out
+    assert f"cannot write the Markdown summary {unwritable}: No such file or directory; the " \
+           "verdict stands: FAIL (exit 1)." in err
+    code, _, err = cli("compare", base, base, "--markdown", unwritable)
+    assert code == 2 and "the comparison passed, but its summary is lost" in err
+
+
+@pytest.mark.parametrize("name,text,needle", [
+    ("bad_regex.json", json.dumps({"thresholds": {"fp16[": 5}}),
+     "is not a valid regular expression"),
+    ("bad_value.json", json.dumps({"thresholds": {"fp16": "fast"}}), "is not a percentage"),
+    ("negative.json", json.dumps({"thresholds": {"fp16": -3}}), "must be a percentage above 0"),
+    ("bad.json", "{nope", "is not valid JSON"),
+    ("bad.toml", "[thresholds\n", "is not valid TOML"),
+    ("unknown.json", json.dumps({"thresholds": {}, "limit": 3}), "unknown key(s) 'limit'"),
+    ("alpha.json", json.dumps({"thresholds": {}, "alpha": 2}), "alpha must be a number"),
+])
+def test_bad_config_files(tmp_path, name, text, needle):
+    config = tmp_path / name
+    config.write_text(text)
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(config)), needle)
+
+
+def test_missing_config_and_bad_threshold(tmp_path):
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(tmp_path / "x.json")),
+                          "cannot read the config file")
+    proc = tcbench("compare", GOOD, GOOD, "--threshold", "abc")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "argument --threshold: 'abc' is not a percentage" in proc.stderr
+    assert "usage: tcbench compare" in proc.stderr
+
+
+def test_markdown_to_unwritable_place(tmp_path):
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--markdown",
+                                  str(tmp_path / "no" / "such" / "dir.md")), "cannot write")
+
+
+def test_a_regex_too_deep_to_compile(tmp_path):
+    config = tmp_path / "gate.json"
+    config.write_text(json.dumps({"thresholds": {"(" * 5000 + ")" * 5000: 5}}))
+    assert_one_line_error(tcbench("compare", GOOD, GOOD, "--config", str(config)),
+                          "is not a usable regular expression (RecursionError")
+
+
+# ---------------------------------------------------------------------------------------------
+# compare --config
+
+PATTERNS = ["^fp16_vs_fp32/", "(a+)+$", "(.|x)*z", ".*.*.*x", "(a)\\1", "(?=x)", "[", "(",
+            "\\", "a{1000000}", "(a{0,255}){255}", "x" * 1001, "(?P<n>a)(?P=n)", "\x00",
+            "cublaslt/(fp16|bf16)/m:4096", "/m:[0-9]+/n:[0-9]+", "(" * 200 + ")" * 200,
+            "[\\d]{1,3}", "(?i)FP16", "$^", "\\b\\B"]
+KEYS = ["default", "alpha", "thresholds", "allow_missing", "allow_skipped",
+        "allow_not_comparable", "allow_throttled"]
+
+
+def toml_value(value) -> str:
+    """A TOML literal for value (strings as basic strings, escaped as JSON does)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if value == value and abs(value) != float("inf") else "nan"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))
+
+
+threshold_value = st.one_of(st.integers(-5, 2000), st.floats(allow_nan=True), st.sampled_from(
+    ["5%", "5", "-1%", "0%", "1e999", "abc", "", "%"]) | p.hostile_text, st.booleans(),
+    st.lists(st.integers(), max_size=2))
+
+
+@st.composite
+def config(draw):
+    doc = {}
+    for key in draw(st.lists(st.sampled_from(KEYS) | p.hostile_text, max_size=4)):
+        if key == "thresholds":
+            doc[key] = draw(st.dictionaries(st.sampled_from(PATTERNS) | p.hostile_text,
+                                            threshold_value, max_size=4))
+        else:
+            doc[key] = draw(threshold_value | p.json_leaf)
+    how = draw(st.sampled_from(["toml", "toml", "json", "text"]))
+    if how == "text":
+        return "gate.toml", draw(st.text(max_size=80)).encode("utf-8", "surrogatepass")
+    if how == "json":
+        return "gate.json", json.dumps(doc).encode()
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            lines.append(f"[{json.dumps(str(key))}]")
+            lines += [f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()]
+        else:
+            lines.insert(0, f"{json.dumps(str(key))} = {toml_value(value)}")
+    return "gate.toml", "\n".join(lines).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=p.examples(40))
+@given(generated=config())
+def test_compare_config(tmp_path, generated):
+    name, data = generated
+    path = p.workdir(tmp_path) / name
+    path.write_bytes(data)
+    o = p.run_cli("compare", SINGLE, SINGLE, "--config", path, seconds=20)
+    p.check(o, {0, 1, 2}, data[:200])

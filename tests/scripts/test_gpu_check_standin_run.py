@@ -1,4 +1,4 @@
-"""Issue 30's "done when" on a stand-in GPU box: a bundle at a path with spaces whose stand-in
+"""gpu_check.sh end to end on a stand-in GPU box: a bundle at a path with spaces whose stand-in
 binaries list the real quick suite and report rows that give every answer a verdict, while one
 binary crashes, one hangs and one is killed half-way. The check, run the way docs/gpu-check.md
 tells a borrowed box to (OUTDIR outside the copy-back folder, --archive into it, the console log

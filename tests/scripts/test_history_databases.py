@@ -1,5 +1,5 @@
-"""Issue 34 section 3: SQLite and PostgreSQL store the same runs, and every database error is one
-sentence.
+"""The history's databases (history/store.py): SQLite and PostgreSQL store the same runs, and every
+database error is one sentence.
 
 The same hostile run (long provenance text, long names, control characters, NUL, quotes and
 SQL in every text field, a long skip message) is added to an SQLite file and to a database on the
@@ -13,17 +13,23 @@ from the reader that uses the driver's own cursor.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
+import properties as p
 from conftest import fixture, load_doc, write
 
 LONG = 300
 TABLES = ("schema_version", "runs", "benchmarks", "results", "counters", "run_values")
 NASTY = "x'; DROP TABLE runs; --\"\\%_\x00\x1b[2K\u202e\U0001f600"
+
+SINGLE = fixture("gpu_a_single.json")
 
 
 def hostile_run() -> dict:
@@ -367,3 +373,90 @@ def test_an_unreadable_database_is_one_sentence(cli, tmp_path, monkeypatch):
     for command in (["check"], ["add", str(fixture("gpu_b.json"))]):
         code, out, err = cli("history", *command, "--db", db)
         assert code == 2 and err == f"tcbench: cannot read {db}: Permission denied.\n", err
+
+
+# ---------------------------------------------------------------------------------------------
+# History database paths: whatever lies at the path (and beside it, as SQLite's journal, WAL and
+# shared-memory files), history add and check end with a result or one sentence, at once.
+
+_GOOD_DB: list[bytes] = []  # a real history (one run), made once
+
+
+def good_history(tmp: Path) -> bytes:
+    if not _GOOD_DB:
+        db = tmp / "good.sqlite"
+        o = p.run_cli("history", "add", SINGLE, "--db", db)
+        assert o.code == 0, o.err
+        _GOOD_DB.append(db.read_bytes())
+    return _GOOD_DB[0]
+
+
+# What a path may hold. A FIFO is left to the FIFO test above, which tries it in a
+# separate process: a reader that opened one would wait in C code, where no time limit of this
+# process reaches it.
+MAIN_KINDS = ["none", "empty", "bytes", "header", "history", "damaged history", "folder",
+              "socket", "device", "loop", "loop of two", "dangling link", "link to a history",
+              "under a file", "under a loop"]
+SIDE_KINDS = ["none", "none", "none", "bytes", "empty", "folder", "socket", "device", "loop"]
+
+
+def make_kind(path: Path, kind: str, data: bytes, good: bytes) -> Path:
+    """Something of ``kind`` at ``path``; the path --db should name (it may lie below)."""
+    import socket
+
+    if kind in ("bytes", "empty"):
+        path.write_bytes(data if kind == "bytes" else b"")
+    elif kind == "header":
+        path.write_bytes(b"SQLite format 3\x00" + data)
+    elif kind == "history":
+        path.write_bytes(good)
+    elif kind == "damaged history":
+        raw = bytearray(good)
+        for i, byte in enumerate(data[:64]):  # bytes overwritten past the 100-byte header
+            raw[100 + (byte * 997 + i * 4099) % (len(raw) - 100)] = byte
+        path.write_bytes(bytes(raw))
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+        sock.close()
+    elif kind == "device":
+        path.symlink_to("/dev/zero" if len(data) % 2 else "/dev/null")
+    elif kind == "loop":
+        path.symlink_to(path)
+    elif kind == "loop of two":
+        path.symlink_to(path.with_name("other"))
+        path.with_name("other").symlink_to(path)
+    elif kind == "dangling link":
+        path.symlink_to(path.with_name("missing") / "h.sqlite")
+    elif kind == "link to a history":
+        path.with_name("real.sqlite").write_bytes(good)
+        path.symlink_to(path.with_name("real.sqlite"))
+    elif kind == "under a file":
+        path.write_bytes(data)
+        return path / "h.sqlite"
+    elif kind == "under a loop":
+        path.symlink_to(path)
+        return path / "h.sqlite"
+    return path
+
+
+@settings(max_examples=p.examples(60))
+@given(main=st.sampled_from(MAIN_KINDS), sides=st.lists(st.sampled_from(SIDE_KINDS),
+                                                          min_size=3, max_size=3),
+       data=st.binary(max_size=300), as_url=st.booleans())
+# What it found: before, a link loop was exit 70 (RuntimeError from Path.resolve).
+@example(main="loop", sides=["none"] * 3, data=b"", as_url=False)
+@example(main="history", sides=["device", "none", "none"], data=b"", as_url=False)
+def test_history_database_paths(tmp_path, main, sides, data, as_url):
+    work = p.workdir(tmp_path)
+    db = make_kind(work / "h.sqlite", main, data, good_history(tmp_path))
+    for end, kind in zip(("-journal", "-wal", "-shm"), sides):
+        side = Path(f"{db}{end}")
+        if kind != "none" and side.parent.is_dir() and not os.path.lexists(side):
+            make_kind(side, kind, data, b"")
+    given_db = f"sqlite:///{db}" if as_url else str(db)
+    for command in (["check"], ["add", SINGLE]):
+        o = p.run_cli("history", *command, "--db", given_db, seconds=20)
+        p.check(o, {0, 2}, (main, sides, command))

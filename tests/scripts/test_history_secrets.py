@@ -1,4 +1,4 @@
-"""Issue 34 section 1: the history database's password is never printed.
+"""The history's database URLs: their password is never printed.
 
 Every failing (and succeeding) history command is run with URLs that carry a secret in each way
 a user writes one: the user info, libpq's ``?password=`` and ``?sslpassword=``, a URL that does

@@ -628,3 +628,41 @@ def test_a_run_that_tcbench_run_stopped_early_is_incomplete(cli, tmp_path, db):
            "binaries)")
     assert f"INCOMPLETE: {why}; stored marked incomplete" in out
     assert rows(db, "SELECT incomplete FROM runs") == [(why,)]
+
+
+@pytest.mark.parametrize("date, words", [
+    ("0001-01-01T00:00:00", "lies outside the years 2000-2099 (UTC)"),
+    ("0001-01-01T00:00:00+05:00", "lies outside the years a date can hold once converted to UTC"),
+    ("9999-12-31T23:59:59-05:00", "lies outside the years a date can hold once converted to UTC"),
+    ("9999-12-31T23:59:59", "lies outside the years 2000-2099 (UTC)"),
+    ("1999-12-31T23:30:00-01:00", None),  # 2000-01-01 00:30 UTC: stored
+    ("1999-12-31T23:30:00+00:00", "lies outside the years 2000-2099 (UTC)"),
+    ("2100-01-01T00:00:00", "lies outside the years 2000-2099 (UTC)"),
+    ("2026-13-01T00:00:00", "is not an ISO 8601 time"),
+    ("2026-01-01T00:00:00+24:00", "is not an ISO 8601 time"),
+])
+def test_a_date_is_one_sentence_or_a_stored_run(cli, tmp_path, date, words):
+    doc = load_doc("gpu_a.json")
+    doc["context"]["date"] = date
+    db = tmp_path / "h.sqlite"
+    code, out, err = cli("history", "add", write(tmp_path, "d.json", doc), "--db", db)
+    if words is None:
+        assert code == 0, err
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT time FROM runs").fetchone()[0].startswith(
+                "2000-01-01 00:30:00")
+        return
+    assert code == 2 and err.count("\n") == 1, err
+    assert words in err and repr(date) in err
+    assert not db.exists()
+
+
+def test_a_context_number_in_other_digits_is_not_a_run_value(cli, tmp_path):
+    doc = load_doc("gpu_a.json")
+    doc["context"].update({"sm_count": "١٣٢", "fans": "1_000", "clock": "nan", "ok": "1.5e3"})
+    db = tmp_path / "h.sqlite"
+    assert cli("history", "add", write(tmp_path, "c.json", doc), "--db", db)[0] == 0
+    with sqlite3.connect(db) as conn:
+        values = dict(conn.execute("SELECT key, value FROM run_values"))
+    assert values["ok"] == 1500.0
+    assert "sm_count" not in values and "fans" not in values and "clock" not in values

@@ -1,5 +1,5 @@
-"""Property-based tests of the benchmark binaries' readers of outside input (issue 34 section
-5): the TCBENCH_* variables (read once, by common/src/environment.cpp) and --benchmark_filter
+"""Property-based tests of the benchmark binaries' readers of outside input: the TCBENCH_*
+variables (read once, by common/src/environment.cpp) and --benchmark_filter
 (common/bench/name_filter.cpp), with generated values, on a built bench_alignment and
 tcbench_context (subprocesses: few examples). Whatever the value: the binary lists its
 benchmarks (exit 0), finds no GPU (77), or refuses the value in one line (exit 2); within a

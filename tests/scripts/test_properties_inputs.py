@@ -1,15 +1,12 @@
-"""Property-based tests of the other readers of outside input (issue 34 section 5): compare's
-threshold files (TOML and JSON, with patterns that could backtrack for ever), history database
-URLs (against nothing, and against the real PostgreSQL the tests start: the secret in them is
-never printed), history database paths (what lies at the path and beside it: folders, sockets,
-devices, link loops, damaged files, SQLite's side files of any kind), and the TCBENCH_*
-variables the Python tools read. The C++ binaries' variables
-and --benchmark_filter are in test_properties_binaries.py. The property is properties.check's.
+"""Property-based tests of the Python tools' URLs and variables: history database URLs (dburl.py;
+against nothing, and against the real PostgreSQL the tests start: the secret in them is never
+printed), and the TCBENCH_* variables the tools and the wrapper read. Compare's threshold files
+are in test_gate.py, history database paths in test_history_databases.py, the C++ binaries'
+variables and --benchmark_filter in test_properties_binaries.py. The property is properties.check's.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -21,70 +18,6 @@ import properties as p
 from conftest import REPO, fixture
 
 GOOD = fixture("gpu_a_single.json")
-
-# ---------------------------------------------------------------------------------------------
-# compare --config
-
-PATTERNS = ["^fp16_vs_fp32/", "(a+)+$", "(.|x)*z", ".*.*.*x", "(a)\\1", "(?=x)", "[", "(",
-            "\\", "a{1000000}", "(a{0,255}){255}", "x" * 1001, "(?P<n>a)(?P=n)", "\x00",
-            "cublaslt/(fp16|bf16)/m:4096", "/m:[0-9]+/n:[0-9]+", "(" * 200 + ")" * 200,
-            "[\\d]{1,3}", "(?i)FP16", "$^", "\\b\\B"]
-KEYS = ["default", "alpha", "thresholds", "allow_missing", "allow_skipped",
-        "allow_not_comparable", "allow_throttled"]
-
-
-def toml_value(value) -> str:
-    """A TOML literal for value (strings as basic strings, escaped as JSON does)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value) if value == value and abs(value) != float("inf") else "nan"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}"
-                               for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return json.dumps(str(value))
-
-
-threshold_value = st.one_of(st.integers(-5, 2000), st.floats(allow_nan=True), st.sampled_from(
-    ["5%", "5", "-1%", "0%", "1e999", "abc", "", "%"]) | p.hostile_text, st.booleans(),
-    st.lists(st.integers(), max_size=2))
-
-
-@st.composite
-def config(draw):
-    doc = {}
-    for key in draw(st.lists(st.sampled_from(KEYS) | p.hostile_text, max_size=4)):
-        if key == "thresholds":
-            doc[key] = draw(st.dictionaries(st.sampled_from(PATTERNS) | p.hostile_text,
-                                            threshold_value, max_size=4))
-        else:
-            doc[key] = draw(threshold_value | p.json_leaf)
-    how = draw(st.sampled_from(["toml", "toml", "json", "text"]))
-    if how == "text":
-        return "gate.toml", draw(st.text(max_size=80)).encode("utf-8", "surrogatepass")
-    if how == "json":
-        return "gate.json", json.dumps(doc).encode()
-    lines = []
-    for key, value in doc.items():
-        if isinstance(value, dict):
-            lines.append(f"[{json.dumps(str(key))}]")
-            lines += [f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()]
-        else:
-            lines.insert(0, f"{json.dumps(str(key))} = {toml_value(value)}")
-    return "gate.toml", "\n".join(lines).encode("utf-8", "surrogatepass")
-
-
-@settings(max_examples=p.examples(40))
-@given(generated=config())
-def test_compare_config(tmp_path, generated):
-    name, data = generated
-    path = p.workdir(tmp_path) / name
-    path.write_bytes(data)
-    o = p.run_cli("compare", GOOD, GOOD, "--config", path, seconds=20)
-    p.check(o, {0, 1, 2}, data[:200])
-
 
 # ---------------------------------------------------------------------------------------------
 # History database URLs
@@ -153,93 +86,6 @@ def test_history_urls_against_the_real_postgresql(tmp_path, postgres, monkeypatc
     monkeypatch.chdir(p.workdir(tmp_path))
     check_url(p.run_cli("history", "add", GOOD, f"--db={url}"), url, secret)
     check_url(p.run_cli("history", "check", f"--db={url}"), url, secret)
-
-
-# ---------------------------------------------------------------------------------------------
-# History database paths: whatever lies at the path (and beside it, as SQLite's journal, WAL and
-# shared-memory files), history add and check end with a result or one sentence, at once.
-
-_GOOD_DB: list[bytes] = []  # a real history (one run), made once
-
-
-def good_history(tmp: Path) -> bytes:
-    if not _GOOD_DB:
-        db = tmp / "good.sqlite"
-        o = p.run_cli("history", "add", GOOD, "--db", db)
-        assert o.code == 0, o.err
-        _GOOD_DB.append(db.read_bytes())
-    return _GOOD_DB[0]
-
-
-# What a path may hold. A FIFO is left to test_history_databases.py, which tries it in a
-# separate process: a reader that opened one would wait in C code, where no time limit of this
-# process reaches it.
-MAIN_KINDS = ["none", "empty", "bytes", "header", "history", "damaged history", "folder",
-              "socket", "device", "loop", "loop of two", "dangling link", "link to a history",
-              "under a file", "under a loop"]
-SIDE_KINDS = ["none", "none", "none", "bytes", "empty", "folder", "socket", "device", "loop"]
-
-
-def make_kind(path: Path, kind: str, data: bytes, good: bytes) -> Path:
-    """Something of ``kind`` at ``path``; the path --db should name (it may lie below)."""
-    import socket
-
-    if kind in ("bytes", "empty"):
-        path.write_bytes(data if kind == "bytes" else b"")
-    elif kind == "header":
-        path.write_bytes(b"SQLite format 3\x00" + data)
-    elif kind == "history":
-        path.write_bytes(good)
-    elif kind == "damaged history":
-        raw = bytearray(good)
-        for i, byte in enumerate(data[:64]):  # bytes overwritten past the 100-byte header
-            raw[100 + (byte * 997 + i * 4099) % (len(raw) - 100)] = byte
-        path.write_bytes(bytes(raw))
-    elif kind == "folder":
-        path.mkdir()
-    elif kind == "socket":
-        sock = socket.socket(socket.AF_UNIX)
-        sock.bind(str(path))
-        sock.close()
-    elif kind == "device":
-        path.symlink_to("/dev/zero" if len(data) % 2 else "/dev/null")
-    elif kind == "loop":
-        path.symlink_to(path)
-    elif kind == "loop of two":
-        path.symlink_to(path.with_name("other"))
-        path.with_name("other").symlink_to(path)
-    elif kind == "dangling link":
-        path.symlink_to(path.with_name("missing") / "h.sqlite")
-    elif kind == "link to a history":
-        path.with_name("real.sqlite").write_bytes(good)
-        path.symlink_to(path.with_name("real.sqlite"))
-    elif kind == "under a file":
-        path.write_bytes(data)
-        return path / "h.sqlite"
-    elif kind == "under a loop":
-        path.symlink_to(path)
-        return path / "h.sqlite"
-    return path
-
-
-@settings(max_examples=p.examples(60))
-@given(main=st.sampled_from(MAIN_KINDS), sides=st.lists(st.sampled_from(SIDE_KINDS),
-                                                          min_size=3, max_size=3),
-       data=st.binary(max_size=300), as_url=st.booleans())
-# What it found: before, a link loop was exit 70 (RuntimeError from Path.resolve).
-@example(main="loop", sides=["none"] * 3, data=b"", as_url=False)
-@example(main="history", sides=["device", "none", "none"], data=b"", as_url=False)
-def test_history_database_paths(tmp_path, main, sides, data, as_url):
-    work = p.workdir(tmp_path)
-    db = make_kind(work / "h.sqlite", main, data, good_history(tmp_path))
-    for end, kind in zip(("-journal", "-wal", "-shm"), sides):
-        side = Path(f"{db}{end}")
-        if kind != "none" and side.parent.is_dir() and not os.path.lexists(side):
-            make_kind(side, kind, data, b"")
-    given_db = f"sqlite:///{db}" if as_url else str(db)
-    for command in (["check"], ["add", GOOD]):
-        o = p.run_cli("history", *command, "--db", given_db, seconds=20)
-        p.check(o, {0, 2}, (main, sides, command))
 
 
 # ---------------------------------------------------------------------------------------------
