@@ -13,17 +13,11 @@
 // as kernels/tensor_peak_tcgen05_sm100a.cu. Compiled for sm_100a and sm_103a only; the bodies
 // are guarded by the arch feature macros, so any other target gets a trap.
 #include "fp8_accumulator_detail.hpp"
+#include "tcgen05_ops.cuh"
 #include "tcbench/error.hpp"
 #include "tcbench/numerics/mma_descriptors.hpp"
 
 #include <cstdint>
-
-#if defined(__CUDA_ARCH__) && \
-    (defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL))
-#define TCB_ACC_TC(statement) statement
-#else
-#define TCB_ACC_TC(statement) __trap()
-#endif
 
 namespace tcbench::kernels::detail {
 namespace {
@@ -38,55 +32,16 @@ constexpr std::uint32_t kIdesc =
                                      numerics::MmaInput::e4m3, kTileM, kTileN});
 static_assert(kIdesc != 0, "no instruction descriptor for the tile");
 
-__device__ inline std::uint32_t smem_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ inline void fence_before_sync() {
-  TCB_ACC_TC(asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"));
-}
-__device__ inline void fence_after_sync() {
-  TCB_ACC_TC(asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"));
-}
-__device__ inline void sync_cta() {
-  fence_before_sync();
-  __syncthreads();
-  fence_after_sync();
-}
-
-__device__ inline void wait_parity(std::uint64_t* barrier, std::uint32_t parity) {
-  std::uint32_t done = 0;
-  while (!done)
-    TCB_ACC_TC(
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}"
-                     : "=r"(done)
-                     : "r"(smem_address(barrier)), "r"(parity)
-                     : "memory"));
-}
+using namespace tcgen05;  // the instructions around the MMA (tcgen05_ops.cuh)
 
 // D (+)= A B in TMEM; `accumulate` 0 overwrites D. Then the commit that arrives on `barrier`.
 __device__ inline void mma_and_commit(std::uint32_t tmem, std::uint64_t da, std::uint64_t db,
                                       std::uint32_t accumulate, std::uint64_t* barrier) {
-  TCB_ACC_TC(
+  TCB_TC(
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
                    "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p;\n}\n" ::"r"(tmem),
                    "l"(da), "l"(db), "r"(kIdesc), "r"(accumulate)));
-  TCB_ACC_TC(asm volatile(
-      "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(
-          smem_address(barrier))
-      : "memory"));
-}
-
-// 8 columns of this warp's 32 lanes (tcgen05.ld 32x32b.x8, then tcgen05.wait::ld).
-__device__ inline void tmem_load8(std::uint32_t taddr, std::uint32_t (&r)[8]) {
-  TCB_ACC_TC(
-      asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-                   "[%8];\ntcgen05.wait::ld.sync.aligned;"
-                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]),
-                     "=r"(r[6]), "=r"(r[7])
-                   : "r"(taddr)
-                   : "memory"));
+  commit<1>(barrier);
 }
 
 // This thread's row of the accumulator, added into `row` (or, with add false, copied).
@@ -123,18 +78,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
   if (warp == 0) {
-    TCB_ACC_TC(
-        asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(
-                         smem_address(&tmem_slot)),
-                     "r"(kColumns)));
-    TCB_ACC_TC(asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;"));
+    tmem_alloc<1>(&tmem_slot, kColumns);
+    tmem_relinquish<1>();
   }
   if (threadIdx.x == 0) {
-    TCB_ACC_TC(asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(&done))
-                            : "memory"));
-    TCB_ACC_TC(asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"));
+    TCB_TC(asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(&done))
+                        : "memory"));
+    TCB_TC(asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"));
   }
-  sync_cta();
+  sync_all<1>();
   const std::uint32_t tmem = tmem_slot;
   const std::uint32_t my_lanes =
       tmem + numerics::tmem_address(0, 32u * static_cast<std::uint32_t>(warp), 0);
@@ -150,8 +102,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     stage(a_slice, a, k, row0, kTileM, k0);
     stage(b_slice, b, k, col0, kTileN, k0);
     // Generic-proxy stores must be visible to the async proxy the tensor core reads through.
-    TCB_ACC_TC(asm volatile("fence.proxy.async.shared::cta;" ::: "memory"));
-    sync_cta();
+    TCB_TC(asm volatile("fence.proxy.async.shared::cta;" ::: "memory"));
+    sync_all<1>();
     if (threadIdx.x == 0) mma_and_commit(tmem, da, db, fresh ? 0u : 1u, &done);
     wait_parity(&done, parity);  // the MMA has read the slices and written TMEM
     parity ^= 1;
@@ -161,7 +113,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       read_row(my_lanes, total, true);
       fresh = true;
     }
-    sync_cta();  // every TMEM read and slice read done before the next slice and MMA
+    sync_all<1>();  // every TMEM read and slice read done before the next slice and MMA
   }
   // Row 32 w + l of the tile. After a promotion at the last slice, total holds everything.
   float row[kColumns];
@@ -177,10 +129,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   float* row_out = out + static_cast<std::size_t>(row0 + 32 * warp + lane) * n + col0;
 #pragma unroll
   for (std::uint32_t c = 0; c < kColumns; ++c) row_out[c] = row[c];
-  sync_cta();  // every TMEM read before the deallocation
-  if (warp == 0)
-    TCB_ACC_TC(asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(tmem),
-                            "r"(kColumns)));
+  sync_all<1>();  // every TMEM read before the deallocation
+  if (warp == 0) tmem_dealloc<1>(tmem, kColumns);
 }
 
 }  // namespace

@@ -26,26 +26,16 @@
 #include "tcbench/error.hpp"
 #include "tcbench/kernels/tensor_peak.hpp"
 #include "tcbench/numerics/mma_descriptors.hpp"
+#include "tcgen05_ops.cuh"
 #include "tensor_peak_detail.hpp"
 
 #include <algorithm>
 #include <cstdint>
 
-#if defined(__CUDA_ARCH__) && \
-    (defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL))
-#define TCB_HAS_TCGEN05 1
-#else
-#define TCB_HAS_TCGEN05 0
-#endif
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
 #define TCB_HAS_TCGEN05_I8 1  // .kind::i8: sm_100a (and sm_110a), not sm_103a
 #else
 #define TCB_HAS_TCGEN05_I8 0
-#endif
-#if TCB_HAS_TCGEN05
-#define TCB_TC(statement) statement
-#else
-#define TCB_TC(statement) __trap()
 #endif
 #if TCB_HAS_TCGEN05_I8
 #define TCB_TC_I8(statement) statement
@@ -69,74 +59,10 @@ __device__ inline long long global_nanos() {
   return t;
 }
 
-__device__ inline std::uint32_t smem_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // ---- the instructions around the MMA (no-ops off sm_100a/sm_103a, whose kernels trap) -------
+// The shared ones are in tcgen05_ops.cuh; these only the peak kernel uses.
+using namespace tcgen05;
 
-template <int G>
-__device__ inline void tmem_alloc(std::uint32_t* slot, std::uint32_t columns) {
-  if constexpr (G == 1)
-    TCB_TC(asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(
-                            smem_address(slot)),
-                        "r"(columns)));
-  else
-    TCB_TC(asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(
-                            smem_address(slot)),
-                        "r"(columns)));
-}
-template <int G>
-__device__ inline void tmem_relinquish() {
-  if constexpr (G == 1)
-    TCB_TC(asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;"));
-  else
-    TCB_TC(asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;"));
-}
-template <int G>
-__device__ inline void tmem_dealloc(std::uint32_t tmem, std::uint32_t columns) {
-  if constexpr (G == 1)
-    TCB_TC(asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(tmem),
-                        "r"(columns)));
-  else
-    TCB_TC(asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;" ::"r"(tmem),
-                        "r"(columns)));
-}
-// Arrives on the mbarrier (each CTA's, for a pair) when every MMA this thread issued is done.
-template <int G>
-__device__ inline void commit(std::uint64_t* barrier) {
-  if constexpr (G == 1)
-    TCB_TC(asm volatile(
-        "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(
-            smem_address(barrier))
-        : "memory"));
-  else
-    TCB_TC(
-        asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster."
-                     "multicast::cluster.b64 [%0], %1;" ::"r"(smem_address(barrier)),
-                     "h"(static_cast<unsigned short>(0b11))
-                     : "memory"));
-}
-__device__ inline void fence_before_sync() {
-  TCB_TC(asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"));
-}
-__device__ inline void fence_after_sync() {
-  TCB_TC(asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"));
-}
-// Every thread of the CTA (G == 1) or of the pair (G == 2), with tcgen05's ordering around it.
-template <int G>
-__device__ inline void sync_all() {
-  fence_before_sync();
-  if constexpr (G == 1) {
-    __syncthreads();
-  } else {
-    TCB_TC(
-        asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                     "barrier.cluster.wait.acquire.aligned;" ::
-                         : "memory"));
-  }
-  fence_after_sync();
-}
 __device__ inline std::uint32_t cluster_rank() {
   std::uint32_t rank = 0;
   TCB_TC(asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank)));
@@ -148,16 +74,6 @@ __device__ inline bool elect_one() {
                       : "=r"(elected)));
   return elected != 0;
 }
-__device__ inline void wait_parity(std::uint64_t* barrier, std::uint32_t parity) {
-  std::uint32_t done = 0;
-  while (!done)
-    TCB_TC(
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}"
-                     : "=r"(done)
-                     : "r"(smem_address(barrier)), "r"(parity)
-                     : "memory"));
-}
 // 8 columns of this warp's 32 lanes, all `word` (tcgen05.st 32x32b.x8).
 __device__ inline void tmem_fill8(std::uint32_t taddr, std::uint32_t word) {
   TCB_TC(asm volatile(
@@ -165,21 +81,6 @@ __device__ inline void tmem_fill8(std::uint32_t taddr, std::uint32_t word) {
       "r"(word)
       : "memory"));
 }
-// 8 columns of this warp's 32 lanes (tcgen05.ld 32x32b.x8, then tcgen05.wait::ld).
-__device__ inline void tmem_load8(std::uint32_t taddr, std::uint32_t (&r)[8]) {
-  TCB_TC(
-      asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-                   "[%8];\ntcgen05.wait::ld.sync.aligned;"
-                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]),
-                     "=r"(r[6]), "=r"(r[7])
-                   : "r"(taddr)
-                   : "memory"));
-}
-
-// ---- one struct per .kind: its tcgen05.mma for each CTA group --------------------------------
-// mma<G>(d, a, b, idesc, accumulate, sfa, sfb): D (+)= A x B, D in TMEM at d, A and B from
-// shared-memory descriptors, the instruction descriptor idesc; accumulate 0 overwrites D (the
-// enable-input-d predicate); sfa/sfb are the scale factors' TMEM addresses (block-scaled only).
 #define TCB_TC_MMA(G, kind)                                                            \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\ntcgen05.mma.cta_group::" #G ".kind::" kind \
   " [%0], %1, %2, %3, p;\n}\n"
