@@ -19,6 +19,8 @@ import re
 import sys
 from pathlib import Path
 
+from doc_table import table_rows
+
 TABLE_HEADER = re.compile(
     r"^\|\s*floor\s*\|\s*folder\s*\|\s*library\s*\|\s*holds\s*\|\s*may use\s*\|")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(tcbench/[^"]+)"')
@@ -27,18 +29,8 @@ SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")
 
 def read_table(doc: Path) -> list[tuple[str, list[str], set[str]]]:
     """(floor, folders, floors it may use) per row of the floor table."""
-    rows, inside = [], False
-    for line in doc.read_text(encoding="utf-8").splitlines():
-        if TABLE_HEADER.match(line):
-            inside = True
-            continue
-        if not inside:
-            continue
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if set(cells[0]) <= set("-: "):
-            continue  # the separator row
+    rows = []
+    for cells in table_rows(doc, TABLE_HEADER):
         floor = cells[0].lower()
         folders = re.findall(r"`([^`]+)`", cells[1])
         may_use = {u.strip().lower() for u in re.sub(r"\(.*?\)", "", cells[4]).split(",")}

@@ -20,25 +20,16 @@ import re
 import sys
 from pathlib import Path
 
+from doc_table import table_rows
+
 TABLE_HEADER = re.compile(r"^\|\s*floor\s*\|\s*modules\s*\|\s*holds\s*\|")
 PACKAGE = "tcbench_tools"
 
 
 def read_table(doc: Path) -> list[tuple[str, list[str]]]:
     """(floor, module entries) per row, bottom floor first."""
-    rows, inside = [], False
-    for line in doc.read_text(encoding="utf-8").splitlines():
-        if TABLE_HEADER.match(line):
-            inside = True
-            continue
-        if not inside:
-            continue
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if set(cells[0]) <= set("-: "):
-            continue  # the separator row
-        rows.append((cells[0], re.findall(r"`([^`]+)`", cells[1])))
+    rows = [(cells[0], re.findall(r"`([^`]+)`", cells[1]))
+            for cells in table_rows(doc, TABLE_HEADER)]
     if not rows:
         raise SystemExit(f"check_py_floors: no Python floor table (| floor | modules | holds |) "
                          f"in {doc}")
