@@ -56,17 +56,6 @@ __device__ inline void read_row(std::uint32_t taddr, float (&row)[kColumns], boo
   }
 }
 
-// As the wgmma kernel stages its slices (fp8_accumulator_wgmma_sm90a.cu).
-__device__ inline void stage(std::uint8_t* slice, const std::uint8_t* m, int k, int row0, int rows,
-                             int k0) {
-  for (int c = threadIdx.x; c < rows * 2; c += kThreads) {
-    const int row = c / 2, half = c % 2;
-    const uint4 v = *reinterpret_cast<const uint4*>(m + static_cast<std::size_t>(row0 + row) * k +
-                                                    k0 + 16 * half);
-    *reinterpret_cast<uint4*>(slice + numerics::kmajor_smem_offset(row, 16 * half)) = v;
-  }
-}
-
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_accumulator_tcgen05_kernel(const std::uint8_t* __restrict__ a,
                                    const std::uint8_t* __restrict__ b, float* __restrict__ out,
@@ -99,8 +88,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   bool fresh = true;
   std::uint32_t parity = 0;
   for (int k0 = 0; k0 < k; k0 += kSliceBytes) {
-    stage(a_slice, a, k, row0, kTileM, k0);
-    stage(b_slice, b, k, col0, kTileN, k0);
+    stage_kmajor_slice<kThreads>(a_slice, a, k, row0, kTileM, k0);
+    stage_kmajor_slice<kThreads>(b_slice, b, k, col0, kTileN, k0);
     // Generic-proxy stores must be visible to the async proxy the tensor core reads through.
     TCB_TC(asm volatile("fence.proxy.async.shared::cta;" ::: "memory"));
     sync_all<1>();

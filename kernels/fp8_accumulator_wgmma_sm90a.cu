@@ -61,18 +61,6 @@ __device__ inline void wgmma_fence() {
 #endif
 }
 
-// Rows [row0, row0 + rows) of a K-contiguous matrix, bytes [k0, k0 + 32) of each, into a K-major
-// slice: one 16-byte load and store per thread and chunk.
-__device__ inline void stage(std::uint8_t* slice, const std::uint8_t* m, int k, int row0, int rows,
-                             int k0) {
-  for (int c = threadIdx.x; c < rows * 2; c += kThreads) {
-    const int row = c / 2, half = c % 2;
-    const uint4 v = *reinterpret_cast<const uint4*>(m + static_cast<std::size_t>(row0 + row) * k +
-                                                    k0 + 16 * half);
-    *reinterpret_cast<uint4*>(slice + numerics::kmajor_smem_offset(row, 16 * half)) = v;
-  }
-}
-
 __global__ void __launch_bounds__(kThreads)
     fp8_accumulator_wgmma_kernel(const std::uint8_t* __restrict__ a,
                                  const std::uint8_t* __restrict__ b, float* __restrict__ out, int n,
@@ -84,8 +72,8 @@ __global__ void __launch_bounds__(kThreads)
   float d[32] = {}, total[32] = {};
   bool fresh = true;  // the next wgmma starts the accumulator over
   for (int k0 = 0; k0 < k; k0 += kSliceBytes) {
-    stage(a_slice, a, k, row0, kTileM, k0);
-    stage(b_slice, b, k, col0, kTileN, k0);
+    stage_kmajor_slice<kThreads>(a_slice, a, k, row0, kTileM, k0);
+    stage_kmajor_slice<kThreads>(b_slice, b, k, col0, kTileN, k0);
     // Generic-proxy stores must be visible to the async proxy wgmma reads through.
 #if TCB_ACC_HAS_WGMMA
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
