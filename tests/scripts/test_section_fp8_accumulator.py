@@ -53,3 +53,15 @@ def test_no_accumulator_rows_no_part(cli, tmp_path):
     assert code == 0, err
     assert "Accumulator bits" not in (out / "report.md").read_text()
     assert not (out / "section_fp8_accumulator_error.png").exists()
+
+
+def test_the_overview_draws_no_throughput_sweep_of_accumulator_rows():
+    """Their own kernels' TFLOP/s is an instruction-level comparison, not a GEMM record: the
+    section plots them against K as errors, and the overview's sweeps leave every one out."""
+    from tcbench_tools.sections.overview import find_sweeps
+
+    sets = [load(fixture("fp8_accum_h.json")), load(fixture("fp8_accum_bw.json"))]
+    assert any(acc.owns(b) and b.throughput_metric() for rs in sets
+               for b in rs.benchmarks.values())  # the rows carry a rate a sweep could draw
+    sweeps = find_sweeps(sets, ["H", "BW"])
+    assert not [s for s in sweeps if s.variant.startswith(("accum_bits_", "accum_error_"))]

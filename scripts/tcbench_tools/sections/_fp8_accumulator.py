@@ -44,9 +44,15 @@ ROUNDING = {0: "truncated", 1: "floored", 2: "nearest even"}
 PROMOTE = 128  # DeepSeek-V3's N_C: the promoted curve the plot draws
 
 
+def owns(bench) -> bool:
+    """A row this section shows (the overview's sweeps leave it out: an own kernel's rate here
+    is an instruction-level comparison, not a GEMM record)."""
+    return bench.parsed.topic == TOPIC and bench.parsed.variant.startswith(("accum_bits_",
+                                                                            "accum_error_"))
+
+
 def has_rows(rs: ResultSet) -> bool:
-    return any(b.parsed.variant.startswith(("accum_bits_", "accum_error_"))
-               for b in rs.find(TOPIC))
+    return any(owns(b) for b in rs.find(TOPIC))
 
 
 def _cell(rs: ResultSet, variant: str, accum: str | None) -> str:

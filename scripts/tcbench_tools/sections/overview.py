@@ -25,6 +25,7 @@ from tcbench_tools.doc import Cell
 from tcbench_tools.names import precision_order, short, short_path
 from tcbench_tools.results import THROUGHPUT_UNITS, ResultSet, pct_of_peak
 from tcbench_tools.schema import GBPS, TFLOPS, TOPS
+from tcbench_tools.sections import _fp8_accumulator
 from tcbench_tools.sections._common import percentiles, save, slug
 from tcbench_tools.sections._glance import problems_anchor
 from tcbench_tools.summary import Best
@@ -173,6 +174,8 @@ def find_sweeps(sets: list[ResultSet], labels: list[str]) -> list[Sweep]:
     groups: dict[tuple, list[tuple]] = defaultdict(list)
     for rs, label in zip(sets, labels):
         for bench in rs.benchmarks.values():
+            if _fp8_accumulator.owns(bench):
+                continue  # the FP8 accumulator section plots these against K, as errors
             metric = bench.throughput_metric()
             sample = bench.sample(metric) if metric else None
             if sample is None:
